@@ -1,0 +1,83 @@
+// The cost model: ranks candidate schedules from their per-stage-group feature rows.
+//
+// Following seed 004 (paragraphs 62-63, 77-86) every stage group of a candidate is described by a
+// fixed-length feature row; a candidate's score is the sum of its groups' predictions (the
+// "pack-sum" of Ansor). costmodel/ sees only feature rows and measured throughputs, never Halide.
+// Scores are "higher is faster": labels are throughputs normalised per task (best of task = 1).
+#ifndef OPGEN_COSTMODEL_COST_MODEL_H
+#define OPGEN_COSTMODEL_COST_MODEL_H
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace opgen::costmodel {
+
+class ModelError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Candidates of one batch: `rows` holds every group row of every candidate, row-major with
+// `num_features` columns; candidate i owns rows [row_begin[i], row_begin[i+1]).
+struct FeatureBatch {
+    int num_features = 0;
+    std::vector<float> rows;
+    std::vector<int32_t> row_begin{0};
+
+    size_t num_candidates() const { return row_begin.size() - 1; }
+    // Appends one candidate made of `num_rows` rows of `num_features` floats each.
+    void add_candidate(const float *data, int num_rows);
+};
+
+// Measured candidates: the batch plus, for each candidate, its task id (shape) and throughput.
+struct TrainingSet {
+    FeatureBatch batch;
+    std::vector<int32_t> task;     // candidates with the same task id are normalised together
+    std::vector<double> throughput;  // measured GFLOP/s (or 1/time); > 0
+};
+
+struct TrainOptions {
+    int rounds = 100;
+    int max_depth = 6;
+    double eta = 0.2;
+    int threads = 0;  // 0: all cores
+    uint64_t seed = 0;
+};
+
+class CostModel {
+public:
+    virtual ~CostModel() = default;
+    virtual std::string name() const = 0;
+    // Fits (or refits from scratch) on the given set. Raises ModelError on an empty set or a
+    // feature-count mismatch.
+    virtual void train(const TrainingSet &set, const TrainOptions &options) = 0;
+    // One score per candidate, higher is faster. An untrained model returns all zeros.
+    virtual std::vector<double> predict(const FeatureBatch &batch) const = 0;
+    virtual bool trained() const = 0;
+    // Serialises to / restores from bytes (xgboost's UBJSON or JSON model format).
+    virtual std::vector<uint8_t> save() const = 0;
+    virtual void load(const std::vector<uint8_t> &bytes) = 0;
+};
+
+// The XGBoost model (xgboost's C API, tree_method=hist, pack-sum objective through
+// XGBoosterBoostOneIter with per-row gradients).
+std::unique_ptr<CostModel> make_xgboost_model(int num_features);
+// A model that scores uniformly at random with a seed: the baseline for evaluations.
+std::unique_ptr<CostModel> make_random_model(int num_features, uint64_t seed);
+
+// Ranking quality on held-out data: pairwise accuracy within each task, Kendall's tau, and
+// top-k regret (best measured time / time of the model's top-k best measured, per task, averaged).
+struct RankingQuality {
+    double pairwise_accuracy = 0;
+    double kendall_tau = 0;
+    double top1_regret = 0;  // >= 1; 1 means the model's pick is the best measured
+    double top5_regret = 0;
+};
+RankingQuality evaluate_ranking(const std::vector<double> &scores, const TrainingSet &set);
+
+}  // namespace opgen::costmodel
+
+#endif

@@ -1,0 +1,107 @@
+// The kernel cache: a SQLite file that holds every tuned winner, keyed by
+// (op definition hash, canonical shape, dtype, target, Halide version, tuner version), and every
+// measured candidate as training data for the cost model.
+//
+// db knows nothing of Halide or of the tuner: schedules arrive as opaque JSON text and features as
+// plain float vectors. Every lookup filters by target, so two machines never see each other's
+// winners. Errors of the environment (a corrupt, read-only, locked or newer-schema file) raise
+// DbError with the path and what is wrong; nothing is written after such an error.
+#ifndef OPGEN_DB_KERNEL_CACHE_H
+#define OPGEN_DB_KERNEL_CACHE_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace opgen::db {
+
+// A problem with the database file or its contents; the message names the path.
+class DbError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The identity of one tuning task. `shape` is canonical: "K=512,M=512,N=512" (names sorted).
+struct KernelKey {
+    std::string op_name;
+    std::string op_hash;  // stable hash of the op's definition text (hex)
+    std::string shape;
+    std::string dtype = "f32";
+    std::string target;  // target name, e.g. "host-x86-64-avx512"
+    std::string halide_version;
+    std::string tuner_version;
+};
+
+// The winner of one tuning task.
+struct KernelRecord {
+    KernelKey key;
+    std::string schedule_json;    // the point of the legal space, as JSON text
+    std::string schedule_source;  // printed Halide C++ schedule source
+    double time_ms = 0;           // median time of one call
+    double gflops = 0;
+    double default_time_ms = 0;   // the untuned default schedule, measured in the same run
+    bool verified = false;        // output checked against the reference
+    int64_t trials = 0;           // candidates measured to find it
+    std::string created_at;       // ISO-8601 UTC; filled by put_kernel when empty
+};
+
+// One measured candidate. status is "ok", or the failure: "compile_error", "runtime_error",
+// "wrong_result", "timeout", "crash".
+struct MeasurementRecord {
+    KernelKey key;
+    std::string schedule_json;
+    std::vector<float> features;  // flattened group rows, row-major
+    int32_t feature_rows = 0;     // number of group rows in `features`
+    double time_ms = 0;
+    double gflops = 0;
+    std::string status = "ok";
+    std::string error;
+};
+
+struct CacheStats {
+    int64_t kernels = 0;
+    int64_t measurements = 0;
+    int64_t ops = 0;
+    int64_t targets = 0;
+    int schema_version = 0;
+};
+
+enum class OpenMode { ReadOnly, ReadWrite };
+
+class KernelCache {
+public:
+    virtual ~KernelCache() = default;
+
+    // Stores a winner unless the key already has one at least as fast; returns true when stored.
+    virtual bool put_kernel(const KernelRecord &record) = 0;
+    // The winner for exactly this key, if any.
+    virtual std::optional<KernelRecord> lookup(const KernelKey &key) = 0;
+    // All winners of one op on one target (any shape); used for nearest-shape answers.
+    virtual std::vector<KernelRecord> kernels_for(const std::string &op_name,
+                                                  const std::string &target) = 0;
+    // Appends measurements in one transaction: all or none.
+    virtual void record_measurements(const std::vector<MeasurementRecord> &records) = 0;
+    // Every measurement of a key (for resuming and for training data).
+    virtual std::vector<MeasurementRecord> measurements_for(const KernelKey &key) = 0;
+    // Every measurement of every key on one target with status "ok" (training data).
+    virtual std::vector<MeasurementRecord> measurements_on(const std::string &target) = 0;
+    virtual CacheStats stats() = 0;
+    virtual std::string path() const = 0;
+};
+
+// Opens (ReadWrite creates when missing) the SQLite cache at `path`, creating or migrating the
+// schema. Raises DbError for a file that is not a SQLite database, a newer schema version, a
+// read-only file opened ReadWrite, an unwritable directory, or a database locked past the busy
+// timeout.
+std::unique_ptr<KernelCache> open_kernel_cache(const std::string &path,
+                                               OpenMode mode = OpenMode::ReadWrite);
+
+// The schema version this build writes (PRAGMA user_version).
+int kernel_cache_schema_version();
+
+}  // namespace opgen::db
+
+#endif

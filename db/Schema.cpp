@@ -1,0 +1,179 @@
+#include "db/Schema.h"
+
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "db/KernelCache.h"
+#include "db/Sqlite.h"
+
+namespace opgen::db {
+
+namespace {
+
+// kSchemaSteps[v] upgrades a file from version v to v + 1. Append a step for each new version;
+// never edit one that has shipped, since files written by it exist.
+const char *const kSchemaSteps[] = {
+    // Version 1. Every table that holds a key leads with `target` so that the key indexes also
+    // serve the per-target queries: no lookup ever crosses targets.
+    R"sql(
+CREATE TABLE ops (
+    name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    UNIQUE (name, op_hash)
+);
+
+CREATE TABLE targets (
+    name TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE kernels (
+    op_name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    target TEXT NOT NULL,
+    halide_version TEXT NOT NULL,
+    tuner_version TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    schedule_source TEXT NOT NULL,
+    time_ms REAL NOT NULL,
+    gflops REAL,
+    default_time_ms REAL,
+    verified INTEGER NOT NULL,
+    trials INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version)
+);
+
+-- Times and throughputs are NULL where a failed candidate has none (NaN in the API).
+CREATE TABLE measurements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    op_name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    target TEXT NOT NULL,
+    halide_version TEXT NOT NULL,
+    tuner_version TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    features BLOB NOT NULL,
+    feature_rows INTEGER NOT NULL,
+    time_ms REAL,
+    gflops REAL,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE INDEX measurements_by_key ON measurements
+    (target, op_name, op_hash, shape, dtype, halide_version, tuner_version);
+
+-- Trained cost models, for later use; `bytes` is the serialized model.
+CREATE TABLE models (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    target TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    train_rows INTEGER NOT NULL,
+    quality_json TEXT NOT NULL,
+    bytes BLOB NOT NULL
+);
+
+CREATE INDEX models_by_target ON models (target, name);
+)sql",
+};
+
+constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));
+
+// The tables the current version must have; a file missing one was not written by us.
+const char *const kTables[] = {"ops", "targets", "kernels", "measurements", "models"};
+
+struct SchemaSnapshot {
+    int version = 0;
+    std::vector<std::string> tables; // sorted by name; SQLite's own tables left out
+};
+
+// One statement, so the version and the tables come from one snapshot: read separately, a
+// process creating the schema in between would make a new file look like a foreign one.
+SchemaSnapshot read_schema(SqliteConnection &connection) {
+    SqliteQuery query(connection,
+                      "SELECT version.user_version, tables.name "
+                      "FROM pragma_user_version AS version LEFT JOIN "
+                      "(SELECT name FROM sqlite_master WHERE type = 'table' "
+                      "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\') AS tables "
+                      "ORDER BY tables.name",
+                      "reading the schema");
+    SchemaSnapshot snapshot;
+    // The LEFT JOIN gives one row even without tables; its name is then NULL.
+    while (query.step()) {
+        snapshot.version = static_cast<int>(query.integer(0));
+        if (!query.is_null(1)) {
+            snapshot.tables.push_back(query.text(1));
+        }
+    }
+    return snapshot;
+}
+
+bool contains(const std::vector<std::string> &names, const std::string &name) {
+    for (const std::string &n : names) {
+        if (n == name) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+int kernel_cache_schema_version() {
+    return kCurrentVersion;
+}
+
+int check_schema(SqliteConnection &connection) {
+    const std::string database = "database '" + connection.path() + "'";
+    // The first read of the file: a file that is not a database fails here, before any write.
+    SchemaSnapshot snapshot = read_schema(connection);
+    int version = snapshot.version;
+    const std::vector<std::string> &tables = snapshot.tables;
+    if (version > kCurrentVersion) {
+        throw DbError(database + " has schema version " + std::to_string(version) +
+                      ", newer than version " + std::to_string(kCurrentVersion) +
+                      " that this build of opgen reads; use a newer opgen");
+    }
+    if (version < 0) {
+        throw DbError(database + " is not an opgen kernel cache: schema version " +
+                      std::to_string(version) + " is negative");
+    }
+    if (version == 0 && !tables.empty()) {
+        throw DbError(database + " is not an opgen kernel cache: it has no schema version but " +
+                      "holds " + std::to_string(tables.size()) + " other table(s), e.g. '" +
+                      tables.front() + "'");
+    }
+    if (version == kCurrentVersion) {
+        for (const char *table : kTables) {
+            if (!contains(tables, table)) {
+                throw DbError(database + " is not an opgen kernel cache: schema version " +
+                              std::to_string(version) + " but table '" + table + "' is missing");
+            }
+        }
+    }
+    return version;
+}
+
+void upgrade_schema(SqliteConnection &connection) {
+    const std::string what = "upgrading the schema to version " + std::to_string(kCurrentVersion);
+    SqliteTransaction transaction(connection, what);
+    int version = check_schema(connection);
+    if (version == kCurrentVersion) {
+        return; // another process got there first; the destructor ends the empty transaction
+    }
+    for (int v = version; v < kCurrentVersion; v++) {
+        connection.exec(kSchemaSteps[v], what);
+    }
+    // PRAGMA takes no bound parameters; the value is our own integer.
+    connection.exec("PRAGMA user_version = " + std::to_string(kCurrentVersion), what);
+    transaction.commit();
+}
+
+} // namespace opgen::db

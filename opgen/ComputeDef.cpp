@@ -1,0 +1,167 @@
+#include "opgen/ComputeDef.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace opgen {
+
+std::string SourceLoc::str() const {
+    std::string s = file;
+    if (line > 0) {
+        s += (s.empty() ? "" : ":") + std::to_string(line);
+        if (col > 0) {
+            s += ":" + std::to_string(col);
+        }
+    }
+    return s;
+}
+
+const char *dtype_name(DType t) {
+    switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::I8: return "i8";
+    case DType::I32: return "i32";
+    }
+    return "?";
+}
+
+int dtype_bytes(DType t) {
+    switch (t) {
+    case DType::F32: return 4;
+    case DType::F16: return 2;
+    case DType::I8: return 1;
+    case DType::I32: return 4;
+    }
+    return 4;
+}
+
+const char *reduce_name(ReduceKind k) {
+    switch (k) {
+    case ReduceKind::None: return "none";
+    case ReduceKind::Sum: return "sum";
+    case ReduceKind::Max: return "max";
+    case ReduceKind::Min: return "min";
+    }
+    return "?";
+}
+
+const TensorDecl *ComputeDef::find_tensor(const std::string &n) const {
+    for (const auto &t : tensors) {
+        if (t.name == n) {
+            return &t;
+        }
+    }
+    return nullptr;
+}
+
+const ParamDecl *ComputeDef::find_param(const std::string &n) const {
+    for (const auto &p : params) {
+        if (p.name == n) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
+const TensorDecl &ComputeDef::output() const {
+    for (const auto &t : tensors) {
+        if (t.role == TensorRole::Output) {
+            return t;
+        }
+    }
+    throw InternalError("op '" + name + "' has no output tensor");
+}
+
+std::vector<const TensorDecl *> ComputeDef::inputs() const {
+    std::vector<const TensorDecl *> result;
+    for (const auto &t : tensors) {
+        if (t.role == TensorRole::Input) {
+            result.push_back(&t);
+        }
+    }
+    return result;
+}
+
+const Statement *ComputeDef::statement_for(const std::string &tensor) const {
+    for (const auto &s : statements) {
+        if (s.tensor == tensor) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+std::string definition_hash(const std::string &source) {
+    // FNV-1a over the bytes with "\r\n" folded to "\n", so a checkout on any platform hashes alike.
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < source.size(); i++) {
+        if (source[i] == '\r' && i + 1 < source.size() && source[i + 1] == '\n') {
+            continue;
+        }
+        h ^= static_cast<unsigned char>(source[i]);
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+namespace {
+int precedence(const std::string &op) {
+    if (op == "||") return 1;
+    if (op == "&&") return 2;
+    if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") return 3;
+    if (op == "+" || op == "-") return 4;
+    return 5;  // * /
+}
+
+void print(std::ostringstream &out, const Expr &e, int parent_prec) {
+    switch (e->kind) {
+    case ExprKind::FloatConst: {
+        std::ostringstream v;
+        v << e->float_value;
+        std::string s = v.str();
+        if (s.find_first_of(".e") == std::string::npos) {
+            s += ".0";
+        }
+        out << s;
+        return;
+    }
+    case ExprKind::IntConst: out << e->int_value; return;
+    case ExprKind::Param:
+    case ExprKind::IndexVar: out << e->name; return;
+    case ExprKind::Access:
+    case ExprKind::Call: {
+        out << e->name << (e->kind == ExprKind::Access ? "[" : "(");
+        for (size_t i = 0; i < e->args.size(); i++) {
+            out << (i ? ", " : "");
+            print(out, e->args[i], 0);
+        }
+        out << (e->kind == ExprKind::Access ? "]" : ")");
+        return;
+    }
+    case ExprKind::Unary:
+        out << e->name;
+        print(out, e->args[0], 6);
+        return;
+    case ExprKind::Binary: {
+        int p = precedence(e->name);
+        if (p < parent_prec) out << "(";
+        print(out, e->args[0], p);
+        out << " " << e->name << " ";
+        print(out, e->args[1], p + 1);
+        if (p < parent_prec) out << ")";
+        return;
+    }
+    }
+}
+}  // namespace
+
+std::string to_string(const Expr &e) {
+    std::ostringstream out;
+    print(out, e, 0);
+    return out.str();
+}
+
+}  // namespace opgen

@@ -1,0 +1,65 @@
+#include "opgen/Kernel.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace opgen {
+
+Halide::Target halide_target_of(const Target &target) {
+    if (target.halide_target == "host") return Halide::get_host_target();
+    return Halide::Target(target.halide_target);
+}
+
+namespace {
+Halide::Buffer<float> wrap(HostTensor &t) {
+    // Halide lists dimensions innermost first; HostTensor is row-major, outermost first.
+    std::vector<int> sizes(t.dims.rbegin(), t.dims.rend());
+    return Halide::Buffer<float>(t.data.data(), sizes);
+}
+}  // namespace
+
+JitKernel::JitKernel(LoweredOp &op, const Target &target)
+    : op_(op), pipeline_(op.output), target_(halide_target_of(target)) {
+    user_check(target.measurable) << "target '" << target.name << "' cannot run on this machine";
+    for (const TensorDecl *t : op.def->inputs()) {
+        user_check(t->dtype == DType::F32) << "op '" << op.def->name << "': only f32 tensors can be measured yet ('" << t->name << "' is " << dtype_name(t->dtype) << ")";
+    }
+    pipeline_.compile_jit(target_);
+}
+
+void JitKernel::bind(const std::map<std::string, HostTensor> &inputs, HostTensor &output) {
+    in_buffers_.clear();
+    for (size_t i = 0; i < op_.params.size(); i++) {
+        HostTensor &t = const_cast<HostTensor &>(inputs.at(op_.param_names[i]));
+        in_buffers_.push_back(wrap(t));
+        op_.params[i].set(in_buffers_.back());
+    }
+    out_buffer_ = wrap(output);
+}
+
+void JitKernel::run() {
+    pipeline_.realize(Halide::Realization(out_buffer_), target_);
+}
+
+Timing JitKernel::time(double min_total_ms, int min_runs, int max_runs) {
+    using clock = std::chrono::steady_clock;
+    run();  // warm-up: page faults, thread pool start, caches
+    std::vector<double> samples;
+    double total = 0;
+    while ((total < min_total_ms || int(samples.size()) < min_runs) && int(samples.size()) < max_runs) {
+        auto t0 = clock::now();
+        run();
+        double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        samples.push_back(ms);
+        total += ms;
+    }
+    std::sort(samples.begin(), samples.end());
+    Timing t;
+    t.runs = int(samples.size());
+    t.median_ms = samples[samples.size() / 2];
+    t.min_ms = samples.front();
+    t.max_ms = samples.back();
+    return t;
+}
+
+}  // namespace opgen

@@ -1,0 +1,565 @@
+#include "opgen/Parser.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace opgen {
+
+namespace {
+
+enum class Tok { Ident, Int, Float, Punct, Newline, End };
+
+struct Token {
+    Tok kind;
+    std::string text;
+    SourceLoc loc;
+};
+
+// Splits the text into tokens. Newlines inside brackets are dropped so that long statements can
+// wrap; a newline outside brackets ends a declaration.
+std::vector<Token> lex(const std::string &text, const std::string &file) {
+    std::vector<Token> out;
+    int line = 1, col = 1, depth = 0;
+    size_t i = 0;
+    auto here = [&]() { return SourceLoc{file, line, col}; };
+    auto advance = [&](size_t n) {
+        for (size_t k = 0; k < n; k++, i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+    };
+    while (i < text.size()) {
+        char c = text[i];
+        if (c == '#') {
+            while (i < text.size() && text[i] != '\n') advance(1);
+            continue;
+        }
+        if (c == '\n') {
+            if (depth == 0 && (out.empty() || out.back().kind != Tok::Newline)) {
+                out.push_back({Tok::Newline, "\\n", here()});
+            }
+            advance(1);
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\r') {
+            advance(1);
+            continue;
+        }
+        SourceLoc loc = here();
+        if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            size_t j = i;
+            while (j < text.size() &&
+                   (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) {
+                j++;
+            }
+            out.push_back({Tok::Ident, text.substr(i, j - i), loc});
+            advance(j - i);
+            continue;
+        }
+        if (std::isdigit(static_cast<unsigned char>(c)) ||
+            (c == '.' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+            size_t j = i;
+            bool is_float = false;
+            while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) j++;
+            if (j < text.size() && text[j] == '.') {
+                is_float = true;
+                j++;
+                while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) j++;
+            }
+            if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
+                size_t k = j + 1;
+                if (k < text.size() && (text[k] == '+' || text[k] == '-')) k++;
+                if (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) {
+                    is_float = true;
+                    j = k;
+                    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) j++;
+                }
+            }
+            out.push_back({is_float ? Tok::Float : Tok::Int, text.substr(i, j - i), loc});
+            advance(j - i);
+            continue;
+        }
+        static const char *two[] = {"<=", ">=", "==", "!=", "&&", "||"};
+        bool matched = false;
+        for (const char *t : two) {
+            if (text.compare(i, 2, t) == 0) {
+                out.push_back({Tok::Punct, t, loc});
+                advance(2);
+                matched = true;
+                break;
+            }
+        }
+        if (matched) continue;
+        if (std::string("+-*/()[],:=<>!").find(c) != std::string::npos) {
+            if (c == '(' || c == '[') depth++;
+            if ((c == ')' || c == ']') && depth > 0) depth--;
+            out.push_back({Tok::Punct, std::string(1, c), loc});
+            advance(1);
+            continue;
+        }
+        user_check(false, loc) << "unexpected character '" << c << "'";
+    }
+    if (out.empty() || out.back().kind != Tok::Newline) {
+        out.push_back({Tok::Newline, "\\n", here()});
+    }
+    out.push_back({Tok::End, "end of file", here()});
+    return out;
+}
+
+const std::map<std::string, int> &functions() {
+    // name -> arity
+    static const std::map<std::string, int> f = {
+        {"exp", 1},  {"log", 1},  {"tanh", 1}, {"sqrt", 1}, {"erf", 1},    {"abs", 1},
+        {"max", 2},  {"min", 2},  {"select", 3}, {"f32", 1}, {"f16", 1},   {"i8", 1},
+        {"i32", 1},
+    };
+    return f;
+}
+
+bool is_keyword(const std::string &s) {
+    static const std::set<std::string> k = {"op",     "param", "attr",  "let",  "input",
+                                            "output", "local", "sum",   "zero_pad"};
+    return k.count(s) > 0;
+}
+
+class Parser {
+public:
+    Parser(const std::string &text, const std::string &file) : toks_(lex(text, file)) {
+        def_.filename = file;
+        def_.source = text;
+        // The doc is the block of comment lines before `op`.
+        size_t pos = 0;
+        while (pos < text.size()) {
+            size_t end = text.find('\n', pos);
+            std::string line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+            size_t first = line.find_first_not_of(" \t\r");
+            if (first != std::string::npos && line[first] == '#') {
+                std::string body = line.substr(first + 1);
+                if (!body.empty() && body[0] == ' ') body.erase(0, 1);
+                def_.doc += (def_.doc.empty() ? "" : "\n") + body;
+            } else if (first != std::string::npos) {
+                break;
+            }
+            if (end == std::string::npos) break;
+            pos = end + 1;
+        }
+    }
+
+    ComputeDef parse() {
+        skip_newlines();
+        expect_ident("op");
+        Token name = expect(Tok::Ident, "an op name");
+        def_.name = name.text;
+        end_of_line();
+        while (peek().kind != Tok::End) {
+            skip_newlines();
+            if (peek().kind == Tok::End) break;
+            declaration();
+        }
+        check_whole();
+        return std::move(def_);
+    }
+
+private:
+    std::vector<Token> toks_;
+    size_t pos_ = 0;
+    ComputeDef def_;
+    std::set<std::string> names_;  // every declared top-level name
+
+    const Token &peek(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
+    Token next() { return toks_[pos_ < toks_.size() - 1 ? pos_++ : pos_]; }
+    bool is_punct(const std::string &p, size_t ahead = 0) const {
+        return peek(ahead).kind == Tok::Punct && peek(ahead).text == p;
+    }
+    void skip_newlines() {
+        while (peek().kind == Tok::Newline) pos_++;
+    }
+    static std::string describe(const Token &t) {
+        if (t.kind == Tok::Newline) return "end of line";
+        if (t.kind == Tok::End) return "end of file";
+        return "'" + t.text + "'";
+    }
+    Token expect(Tok kind, const std::string &what) {
+        user_check(peek().kind == kind, peek().loc) << "expected " << what << ", found " << describe(peek());
+        return next();
+    }
+    void expect_punct(const std::string &p) {
+        user_check(is_punct(p), peek().loc) << "expected '" << p << "', found " << describe(peek());
+        next();
+    }
+    void expect_ident(const std::string &word) {
+        user_check(peek().kind == Tok::Ident && peek().text == word, peek().loc)
+            << "expected '" << word << "', found " << describe(peek());
+        next();
+    }
+    void end_of_line() {
+        user_check(peek().kind == Tok::Newline || peek().kind == Tok::End, peek().loc)
+            << "expected end of line, found " << describe(peek());
+        skip_newlines();
+    }
+    void declare(const Token &t) {
+        user_check(!is_keyword(t.text), t.loc) << "'" << t.text << "' is a keyword and cannot name a declaration";
+        user_check(functions().count(t.text) == 0, t.loc) << "'" << t.text << "' is a built-in function and cannot name a declaration";
+        user_check(names_.insert(t.text).second, t.loc) << "'" << t.text << "' is declared twice";
+    }
+
+    int64_t parse_int_literal() {
+        bool neg = false;
+        if (is_punct("-")) {
+            next();
+            neg = true;
+        }
+        Token t = expect(Tok::Int, "an integer");
+        errno = 0;
+        long long v = std::strtoll(t.text.c_str(), nullptr, 10);
+        user_check(errno == 0, t.loc) << "integer '" << t.text << "' is too large";
+        return neg ? -v : v;
+    }
+
+    void declaration() {
+        const Token &t = peek();
+        user_check(t.kind == Tok::Ident, t.loc) << "expected a declaration or statement, found " << describe(t);
+        if (t.text == "param" || t.text == "attr") {
+            bool is_attr = t.text == "attr";
+            next();
+            do {
+                Token name = expect(Tok::Ident, is_attr ? "an attribute name" : "a parameter name");
+                declare(name);
+                ParamDecl p{name.text, std::nullopt, is_attr, name.loc};
+                if (is_punct("=")) {
+                    next();
+                    p.default_value = parse_int_literal();
+                }
+                user_check(!is_attr || p.default_value, name.loc)
+                    << "attribute '" << name.text << "' needs a default value (attr " << name.text << " = 1)";
+                def_.params.push_back(p);
+            } while (is_punct(",") && (next(), true));
+            end_of_line();
+            return;
+        }
+        if (t.text == "let") {
+            next();
+            Token name = expect(Tok::Ident, "a name");
+            expect_punct("=");
+            Expr value = expr({});
+            check_size_expr(value, "let '" + name.text + "'");
+            declare(name);
+            def_.lets.push_back({name.text, value, name.loc});
+            end_of_line();
+            return;
+        }
+        if (t.text == "input" || t.text == "output" || t.text == "local") {
+            TensorDecl d;
+            d.role = t.text == "input" ? TensorRole::Input : t.text == "output" ? TensorRole::Output : TensorRole::Local;
+            next();
+            Token name = expect(Tok::Ident, "a tensor name");
+            declare(name);
+            d.name = name.text;
+            d.loc = name.loc;
+            expect_punct(":");
+            Token type = expect(Tok::Ident, "a type (f32, f16, i8, i32)");
+            if (type.text == "f32") d.dtype = DType::F32;
+            else if (type.text == "f16") d.dtype = DType::F16;
+            else if (type.text == "i8") d.dtype = DType::I8;
+            else if (type.text == "i32") d.dtype = DType::I32;
+            else user_check(false, type.loc) << "unknown type '" << type.text << "' (expected f32, f16, i8 or i32)";
+            expect_punct("[");
+            do {
+                Expr dim = expr({});
+                check_size_expr(dim, "dimension of '" + d.name + "'");
+                d.dims.push_back(dim);
+            } while (is_punct(",") && (next(), true));
+            expect_punct("]");
+            if (peek().kind == Tok::Ident && peek().text == "zero_pad") {
+                user_check(d.role == TensorRole::Input, peek().loc) << "only inputs can be zero_pad";
+                next();
+                d.zero_pad = true;
+            }
+            def_.tensors.push_back(d);
+            end_of_line();
+            return;
+        }
+        statement();
+    }
+
+    // A size expression (dimension, let, reduction extent) may use only integers, parameters and
+    // lets, with + - * /.
+    void check_size_expr(const Expr &e, const std::string &what) {
+        switch (e->kind) {
+        case ExprKind::IntConst:
+        case ExprKind::Param: return;
+        case ExprKind::Binary:
+            user_check(e->name == "+" || e->name == "-" || e->name == "*" || e->name == "/", e->loc)
+                << what << ": operator '" << e->name << "' is not allowed in a size";
+            check_size_expr(e->args[0], what);
+            check_size_expr(e->args[1], what);
+            return;
+        case ExprKind::Unary:
+            check_size_expr(e->args[0], what);
+            return;
+        case ExprKind::Call:
+            user_check(e->name == "max" || e->name == "min", e->loc) << what << ": '" << e->name << "' is not allowed in a size";
+            for (const auto &a : e->args) check_size_expr(a, what);
+            return;
+        default:
+            user_check(false, e->loc) << what << " must be an integer expression of parameters, found '"
+                                      << to_string(e) << "'";
+        }
+    }
+
+    void statement() {
+        Token name = next();
+        const TensorDecl *t = def_.find_tensor(name.text);
+        user_check(t, name.loc) << "unknown tensor '" << name.text << "'";
+        user_check(t->role != TensorRole::Input, name.loc) << "input '" << name.text << "' cannot be assigned";
+        user_check(!def_.statement_for(name.text), name.loc) << "tensor '" << name.text << "' is defined twice";
+        Statement s;
+        s.tensor = name.text;
+        s.loc = name.loc;
+        expect_punct("[");
+        std::set<std::string> vars;
+        do {
+            Token v = expect(Tok::Ident, "an index variable");
+            user_check(!names_.count(v.text), v.loc) << "index variable '" << v.text << "' hides a declaration of the same name";
+            user_check(vars.insert(v.text).second, v.loc) << "index variable '" << v.text << "' appears twice on the left-hand side";
+            s.vars.push_back(v.text);
+        } while (is_punct(",") && (next(), true));
+        expect_punct("]");
+        user_check(s.vars.size() == t->dims.size(), name.loc)
+            << "tensor '" << t->name << "' has rank " << t->dims.size() << " but is indexed with " << s.vars.size()
+            << " variables";
+        expect_punct("=");
+        // A reduction: sum|max|min '(' IDENT ':' ...
+        if (peek().kind == Tok::Ident && (peek().text == "sum" || peek().text == "max" || peek().text == "min") &&
+            is_punct("(", 1) && peek(2).kind == Tok::Ident && is_punct(":", 3)) {
+            Token kind = next();
+            s.reduce = kind.text == "sum" ? ReduceKind::Sum : kind.text == "max" ? ReduceKind::Max : ReduceKind::Min;
+            expect_punct("(");
+            do {
+                Token rv = expect(Tok::Ident, "a reduction variable");
+                user_check(!names_.count(rv.text), rv.loc) << "reduction variable '" << rv.text << "' hides a declaration of the same name";
+                user_check(vars.insert(rv.text).second, rv.loc) << "reduction variable '" << rv.text << "' is already an index variable";
+                expect_punct(":");
+                Expr extent = expr({});
+                check_size_expr(extent, "extent of '" + rv.text + "'");
+                s.reduce_vars.push_back({rv.text, extent, rv.loc});
+            } while (is_punct(",") && (next(), true));
+            expect_punct(")");
+        } else if (peek().kind == Tok::Ident && peek().text == "sum") {
+            user_check(false, peek().loc) << "expected 'sum(var: extent) expression'";
+        }
+        s.body = expr(vars);
+        def_.statements.push_back(s);
+        end_of_line();
+    }
+
+    // expr := binary expression by precedence climbing. `vars` are the index variables in scope
+    // (empty for size expressions).
+    Expr expr(const std::set<std::string> &vars, int min_prec = 1) {
+        Expr lhs = unary(vars);
+        while (peek().kind == Tok::Punct) {
+            std::string op = peek().text;
+            int p = 0;
+            if (op == "||") p = 1;
+            else if (op == "&&") p = 2;
+            else if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") p = 3;
+            else if (op == "+" || op == "-") p = 4;
+            else if (op == "*" || op == "/") p = 5;
+            if (p == 0 || p < min_prec) break;
+            Token t = next();
+            Expr rhs = expr(vars, p + 1);
+            auto n = std::make_shared<ExprNode>();
+            n->kind = ExprKind::Binary;
+            n->loc = t.loc;
+            n->name = op;
+            n->args = {lhs, rhs};
+            lhs = n;
+        }
+        return lhs;
+    }
+
+    Expr unary(const std::set<std::string> &vars) {
+        if (is_punct("-") || is_punct("!")) {
+            Token t = next();
+            Expr a = unary(vars);
+            if (t.text == "-" && a->kind == ExprKind::IntConst) {
+                auto n = std::make_shared<ExprNode>(*a);
+                n->int_value = -a->int_value;
+                return n;
+            }
+            if (t.text == "-" && a->kind == ExprKind::FloatConst) {
+                auto n = std::make_shared<ExprNode>(*a);
+                n->float_value = -a->float_value;
+                return n;
+            }
+            auto n = std::make_shared<ExprNode>();
+            n->kind = ExprKind::Unary;
+            n->loc = t.loc;
+            n->name = t.text;
+            n->args = {a};
+            return n;
+        }
+        return primary(vars);
+    }
+
+    Expr primary(const std::set<std::string> &vars) {
+        Token t = next();
+        auto n = std::make_shared<ExprNode>();
+        n->loc = t.loc;
+        if (t.kind == Tok::Int) {
+            n->kind = ExprKind::IntConst;
+            errno = 0;
+            n->int_value = std::strtoll(t.text.c_str(), nullptr, 10);
+            user_check(errno == 0, t.loc) << "integer '" << t.text << "' is too large";
+            return n;
+        }
+        if (t.kind == Tok::Float) {
+            n->kind = ExprKind::FloatConst;
+            n->float_value = std::strtod(t.text.c_str(), nullptr);
+            return n;
+        }
+        if (t.kind == Tok::Punct && t.text == "(") {
+            Expr e = expr(vars);
+            expect_punct(")");
+            return e;
+        }
+        user_check(t.kind == Tok::Ident, t.loc) << "expected an expression, found " << describe(t);
+        n->name = t.text;
+        if (is_punct("[")) {
+            const TensorDecl *td = def_.find_tensor(t.text);
+            user_check(td, t.loc) << "unknown tensor '" << t.text << "'";
+            user_check(!vars.empty(), t.loc) << "tensor '" << t.text << "' cannot be read in a size expression";
+            user_check(td->role == TensorRole::Input || def_.statement_for(t.text), t.loc)
+                << "tensor '" << t.text << "' is read before it is defined";
+            next();
+            n->kind = ExprKind::Access;
+            if (!is_punct("]")) {
+                do {
+                    Expr idx = expr(vars);
+                    check_index(idx, t.text);
+                    n->args.push_back(idx);
+                } while (is_punct(",") && (next(), true));
+            }
+            expect_punct("]");
+            user_check(n->args.size() == td->dims.size(), t.loc)
+                << "tensor '" << t.text << "' has rank " << td->dims.size() << " but is indexed with "
+                << n->args.size() << (n->args.size() == 1 ? " index" : " indices");
+            return n;
+        }
+        if (is_punct("(")) {
+            auto f = functions().find(t.text);
+            user_check(f != functions().end(), t.loc)
+                << "unknown function '" << t.text << "' (known: exp, log, tanh, sqrt, erf, abs, max, min, select, f32, f16, i8, i32)";
+            next();
+            n->kind = ExprKind::Call;
+            if (!is_punct(")")) {
+                do {
+                    n->args.push_back(expr(vars));
+                } while (is_punct(",") && (next(), true));
+            }
+            expect_punct(")");
+            user_check(static_cast<int>(n->args.size()) == f->second, t.loc)
+                << "function '" << t.text << "' takes " << f->second << " argument" << (f->second == 1 ? "" : "s")
+                << ", found " << n->args.size();
+            return n;
+        }
+        if (vars.count(t.text)) {
+            n->kind = ExprKind::IndexVar;
+            return n;
+        }
+        const ParamDecl *p = def_.find_param(t.text);
+        bool is_let = false;
+        for (const auto &l : def_.lets) is_let |= l.name == t.text;
+        if (p || is_let) {
+            n->kind = ExprKind::Param;
+            return n;
+        }
+        user_check(!def_.find_tensor(t.text), t.loc) << "tensor '" << t.text << "' must be indexed: " << t.text << "[...]";
+        user_check(false, t.loc) << "unknown name '" << t.text << "'";
+        return n;
+    }
+
+    // An index must be affine in the index variables: a sum of terms, each an integer expression of
+    // parameters times at most one index variable.
+    void check_index(const Expr &e, const std::string &tensor) {
+        user_check(is_affine(e), e->loc) << "index '" << to_string(e) << "' of tensor '" << tensor
+                                         << "' is not affine in the index variables";
+    }
+    static bool has_var(const Expr &e) {
+        if (e->kind == ExprKind::IndexVar) return true;
+        for (const auto &a : e->args) if (has_var(a)) return true;
+        return false;
+    }
+    static bool is_int_const_expr(const Expr &e) {
+        switch (e->kind) {
+        case ExprKind::IntConst:
+        case ExprKind::Param: return true;
+        case ExprKind::Unary: return e->name == "-" && is_int_const_expr(e->args[0]);
+        case ExprKind::Binary:
+            return (e->name == "+" || e->name == "-" || e->name == "*" || e->name == "/") &&
+                   is_int_const_expr(e->args[0]) && is_int_const_expr(e->args[1]);
+        default: return false;
+        }
+    }
+    static bool is_affine(const Expr &e) {
+        if (!has_var(e)) return is_int_const_expr(e);
+        switch (e->kind) {
+        case ExprKind::IndexVar: return true;
+        case ExprKind::Unary: return e->name == "-" && is_affine(e->args[0]);
+        case ExprKind::Binary:
+            if (e->name == "+" || e->name == "-") return is_affine(e->args[0]) && is_affine(e->args[1]);
+            if (e->name == "*") {
+                return (is_affine(e->args[0]) && !has_var(e->args[1]) && is_int_const_expr(e->args[1])) ||
+                       (is_affine(e->args[1]) && !has_var(e->args[0]) && is_int_const_expr(e->args[0]));
+            }
+            return false;
+        default: return false;
+        }
+    }
+
+    void check_whole() {
+        int outputs = 0;
+        for (const auto &t : def_.tensors) {
+            if (t.role == TensorRole::Output) outputs++;
+            if (t.role != TensorRole::Input) {
+                user_check(def_.statement_for(t.name), t.loc) << "tensor '" << t.name << "' is declared but never defined";
+            }
+        }
+        SourceLoc end = toks_.back().loc;
+        user_check(outputs == 1, outputs ? def_.output().loc : end)
+            << "op '" << def_.name << "' must have exactly one output tensor, found " << outputs;
+        user_check(!def_.statements.empty(), end) << "op '" << def_.name << "' has no statements";
+        user_check(def_.statements.back().tensor == def_.output().name, def_.statements.back().loc)
+            << "the last statement must define the output '" << def_.output().name << "'";
+        for (const auto &t : def_.tensors) {
+            if (t.role == TensorRole::Input) {
+                user_check(is_read(t.name), t.loc) << "input '" << t.name << "' is never read";
+            }
+        }
+    }
+    bool is_read(const std::string &tensor) const {
+        for (const auto &s : def_.statements) {
+            if (reads(s.body, tensor)) return true;
+        }
+        return false;
+    }
+    static bool reads(const Expr &e, const std::string &tensor) {
+        if (e->kind == ExprKind::Access && e->name == tensor) return true;
+        for (const auto &a : e->args) if (reads(a, tensor)) return true;
+        return false;
+    }
+};
+
+}  // namespace
+
+ComputeDef parse_compute(const std::string &text, const std::string &filename) {
+    return Parser(text, filename).parse();
+}
+
+}  // namespace opgen

@@ -1,0 +1,273 @@
+#include "opgen/Reference.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sstream>
+
+namespace opgen {
+
+int64_t HostTensor::elements() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+}
+
+std::map<std::string, HostTensor> random_inputs(const ComputeDef &def, const BoundShape &shape, uint64_t seed) {
+    std::map<std::string, HostTensor> out;
+    std::mt19937_64 rng(seed);
+    for (const TensorDecl *t : def.inputs()) {
+        HostTensor h;
+        h.dims = shape.dims.at(t->name);
+        h.data.resize(size_t(h.elements()));
+        bool integer = t->dtype == DType::I8 || t->dtype == DType::I32;
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        std::uniform_int_distribution<int> ui(-4, 4);
+        for (auto &v : h.data) v = integer ? float(ui(rng)) : u(rng);
+        out[t->name] = std::move(h);
+    }
+    return out;
+}
+
+struct ReferenceEvaluator::Impl {
+    const ComputeDef &def;
+    const BoundShape &shape;
+    const std::map<std::string, HostTensor> &inputs;
+    // Memo of computed tensors: value and a filled flag per element.
+    struct Memo {
+        std::vector<double> values;
+        std::vector<uint8_t> filled;
+    };
+    std::map<std::string, Memo> memo;
+    // Index variables in scope, a small stack searched from the back.
+    std::vector<std::pair<const std::string *, int64_t>> env;
+
+    Impl(const ComputeDef &d, const BoundShape &s, const std::map<std::string, HostTensor> &i)
+        : def(d), shape(s), inputs(i) {}
+
+    int64_t lookup_var(const std::string &name) const {
+        for (auto it = env.rbegin(); it != env.rend(); ++it) {
+            if (*it->first == name) return it->second;
+        }
+        throw InternalError("reference: unbound index variable " + name);
+    }
+
+    int64_t eval_int(const Expr &e) {
+        switch (e->kind) {
+        case ExprKind::IntConst: return e->int_value;
+        case ExprKind::Param: return shape.values.at(e->name);
+        case ExprKind::IndexVar: return lookup_var(e->name);
+        case ExprKind::Unary: return -eval_int(e->args[0]);
+        case ExprKind::Binary: {
+            int64_t a = eval_int(e->args[0]), b = eval_int(e->args[1]);
+            if (e->name == "+") return a + b;
+            if (e->name == "-") return a - b;
+            if (e->name == "*") return a * b;
+            if (e->name == "/") return b == 0 ? 0 : a / b;
+            break;
+        }
+        default: break;
+        }
+        return static_cast<int64_t>(eval(e));
+    }
+
+    double read(const std::string &tensor, const std::vector<int64_t> &idx) {
+        const TensorDecl *t = def.find_tensor(tensor);
+        const auto &dims = shape.dims.at(tensor);
+        int64_t flat = 0;
+        for (size_t i = 0; i < dims.size(); i++) {
+            if (idx[i] < 0 || idx[i] >= dims[i]) {
+                if (t->zero_pad) return 0.0;
+                std::ostringstream msg;
+                msg << "op '" << def.name << "': read of " << tensor << "[";
+                for (size_t j = 0; j < idx.size(); j++) msg << (j ? ", " : "") << idx[j];
+                msg << "] is outside its extent at shape " << shape.canonical
+                    << " (declare it zero_pad if out-of-range reads should give zero)";
+                throw UserError(msg.str());
+            }
+            flat = flat * dims[i] + idx[i];
+        }
+        if (t->role == TensorRole::Input) return inputs.at(tensor).data[size_t(flat)];
+        return computed(tensor, idx, flat);
+    }
+
+    double computed(const std::string &tensor, const std::vector<int64_t> &idx, int64_t flat) {
+        auto &m = memo[tensor];
+        int64_t n = shape.elements(tensor);
+        bool memoise = n <= (int64_t(1) << 26);
+        if (memoise && m.values.empty()) {
+            m.values.assign(size_t(n), 0.0);
+            m.filled.assign(size_t(n), 0);
+        }
+        if (memoise && m.filled[size_t(flat)]) return m.values[size_t(flat)];
+        const Statement *s = def.statement_for(tensor);
+        size_t base = env.size();
+        for (size_t i = 0; i < s->vars.size(); i++) env.emplace_back(&s->vars[i], idx[i]);
+        double v = 0;
+        if (s->reduce == ReduceKind::None) {
+            v = eval(s->body);
+        } else {
+            v = s->reduce == ReduceKind::Sum   ? 0.0
+                : s->reduce == ReduceKind::Max ? -std::numeric_limits<double>::infinity()
+                                               : std::numeric_limits<double>::infinity();
+            std::vector<int64_t> extents;
+            for (const auto &r : s->reduce_vars) extents.push_back(shape.eval(r.extent));
+            size_t rbase = env.size();
+            for (const auto &r : s->reduce_vars) env.emplace_back(&r.name, 0);
+            // Odometer over the reduction domain, outermost variable first.
+            while (true) {
+                double x = eval(s->body);
+                if (s->reduce == ReduceKind::Sum) v += x;
+                else if (s->reduce == ReduceKind::Max) v = std::max(v, x);
+                else v = std::min(v, x);
+                int k = int(extents.size()) - 1;
+                while (k >= 0 && ++env[rbase + size_t(k)].second == extents[size_t(k)]) {
+                    env[rbase + size_t(k)].second = 0;
+                    k--;
+                }
+                if (k < 0) break;
+            }
+        }
+        env.resize(base);
+        v = round_to(def.find_tensor(tensor)->dtype, v);
+        if (memoise) {
+            m.values[size_t(flat)] = v;
+            m.filled[size_t(flat)] = 1;
+        }
+        return v;
+    }
+
+    static double round_to(DType t, double v) {
+        switch (t) {
+        case DType::F32: return double(float(v));
+        case DType::I8: return double(int8_t(std::lround(std::max(-128.0, std::min(127.0, std::trunc(v))))));
+        case DType::I32: return std::trunc(v);
+        case DType::F16: return v;
+        }
+        return v;
+    }
+
+    double eval(const Expr &e) {
+        switch (e->kind) {
+        case ExprKind::FloatConst: return e->float_value;
+        case ExprKind::IntConst: return double(e->int_value);
+        case ExprKind::Param: return double(shape.values.at(e->name));
+        case ExprKind::IndexVar: return double(lookup_var(e->name));
+        case ExprKind::Access: {
+            std::vector<int64_t> idx;
+            idx.reserve(e->args.size());
+            for (const auto &a : e->args) idx.push_back(eval_int(a));
+            return read(e->name, idx);
+        }
+        case ExprKind::Unary: return e->name == "-" ? -eval(e->args[0]) : double(eval(e->args[0]) == 0.0);
+        case ExprKind::Binary: {
+            const std::string &op = e->name;
+            if (op == "&&") return double(eval(e->args[0]) != 0.0 && eval(e->args[1]) != 0.0);
+            if (op == "||") return double(eval(e->args[0]) != 0.0 || eval(e->args[1]) != 0.0);
+            double a = eval(e->args[0]), b = eval(e->args[1]);
+            if (op == "+") return a + b;
+            if (op == "-") return a - b;
+            if (op == "*") return a * b;
+            if (op == "/") return a / b;
+            if (op == "<") return double(a < b);
+            if (op == "<=") return double(a <= b);
+            if (op == ">") return double(a > b);
+            if (op == ">=") return double(a >= b);
+            if (op == "==") return double(a == b);
+            if (op == "!=") return double(a != b);
+            break;
+        }
+        case ExprKind::Call: {
+            const std::string &f = e->name;
+            if (f == "select") return eval(e->args[0]) != 0.0 ? eval(e->args[1]) : eval(e->args[2]);
+            double a = eval(e->args[0]);
+            if (f == "exp") return std::exp(a);
+            if (f == "log") return std::log(a);
+            if (f == "tanh") return std::tanh(a);
+            if (f == "sqrt") return std::sqrt(a);
+            if (f == "erf") return std::erf(a);
+            if (f == "abs") return std::fabs(a);
+            if (f == "max") return std::max(a, eval(e->args[1]));
+            if (f == "min") return std::min(a, eval(e->args[1]));
+            if (f == "f32" || f == "f16") return a;
+            if (f == "i32") return std::trunc(a);
+            if (f == "i8") return round_to(DType::I8, a);
+            break;
+        }
+        }
+        throw InternalError("reference: cannot evaluate " + to_string(e));
+    }
+};
+
+ReferenceEvaluator::ReferenceEvaluator(const ComputeDef &def, const BoundShape &shape,
+                                       const std::map<std::string, HostTensor> &inputs)
+    : impl_(std::make_unique<Impl>(def, shape, inputs)) {}
+
+ReferenceEvaluator::~ReferenceEvaluator() = default;
+
+double ReferenceEvaluator::value(const std::string &tensor, const std::vector<int64_t> &index) {
+    int64_t flat = 0;
+    const auto &dims = impl_->shape.dims.at(tensor);
+    for (size_t i = 0; i < dims.size(); i++) flat = flat * dims[i] + index[i];
+    return impl_->computed(tensor, index, flat);
+}
+
+Verification verify_output(const ComputeDef &def, const BoundShape &shape,
+                           const std::map<std::string, HostTensor> &inputs, const HostTensor &output,
+                           double tolerance, int64_t sample_points, uint64_t seed) {
+    Verification v;
+    const TensorDecl &out = def.output();
+    const auto &dims = shape.dims.at(out.name);
+    int64_t n = shape.elements(out.name);
+    if (output.elements() != n) {
+        v.first_mismatch = "output has " + std::to_string(output.elements()) + " elements, expected " + std::to_string(n);
+        return v;
+    }
+    // Work of one output point, to decide between a full and a sampled check.
+    double per_point = std::max(1.0, flop_count(def, shape) / double(n));
+    std::vector<int64_t> points;
+    if (double(n) * per_point <= 3e7 || n <= sample_points) {
+        points.resize(size_t(n));
+        for (int64_t i = 0; i < n; i++) points[size_t(i)] = i;
+    } else {
+        std::mt19937_64 rng(seed);
+        std::uniform_int_distribution<int64_t> u(0, n - 1);
+        points.push_back(0);
+        points.push_back(n - 1);
+        // The last point of each row and column boundary: where tails and padding go wrong.
+        int64_t stride = 1;
+        for (size_t d = dims.size(); d-- > 0;) {
+            points.push_back(std::min(n - 1, (dims[d] - 1) * stride));
+            stride *= dims[d];
+        }
+        for (int64_t i = 0; i < sample_points; i++) points.push_back(u(rng));
+    }
+    ReferenceEvaluator ref(def, shape, inputs);
+    std::vector<int64_t> idx(dims.size());
+    for (int64_t flat : points) {
+        int64_t r = flat;
+        for (size_t d = dims.size(); d-- > 0;) {
+            idx[d] = r % dims[d];
+            r /= dims[d];
+        }
+        double want = ref.value(out.name, idx);
+        double got = output.data[size_t(flat)];
+        double err = std::isfinite(got) || !std::isfinite(want) ? std::fabs(got - want) / (1.0 + std::fabs(want))
+                                                                : std::numeric_limits<double>::infinity();
+        if (std::isnan(got) != std::isnan(want)) err = std::numeric_limits<double>::infinity();
+        if (std::isinf(want) && got == want) err = 0;
+        v.points_checked++;
+        if (err > v.max_error) v.max_error = err;
+        if (err > tolerance && v.first_mismatch.empty()) {
+            std::ostringstream m;
+            m << out.name << "[";
+            for (size_t d = 0; d < idx.size(); d++) m << (d ? ", " : "") << idx[d];
+            m << "]: got " << got << ", want " << want;
+            v.first_mismatch = m.str();
+        }
+    }
+    v.ok = v.first_mismatch.empty();
+    return v;
+}
+
+}  // namespace opgen

@@ -1,0 +1,78 @@
+// A schedule is one point of the legal tiling space, made concrete: split factors per loop axis at
+// each buffer level, the order of the outer loops, the parallel loops, and which inputs are packed
+// into contiguous panels. apply_schedule turns it into Halide schedule primitives (seed 004,
+// paragraph 75: split, reorder, compute_at, ...) on freshly lowered Funcs and records every call,
+// so the schedule prints as compilable Halide C++.
+//
+// The loop structure for an op whose output is (a pointwise epilogue of) a reduction, per pure
+// variable v of the output: v_o (cache tile, buffer L2), v_r (register tile inside it), v_i
+// (inside the register tile, vectorized on the innermost variable). The accumulator is computed
+// per register tile (its registers are the cache_write buffer) when no reduction axis is blocked,
+// or per cache tile with the reduction split into blocks when one is (Goto's kc blocking).
+#ifndef OPGEN_SCHEDULE_H
+#define OPGEN_SCHEDULE_H
+
+#include "opgen/Lower.h"
+#include "opgen/Target.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace opgen {
+
+struct AxisTiling {
+    std::string var;   // a pure variable of the output, by its name in the op file
+    int64_t tile = 1;  // cache-tile extent (multiple of reg, at most the axis extent)
+    int64_t reg = 1;   // register-tile extent
+};
+
+struct ReduceTiling {
+    std::string var;    // a reduction variable of the main statement
+    int64_t block = 1;  // reduction block (the axis extent: not blocked)
+};
+
+struct SchedulePoint {
+    std::vector<AxisTiling> axes;       // output variables, innermost first
+    std::vector<ReduceTiling> reduce;   // main reduction variables, innermost first
+    std::vector<std::string> outer_order;  // outer (cache-tile) loops, innermost first
+    int parallel_loops = 1;             // outermost tile loops fused into one parallel loop
+    std::vector<std::string> packed;    // inputs copied into contiguous panels (cache_read)
+    int vector_width = 1;               // lanes on axes[0]
+    bool unroll = true;                 // unroll the register tile
+
+    nlohmann::json to_json() const;
+    static SchedulePoint from_json(const nlohmann::json &j);
+    // Compact one-line description: "m:64/8 n:256/32 k:256 order=n,m par=1 pack=B vw=16".
+    std::string summary() const;
+    bool operator==(const SchedulePoint &o) const { return to_json() == o.to_json(); }
+};
+
+// The statement whose loops the schedule tiles: the reduction that the output is (a pointwise
+// epilogue of), or the output itself when the op has no such reduction.
+const Statement &main_statement(const ComputeDef &def);
+// True when the output reads the main statement's tensor at exactly its own index variables, so the
+// reduction can be computed inside the output's tiles.
+bool main_is_fusable(const ComputeDef &def);
+
+struct AppliedSchedule {
+    std::vector<std::string> lines;  // Halide C++, one primitive per line
+    std::string source() const;
+};
+
+// Applies `point` to freshly lowered Funcs. Raises UserError when the point does not fit the op
+// (unknown variable, factor out of range): tuner-made points always fit.
+AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &point, const Target &target);
+
+// What an untuned user gets: Halide's default schedule (reductions computed at root, everything
+// else inlined, serial, scalar). The baseline of every speedup.
+AppliedSchedule apply_default_schedule(LoweredOp &op, const Target &target);
+
+// A reasonable hand-written starting point: register tile of 4 vectors x 4 rows (clamped to the
+// shape), 64-row cache tiles, no reduction blocking, parallel outer loop.
+SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, const Target &target);
+
+}  // namespace opgen
+
+#endif

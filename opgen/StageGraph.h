@@ -1,0 +1,67 @@
+// Stages and stage groups (seed 004, S401-S403, paragraphs 53-73).
+//
+// build_stages expands the main statement into the stages that move each tensor through the
+// target's buffers: for every input, a copy stage into each buffer on the input path (the
+// cache_read of the seed), the compute stage in the innermost buffer of the output path (its
+// cache_write), and copy stages that carry the result out. group_stages puts the stages of the
+// same tensor in the same buffer into one group whose first stage is its lead; the lead's loops
+// are the group's tiling axes. footprints() then says how many bytes each group holds in its
+// buffer under a schedule point, which is what the legal space is built from.
+#ifndef OPGEN_STAGE_GRAPH_H
+#define OPGEN_STAGE_GRAPH_H
+
+#include "opgen/ComputeDef.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "opgen/Target.h"
+
+#include <string>
+#include <vector>
+
+namespace opgen {
+
+enum class StageKind { Source, CopyIn, Compute, CopyOut };
+const char *stage_kind_name(StageKind k);
+
+struct Stage {
+    std::string name;    // "A_L2"
+    std::string tensor;  // the data it holds ("A"; the output's accumulator holds the output)
+    std::string buffer;  // "L2"
+    StageKind kind = StageKind::Compute;
+    std::string primitive;  // "cache_read", "cache_write", "compute", "set_scope"
+    std::vector<std::string> loop_vars;  // its nested loops, outermost first
+    int producer = -1;   // index of the stage it reads from, -1 for sources
+};
+
+struct StageGraph {
+    std::vector<Stage> stages;
+};
+
+struct StageGroup {
+    std::string tensor;
+    std::string buffer;
+    std::vector<int> stages;  // indices into StageGraph::stages, in order; stages[0] is the lead
+    std::vector<std::string> axes;  // the lead's loops
+};
+
+StageGraph build_stages(const ComputeDef &def, const Target &target);
+std::vector<StageGroup> group_stages(const StageGraph &graph);
+
+struct Footprint {
+    std::string tensor;
+    std::string buffer;
+    int64_t bytes = 0;  // doubled where the buffer is double-buffered
+};
+
+// Bytes each group (other than main-memory ones) occupies in its buffer under `point`.
+std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                  const std::vector<StageGroup> &groups, const SchedulePoint &point);
+// True when, for every bounded buffer, the footprints in it add up to at most its capacity.
+bool fits_buffers(const Target &target, const std::vector<Footprint> &fp);
+
+// Coefficient of each index variable in an affine index expression, and the constant term (key "").
+std::map<std::string, int64_t> affine_coefficients(const Expr &e, const BoundShape &shape);
+
+}  // namespace opgen
+
+#endif

@@ -1,0 +1,56 @@
+// Targets: the machine a kernel is generated for, described by its buffer hierarchy (seed 004,
+// paragraphs 51 and 69: DDR -> UB -> L1 -> L0A/L0B -> compute -> L0C -> UB -> DDR). On a CPU the
+// buffers are the cache levels and the vector register file. The host is detected at run time from
+// sysfs and the CPU's flags; other targets are JSON files under opgen/targets/.
+#ifndef OPGEN_TARGET_H
+#define OPGEN_TARGET_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace opgen {
+
+struct BufferLevel {
+    std::string name;       // "DRAM", "L2", "L1", "REG"
+    int64_t capacity = 0;   // bytes; 0 means unbounded (main memory)
+    bool double_buffered = false;
+};
+
+struct Target {
+    std::string name;         // "x86-64-avx512"
+    std::string description;
+    std::string halide_target;  // "host" or a Halide target string
+    int vector_bits = 128;
+    int vector_registers = 16;
+    int cores = 1;
+    bool measurable = true;   // kernels for it can run on this machine
+    std::vector<BufferLevel> buffers;  // outermost (main memory) first
+    // The buffers each tensor role passes through, in order: "input", "output".
+    std::map<std::string, std::vector<std::string>> paths;
+
+    int vector_lanes(int element_bytes) const { return vector_bits / 8 / element_bytes; }
+    const BufferLevel *find_buffer(const std::string &buffer) const;
+    // Identifies the hardware: Halide target, caches and cores; part of the targets table.
+    std::string fingerprint() const;
+    nlohmann::json to_json() const;
+};
+
+// The machine this process runs on.
+Target host_target();
+
+// A target by name ("host", or a JSON file's name under the targets folder) or by path to a JSON
+// file. Raises UserError for an unknown name or a malformed file (naming the file and field).
+Target load_target(const std::string &name_or_path);
+Target parse_target(const nlohmann::json &j, const std::string &where);
+
+// Names of the bundled targets (the JSON files under the targets folder), sorted.
+std::vector<std::string> bundled_target_names();
+std::string targets_dir();
+
+}  // namespace opgen
+
+#endif
