@@ -212,55 +212,72 @@ double ReferenceEvaluator::value(const std::string &tensor, const std::vector<in
     return impl_->computed(tensor, index, flat);
 }
 
-Verification verify_output(const ComputeDef &def, const BoundShape &shape,
-                           const std::map<std::string, HostTensor> &inputs, const HostTensor &output,
-                           double tolerance, int64_t sample_points, uint64_t seed) {
-    Verification v;
+ReferenceSample reference_sample(const ComputeDef &def, const BoundShape &shape,
+                                 const std::map<std::string, HostTensor> &inputs, int64_t sample_points,
+                                 uint64_t seed) {
+    ReferenceSample r;
     const TensorDecl &out = def.output();
-    const auto &dims = shape.dims.at(out.name);
+    r.output_name = out.name;
+    r.dims = shape.dims.at(out.name);
     int64_t n = shape.elements(out.name);
+    // Work of one output point, to decide between a full and a sampled check.
+    double per_point = std::max(1.0, flop_count(def, shape) / double(n));
+    if (double(n) * per_point <= 3e7 || n <= sample_points) {
+        r.flat.resize(size_t(n));
+        for (int64_t i = 0; i < n; i++) r.flat[size_t(i)] = i;
+    } else {
+        std::mt19937_64 rng(seed);
+        std::uniform_int_distribution<int64_t> u(0, n - 1);
+        r.flat.push_back(0);
+        r.flat.push_back(n - 1);
+        int64_t stride = 1;
+        for (size_t d = r.dims.size(); d-- > 0;) {
+            r.flat.push_back(std::min(n - 1, (r.dims[d] - 1) * stride));
+            stride *= r.dims[d];
+        }
+        for (int64_t i = 0; i < sample_points; i++) r.flat.push_back(u(rng));
+    }
+    ReferenceEvaluator ref(def, shape, inputs);
+    std::vector<int64_t> idx(r.dims.size());
+    for (int64_t flat : r.flat) {
+        int64_t rest = flat;
+        for (size_t d = r.dims.size(); d-- > 0;) {
+            idx[d] = rest % r.dims[d];
+            rest /= r.dims[d];
+        }
+        r.want.push_back(ref.value(out.name, idx));
+    }
+    return r;
+}
+
+Verification check_output(const ReferenceSample &sample, const HostTensor &output, double tolerance) {
+    Verification v;
+    int64_t n = 1;
+    for (int64_t d : sample.dims) n *= d;
     if (output.elements() != n) {
         v.first_mismatch = "output has " + std::to_string(output.elements()) + " elements, expected " + std::to_string(n);
         return v;
     }
-    // Work of one output point, to decide between a full and a sampled check.
-    double per_point = std::max(1.0, flop_count(def, shape) / double(n));
-    std::vector<int64_t> points;
-    if (double(n) * per_point <= 3e7 || n <= sample_points) {
-        points.resize(size_t(n));
-        for (int64_t i = 0; i < n; i++) points[size_t(i)] = i;
-    } else {
-        std::mt19937_64 rng(seed);
-        std::uniform_int_distribution<int64_t> u(0, n - 1);
-        points.push_back(0);
-        points.push_back(n - 1);
-        // The last point of each row and column boundary: where tails and padding go wrong.
-        int64_t stride = 1;
-        for (size_t d = dims.size(); d-- > 0;) {
-            points.push_back(std::min(n - 1, (dims[d] - 1) * stride));
-            stride *= dims[d];
+    for (size_t i = 0; i < sample.flat.size(); i++) {
+        double want = sample.want[i];
+        double got = output.data[size_t(sample.flat[i])];
+        double err = std::fabs(got - want) / (1.0 + std::fabs(want));
+        if (std::isnan(got) != std::isnan(want) || (std::isinf(want) && got != want) || (std::isinf(got) && got != want)) {
+            err = std::numeric_limits<double>::infinity();
+        } else if (std::isnan(want) || (std::isinf(want) && got == want)) {
+            err = 0;
         }
-        for (int64_t i = 0; i < sample_points; i++) points.push_back(u(rng));
-    }
-    ReferenceEvaluator ref(def, shape, inputs);
-    std::vector<int64_t> idx(dims.size());
-    for (int64_t flat : points) {
-        int64_t r = flat;
-        for (size_t d = dims.size(); d-- > 0;) {
-            idx[d] = r % dims[d];
-            r /= dims[d];
-        }
-        double want = ref.value(out.name, idx);
-        double got = output.data[size_t(flat)];
-        double err = std::isfinite(got) || !std::isfinite(want) ? std::fabs(got - want) / (1.0 + std::fabs(want))
-                                                                : std::numeric_limits<double>::infinity();
-        if (std::isnan(got) != std::isnan(want)) err = std::numeric_limits<double>::infinity();
-        if (std::isinf(want) && got == want) err = 0;
         v.points_checked++;
         if (err > v.max_error) v.max_error = err;
         if (err > tolerance && v.first_mismatch.empty()) {
             std::ostringstream m;
-            m << out.name << "[";
+            m << sample.output_name << "[";
+            int64_t rest = sample.flat[i];
+            std::vector<int64_t> idx(sample.dims.size());
+            for (size_t d = sample.dims.size(); d-- > 0;) {
+                idx[d] = rest % sample.dims[d];
+                rest /= sample.dims[d];
+            }
             for (size_t d = 0; d < idx.size(); d++) m << (d ? ", " : "") << idx[d];
             m << "]: got " << got << ", want " << want;
             v.first_mismatch = m.str();
@@ -268,6 +285,12 @@ Verification verify_output(const ComputeDef &def, const BoundShape &shape,
     }
     v.ok = v.first_mismatch.empty();
     return v;
+}
+
+Verification verify_output(const ComputeDef &def, const BoundShape &shape,
+                           const std::map<std::string, HostTensor> &inputs, const HostTensor &output,
+                           double tolerance, int64_t sample_points, uint64_t seed) {
+    return check_output(reference_sample(def, shape, inputs, sample_points, seed), output, tolerance);
 }
 
 }  // namespace opgen

@@ -49,6 +49,20 @@ struct Verification {
     std::string first_mismatch;  // "C[3, 17]: got 1.5, want 2.25"
 };
 
+// Reference values at a set of output points, computed once per task and checked against every
+// candidate: every point when the op is small enough, else `sample_points` seeded points plus the
+// output's corners and row ends (where tails and padding go wrong).
+struct ReferenceSample {
+    std::vector<int64_t> flat;  // row-major offsets into the output
+    std::vector<double> want;
+    std::string output_name;
+    std::vector<int64_t> dims;
+};
+ReferenceSample reference_sample(const ComputeDef &def, const BoundShape &shape,
+                                 const std::map<std::string, HostTensor> &inputs,
+                                 int64_t sample_points = 1500, uint64_t seed = 7);
+Verification check_output(const ReferenceSample &sample, const HostTensor &output, double tolerance = 1e-3);
+
 // Compares `output` with the reference at every point when the op is small enough, else at
 // `sample_points` seeded points plus the output's corners. `tolerance` bounds
 // |got - want| / (1 + |want|).

@@ -293,8 +293,12 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     auto vec = [&](Halide::Stage s, const std::string &sn, const Halide::Var &v, const std::string &vn, int64_t extent) {
         if (vw <= 1) return;
         bool exact = extent % vw == 0;
-        s.vectorize(v, vw, exact ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf);
-        rec.line(sn + ".vectorize(" + vn + ", " + std::to_string(vw) + (exact ? ", TailStrategy::RoundUp" : ", TailStrategy::GuardWithIf") + ");");
+        // Update stages may not round up (it would recompute values); a guard that divides evenly
+        // costs nothing, since Halide proves it away.
+        bool round_up = exact && sn.find(".update()") == std::string::npos;
+        Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
+        s.vectorize(v, vw, tail);
+        rec.line(sn + ".vectorize(" + vn + ", " + std::to_string(vw) + ", " + tail_name(tail) + ");");
         if (p.unroll && exact && extent > vw) {
             s.unroll(v);
             rec.line(sn + ".unroll(" + vn + ");");

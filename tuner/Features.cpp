@@ -1,0 +1,149 @@
+#include "tuner/Features.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace opgen::tuner {
+
+const std::vector<std::string> &feature_names() {
+    static const std::vector<std::string> names = {
+        "stage_type_copy_in", "stage_type_compute", "stage_type_copy_out", "buffer_level",
+        "store_bit",          "store_num",          "compute_bit",         "compute_num",
+        "emit_bit",           "emit_num",           "footprint_log2",      "footprint_over_capacity",
+        "arith_intensity",    "vector_lane_use",    "tail_waste",          "tasks_per_core",
+        "unroll_size",        "packed",             "reduction_blocked",   "total_flops_log2",
+        "reg_tile_accumulators", "tile_outer_log2"};
+    return names;
+}
+
+int num_features() { return int(feature_names().size()); }
+
+namespace {
+
+double lg(double x) { return std::log2(std::max(1.0, x)); }
+
+struct Shape2 {
+    double flops = 0;
+    double reg_elems = 1;      // accumulator elements of a register tile
+    double lane_use = 1;       // useful fraction of vector lanes on the innermost axis
+    double tail_waste = 0;     // fraction of recomputed points from shifted tail tiles
+    double tiles = 1;          // number of cache tiles
+    double reg_tiles = 1;      // number of register tiles
+    double reduce_extent = 1;  // total reduction points per output point
+    bool blocked = false;
+};
+
+Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingSpace &space, const SchedulePoint &p) {
+    Shape2 s;
+    s.flops = flop_count(def, shape);
+    double done = 1, needed = 1;
+    for (size_t i = 0; i < p.axes.size(); i++) {
+        const auto &a = p.axes[i];
+        double e = double(space.axes[i].extent);
+        double nt = std::ceil(e / double(a.tile));
+        double nr = nt * std::ceil(double(a.tile) / double(a.reg));
+        s.tiles *= nt;
+        s.reg_tiles *= nr;
+        s.reg_elems *= double(a.reg);
+        done *= nr * double(a.reg);
+        needed *= e;
+    }
+    s.tail_waste = done / needed - 1.0;
+    if (p.vector_width > 1) {
+        double e0 = double(p.axes[0].reg);
+        s.lane_use = e0 / (std::ceil(e0 / p.vector_width) * p.vector_width);
+    }
+    for (size_t j = 0; j < p.reduce.size(); j++) {
+        s.reduce_extent *= double(space.reduce[j].extent);
+        s.blocked |= p.reduce[j].block < space.reduce[j].extent;
+    }
+    return s;
+}
+
+}  // namespace
+
+int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingSpace &space,
+                   const SchedulePoint &p, int threads, std::vector<float> &out) {
+    Shape2 s = summarize(def, shape, space, p);
+    auto fp = footprints(def, shape, target, space.groups, p);
+    auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
+    int rows = 0;
+    for (const auto &g : space.groups) {
+        const Stage &lead = space.graph.stages[size_t(g.stages.front())];
+        auto pos = std::find(in_path.begin(), in_path.end(), g.buffer);
+        double level = pos == in_path.end() ? 0 : double(in_path.end() - pos - 1);
+        double bytes = 0;
+        for (const auto &f : fp) {
+            if (f.tensor == g.tensor && f.buffer == g.buffer) bytes = double(f.bytes);
+        }
+        const BufferLevel *buf = target.find_buffer(g.buffer);
+        double capacity = buf && buf->capacity > 0 ? double(buf->capacity) : 0;
+        // How many times the group's tile is (re)loaded over the whole run, by level.
+        double loads = level <= 0 ? s.reg_tiles * s.reduce_extent : level <= 1 ? s.reg_tiles : s.tiles;
+        if (level >= 1 && s.blocked) {
+            double blocks = 1;
+            for (size_t j = 0; j < p.reduce.size(); j++) blocks *= double(space.reduce[j].extent) / double(p.reduce[j].block);
+            loads *= blocks;
+        }
+        bool packed = std::find(p.packed.begin(), p.packed.end(), g.tensor) != p.packed.end();
+        bool compute = lead.kind == StageKind::Compute;
+        double emit_bit = compute ? 2.0 * p.vector_width : double(p.vector_width);
+        double compute_num = compute ? s.flops / std::max(1.0, 2.0 * s.reg_elems) : loads;
+        float row[] = {
+            float(lead.kind == StageKind::CopyIn || lead.kind == StageKind::Source),
+            float(compute),
+            float(lead.kind == StageKind::CopyOut),
+            float(level),
+            float(lg(bytes)),                                    // store bit: bytes per load
+            float(lg(loads)),                                    // store num
+            float(lg(compute ? 2.0 * s.reg_elems : bytes / 4)),  // compute bit: work per iteration
+            float(lg(compute_num)),                              // compute num
+            float(emit_bit),                                     // emit bit: work per instruction
+            float(lg(s.flops / emit_bit)),                       // emit num
+            float(lg(bytes)),
+            float(capacity > 0 ? bytes / capacity : 0.0),
+            float(lg(s.flops / std::max(1.0, bytes * loads))),
+            float(s.lane_use),
+            float(s.tail_waste),
+            float(s.tiles / std::max(1, threads)),
+            float(s.reg_elems / std::max(1, p.vector_width)),
+            float(packed),
+            float(s.blocked),
+            float(lg(s.flops)),
+            float(s.reg_elems / std::max(1, p.vector_width)),
+            float(lg(s.tiles)),
+        };
+        out.insert(out.end(), std::begin(row), std::end(row));
+        rows++;
+    }
+    return rows;
+}
+
+double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingSpace &space,
+                        const SchedulePoint &p, int threads) {
+    Shape2 s = summarize(def, shape, space, p);
+    // Peak: two FMA ports of vector_width lanes at ~3 GHz; FMA latency ~4 cycles needs about eight
+    // independent accumulators per port pair to stay busy.
+    double lanes = std::max(1, p.vector_width);
+    double peak = 2.0 * 2.0 * lanes * 3.0e9 * std::max(1, std::min(threads, target.cores));
+    double accumulators = s.reg_elems / lanes;
+    double latency_use = std::min(1.0, accumulators / 8.0);
+    bool fusable = !p.reduce.empty();
+    double compute = s.flops * (1.0 + s.tail_waste) / (peak * s.lane_use * (fusable ? latency_use : 0.25));
+    // Memory: each cache tile streams its inputs from L2/DRAM once per tile; register tiles reload
+    // their operands from L1.
+    double bytes_l1 = 0, bytes_dram = 0;
+    for (const auto &f : footprints(def, shape, target, space.groups, p)) {
+        const TensorDecl *t = def.find_tensor(f.tensor);
+        if (t->role != TensorRole::Input) continue;
+        auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
+        auto pos = std::find(in_path.begin(), in_path.end(), f.buffer);
+        int level = pos == in_path.end() ? 0 : int(in_path.end() - pos - 1);
+        if (level == 1) bytes_l1 += double(f.bytes) * s.reg_tiles;
+        if (level == 2) bytes_dram += double(f.bytes) * s.tiles * (p.packed.empty() ? 1.3 : 1.0);
+    }
+    double memory = std::max(bytes_l1 / 100e9, bytes_dram / 12e9);
+    return std::max(compute, memory);
+}
+
+}  // namespace opgen::tuner

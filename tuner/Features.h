@@ -1,0 +1,33 @@
+// Per-stage-group features of a candidate: the seed's seven (seed 004, paragraphs 78-84: stage
+// type, store bit, store num, compute bit, compute num, emit bit, emit num) and what makes them
+// accurate on a CPU (footprint over capacity, arithmetic intensity, vector-lane use, tail waste,
+// parallel tasks per core, unroll size, packing). costmodel/ sees only these numbers.
+#ifndef OPGEN_TUNER_FEATURES_H
+#define OPGEN_TUNER_FEATURES_H
+
+#include "tuner/TilingSpace.h"
+
+#include <string>
+#include <vector>
+
+namespace opgen::tuner {
+
+// Column names, in order.
+const std::vector<std::string> &feature_names();
+int num_features();
+
+// One row per group of the space's stage groups (main-memory groups included), appended to `out`;
+// returns the number of rows.
+int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                   const TilingSpace &space, const SchedulePoint &p, int threads,
+                   std::vector<float> &out);
+
+// An analytical roofline estimate of the candidate's time in seconds: FLOPs over the peak scaled
+// by vector-lane use and register-tile latency hiding, against the bytes each buffer level moves
+// over its bandwidth. The cold-start ranking, and the baseline the learned model must beat.
+double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                        const TilingSpace &space, const SchedulePoint &p, int threads);
+
+}  // namespace opgen::tuner
+
+#endif

@@ -1,0 +1,63 @@
+// tune: one tuning task from op and shape to a measured, verified winner.
+//
+// The loop (seed 004, paragraphs 62-63 and 86, with measurement as in the design): build the legal
+// space; rank it by the roofline estimate; measure the best few (plus a seeded share of random
+// explorers); train the XGBoost model on everything measured; rank again by the model; repeat
+// until the trial budget is spent; then re-measure the leading contenders interleaved and name the
+// winner by median. Every measured candidate is recorded (features, time, status) when a cache is
+// given, and the same seed with the same measurements gives the same winner.
+#ifndef OPGEN_TUNER_TUNER_H
+#define OPGEN_TUNER_TUNER_H
+
+#include "costmodel/CostModel.h"
+#include "db/KernelCache.h"
+#include "tuner/Measurer.h"
+#include "tuner/TilingSpace.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace opgen::tuner {
+
+struct TuneOptions {
+    int trials = 24;          // candidates measured
+    int batch = 8;            // candidates per round between model updates
+    int threads = 1;          // cores the kernels may use
+    uint64_t seed = 1;
+    double epsilon = 0.25;    // share of each round drawn at random from the space
+    double min_time_ms = 60;  // timing budget per candidate
+    int max_pool = 20000;     // points scored per round (a seeded sample of a larger space)
+    std::function<void(const std::string &)> log;  // progress lines; may be empty
+};
+
+struct Trial {
+    SchedulePoint point;
+    MeasureResult result;
+    std::vector<float> features;
+    int feature_rows = 0;
+};
+
+struct TuneResult {
+    SchedulePoint best;
+    MeasureResult best_result;
+    MeasureResult default_result;
+    std::string schedule_source;
+    std::vector<Trial> trials;
+    int64_t legal_size = 0;
+    double flops = 0;
+    bool found = false;  // at least one candidate was correct
+};
+
+// The tuner's version; part of every cache key.
+const char *tuner_version();
+std::string halide_version();
+
+// Tunes `def` at `shape` on `target`. When `cache` is given every measurement is recorded under
+// `key` as it happens, in one transaction per round.
+TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &options,
+                db::KernelCache *cache = nullptr, const db::KernelKey *key = nullptr);
+
+}  // namespace opgen::tuner
+
+#endif
