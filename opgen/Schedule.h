@@ -26,11 +26,15 @@ struct AxisTiling {
     std::string var;   // a pure variable of the output, by its name in the op file
     int64_t tile = 1;  // cache-tile extent (multiple of reg, at most the axis extent)
     int64_t reg = 1;   // register-tile extent
+
+    bool operator==(const AxisTiling &o) const { return var == o.var && tile == o.tile && reg == o.reg; }
 };
 
 struct ReduceTiling {
     std::string var;    // a reduction variable of the main statement
     int64_t block = 1;  // reduction block (the axis extent: not blocked)
+
+    bool operator==(const ReduceTiling &o) const { return var == o.var && block == o.block; }
 };
 
 struct SchedulePoint {
@@ -46,7 +50,11 @@ struct SchedulePoint {
     static SchedulePoint from_json(const nlohmann::json &j);
     // Compact one-line description: "m:64/8 n:256/32 k:256 order=n,m par=1 pack=B vw=16".
     std::string summary() const;
-    bool operator==(const SchedulePoint &o) const { return to_json() == o.to_json(); }
+    bool operator==(const SchedulePoint &o) const {
+        return axes == o.axes && reduce == o.reduce && outer_order == o.outer_order &&
+               parallel_loops == o.parallel_loops && packed == o.packed && vector_width == o.vector_width &&
+               unroll == o.unroll;
+    }
 };
 
 // The statement whose loops the schedule tiles: the reduction that the output is (a pointwise

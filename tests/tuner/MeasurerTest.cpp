@@ -1,0 +1,73 @@
+// Seeded random legal points compile and compute correct results; a wrong kernel is caught.
+#include "opgen/OpLibrary.h"
+#include "tuner/Measurer.h"
+#include "tuner/TilingSpace.h"
+
+#include <gtest/gtest.h>
+
+using namespace opgen;
+using namespace opgen::tuner;
+
+TEST(Measurer, RandomLegalPointsAreCorrectAtAnOddShape) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    BoundShape shape = bind_shape(def, "M=37,N=53,K=29");
+    Target host = host_target();
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    ASSERT_FALSE(s.legal.empty());
+    TaskContext task(def, shape, host, 5);
+    int ok = 0;
+    for (const auto &p : s.sample(12, 21)) {
+        MeasureResult r = measure(task, p, 1, 1);
+        EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
+        ok += r.ok();
+        EXPECT_LT(r.max_error, 1e-4);
+    }
+    EXPECT_EQ(ok, 12);
+}
+
+TEST(Measurer, BlockedReductionIsCorrect) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    BoundShape shape = bind_shape(def, "M=64,N=96,K=128");
+    Target host = host_target();
+    TaskContext task(def, shape, host, 9);
+    SchedulePoint p = heuristic_point(def, shape, host);
+    p.reduce[0].block = 32;
+    p.packed = {"A", "B"};
+    p.axes[0].tile = 32;  // multiples of the register tile, as blocking needs
+    p.axes[1].tile = 16;
+    MeasureResult r = measure(task, p, 1, 1);
+    EXPECT_EQ(r.status, "ok") << r.error;
+}
+
+TEST(Measurer, DefaultScheduleIsCorrect) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    BoundShape shape = bind_shape(def, "M=17,N=19,K=23");
+    TaskContext task(def, shape, host_target(), 3);
+    MeasureResult r = measure(task, std::nullopt, 1, 1);
+    EXPECT_EQ(r.status, "ok") << r.error;
+    EXPECT_GT(r.gflops, 0);
+}
+
+// The reference catches a wrong kernel: checking against a sample of a different input fails.
+TEST(Measurer, WrongResultIsReportedNotTimed) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    BoundShape shape = bind_shape(def, "M=16,N=32,K=8");
+    TaskContext task(def, shape, host_target(), 3);
+    TaskContext other(def, shape, host_target(), 4);
+    task.reference = other.reference;  // the kernel now computes a different product than expected
+    MeasureResult r = measure(task, std::nullopt, 1, 1);
+    EXPECT_EQ(r.status, "wrong_result");
+    EXPECT_NE(r.error.find("C["), std::string::npos);
+    EXPECT_EQ(r.timing.runs, 0);
+}
+
+TEST(Measurer, BadPointIsRecordedAsFailure) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    BoundShape shape = bind_shape(def, "M=16,N=32,K=8");
+    TaskContext task(def, shape, host_target(), 3);
+    SchedulePoint p = heuristic_point(def, shape, host_target());
+    p.axes[0].reg = 64;  // larger than the axis: refused, not crashed
+    MeasureResult r = measure(task, p, 1, 1);
+    EXPECT_EQ(r.status, "compile_error");
+    EXPECT_NE(r.error.find("reg"), std::string::npos);
+}

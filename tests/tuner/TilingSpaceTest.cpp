@@ -1,0 +1,121 @@
+// The legal space: hand-counted sizes on the toy target, capacity respected by every sampled
+// point, membership and seeded sampling.
+#include "opgen/OpLibrary.h"
+#include "opgen/Parser.h"
+#include "tuner/TilingSpace.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace opgen;
+using namespace opgen::tuner;
+
+namespace {
+ComputeDef matmul() { return OpLibrary::standard().load("matmul"); }
+}  // namespace
+
+// Toy target: 4 lanes of f32, REG = 64 B (four 16-byte registers), L1 = 256 B, L2 = 1 KiB.
+// matmul M=4 N=8 K=8, one thread:
+//   n: regs {4, 8}, (reg, tile) pairs (4,4) (4,8) (8,8)                          -> 3
+//   m: regs {1,2,3,4}, pairs (1,1) (1,2) (1,4) (2,2) (2,4) (3,3) (3,4) (4,4)      -> 8
+//   k: block {8}; knobs: 2 orders x 1 parallel choice x 4 packings              -> 8
+//   total 3 * 8 * 8 = 192.
+// REG holds A (one broadcast register, 16 B), B (4*rn bytes) and the accumulator (4*rm*rn):
+//   16 + 4 rn (1 + rm) <= 64  =>  rn = 4 and rm <= 2.
+// L1 holds A rm x 8 and B 8 x rn floats: 32 (rm + rn) <= 256, true for those. L2 always fits.
+// Legal: n in {(4,4), (4,8)} x m in {(1,1),(1,2),(1,4),(2,2),(2,4)} x 8 knobs = 80.
+TEST(TilingSpace, CountsMatmulSpaceOnToyTarget) {
+    ComputeDef def = matmul();
+    BoundShape shape = bind_shape(def, "M=4,N=8,K=8");
+    Target toy = load_target("toy");
+    TilingSpace s = make_tiling_space(def, shape, toy, 1);
+    EXPECT_EQ(s.total_points, 192);
+    EXPECT_EQ(s.legal.size(), 80u);
+    for (const auto &p : s.legal) {
+        EXPECT_EQ(p.axes[0].reg, 4);
+        EXPECT_LE(p.axes[1].reg, 2);
+    }
+}
+
+TEST(TilingSpace, GroupsOneTensorPerBuffer) {
+    ComputeDef def = matmul();
+    Target toy = load_target("toy");
+    StageGraph g = build_stages(def, toy);
+    auto groups = group_stages(g);
+    // A and B each through DRAM, L2, L1, REG; C's accumulator in REG and its copy to DRAM.
+    ASSERT_EQ(groups.size(), 10u);
+    std::set<std::string> names;
+    for (const auto &gr : groups) names.insert(gr.tensor + "@" + gr.buffer);
+    EXPECT_TRUE(names.count("A@L1"));
+    EXPECT_TRUE(names.count("B@REG"));
+    EXPECT_TRUE(names.count("C@REG"));
+    EXPECT_TRUE(names.count("C@DRAM"));
+    for (const auto &gr : groups) {
+        if (gr.tensor == "C" && gr.buffer == "REG") {
+            EXPECT_EQ(gr.axes, (std::vector<std::string>{"m", "n", "k"}));
+        }
+    }
+}
+
+TEST(TilingSpace, NoSampledPointExceedsABuffer) {
+    ComputeDef def = matmul();
+    BoundShape shape = bind_shape(def, "M=512,N=512,K=512");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    ASSERT_GT(s.legal.size(), 1000u);
+    for (const auto &p : s.sample(500, 11)) {
+        auto fp = footprints(def, shape, host, s.groups, p);
+        for (const auto &b : host.buffers) {
+            if (b.capacity == 0) continue;
+            int64_t sum = 0;
+            for (const auto &f : fp) sum += f.buffer == b.name ? f.bytes : 0;
+            EXPECT_LE(sum, b.capacity) << p.summary() << " in " << b.name;
+        }
+    }
+}
+
+TEST(TilingSpace, SamplingIsSeededAndDistinct) {
+    ComputeDef def = matmul();
+    BoundShape shape = bind_shape(def, "M=256,N=256,K=256");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    auto a = s.sample(50, 3), b = s.sample(50, 3), c = s.sample(50, 4);
+    ASSERT_EQ(a.size(), 50u);
+    EXPECT_TRUE(a == b);
+    EXPECT_FALSE(a == c);
+    std::set<std::string> distinct;
+    for (const auto &p : a) distinct.insert(p.to_json().dump());
+    EXPECT_EQ(distinct.size(), 50u);
+    for (const auto &p : a) EXPECT_TRUE(s.contains(p));
+}
+
+TEST(TilingSpace, RejectsPointsOutsideTheSpace) {
+    ComputeDef def = matmul();
+    BoundShape shape = bind_shape(def, "M=4,N=8,K=8");
+    Target toy = load_target("toy");
+    TilingSpace s = make_tiling_space(def, shape, toy, 1);
+    SchedulePoint p = s.legal.front();
+    p.axes[1].reg = 4;  // 16 + 4*4*(1+4) = 96 bytes of registers: over the toy's 64
+    p.axes[1].tile = 4;
+    EXPECT_FALSE(s.contains(p));
+    EXPECT_FALSE(fits_buffers(toy, footprints(def, shape, toy, s.groups, p)));
+}
+
+// The well-known fast shape of a CPU matmul is in the space: a register tile of 16 accumulators
+// (2 zmm wide x 8 rows), packed panels, a parallel outer loop.
+TEST(TilingSpace, ContainsRegisterBlockedPackedParallelSchedule) {
+    ComputeDef def = matmul();
+    BoundShape shape = bind_shape(def, "M=1024,N=1024,K=1024");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    bool found = false;
+    for (const auto &p : s.legal) {
+        if (p.axes[0].reg == 32 && p.axes[1].reg == 8 && p.packed.size() == 2 && p.parallel_loops >= 1 &&
+            p.reduce[0].block < 1024) {
+            found = true;
+            break;
+        }
+    }
+    EXPECT_TRUE(found);
+}
