@@ -1,0 +1,173 @@
+// Drives the real opgen command: tune into a real SQLite file, query it, list ops from a user
+// folder, and check that every bad input ends in one `error: ...` line, a non-zero exit and an
+// untouched database.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CommandRun {
+    int status = -1;
+    std::string out, err;
+};
+
+// Runs the opgen command with `args` (a shell-quoted string) in `dir`.
+CommandRun opgen(const std::string &args, const fs::path &dir) {
+    fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+    std::string cmd = "cd '" + dir.string() + "' && '" + std::string(OPGEN_EXE) + "' " + args + " >'" + out.string() +
+                      "' 2>'" + err.string() + "'";
+    int rc = std::system(cmd.c_str());
+    CommandRun r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    auto slurp = [](const fs::path &p) {
+        std::ifstream in(p);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+int64_t count_rows(const fs::path &db, const char *table) {
+    sqlite3 *h = nullptr;
+    if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return -1;
+    sqlite3_stmt *st = nullptr;
+    int64_t n = -1;
+    std::string sql = std::string("SELECT COUNT(*) FROM ") + table;
+    if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
+}
+
+class Command : public ::testing::Test {
+protected:
+    fs::path dir;
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("opgen-e2e-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+
+    // One line, starting with "error: ", non-zero exit.
+    void expect_error(const CommandRun &r, const std::string &fragment) {
+        EXPECT_NE(r.status, 0);
+        EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
+    }
+};
+
+TEST_F(Command, TunesVerifiesStoresAndQueries) {
+    CommandRun t = opgen("tune --op matmul --shape M=64,N=48,K=40 --trials 6 --threads 1 --db k.db --quiet --json", dir);
+    ASSERT_EQ(t.status, 0) << t.err;
+    auto tuned = nlohmann::json::parse(t.out);
+    EXPECT_EQ(tuned["answer"], "tuned");
+    EXPECT_TRUE(tuned["verified"].get<bool>());
+    EXPECT_GT(tuned["gflops"].get<double>(), 0.0);
+    EXPECT_NE(tuned["schedule_source"].get<std::string>().find(".compute_at("), std::string::npos);
+    EXPECT_EQ(count_rows(dir / "k.db", "kernels"), 1);
+    EXPECT_EQ(count_rows(dir / "k.db", "measurements"), 6);
+
+    CommandRun q = opgen("query --op matmul --shape K=40,N=48,M=64 --threads 1 --db k.db", dir);
+    ASSERT_EQ(q.status, 0) << q.err;
+    auto j = nlohmann::json::parse(q.out);
+    EXPECT_EQ(j["answer"], "exact");
+    EXPECT_EQ(j["shape"], "K=40,M=64,N=48");
+    EXPECT_EQ(j["schedule"], tuned["schedule"]);
+    EXPECT_GT(j["speedup_over_default"].get<double>(), 0.0);
+
+    // The same key again is served from the cache, not re-tuned.
+    CommandRun again = opgen("tune --op matmul --shape M=64,N=48,K=40 --trials 6 --threads 1 --db k.db --quiet --json", dir);
+    ASSERT_EQ(again.status, 0) << again.err;
+    EXPECT_EQ(nlohmann::json::parse(again.out)["answer"], "cached");
+    EXPECT_EQ(count_rows(dir / "k.db", "measurements"), 6);
+
+    // Another thread count is another target: a miss, said clearly.
+    CommandRun miss = opgen("query --op matmul --shape M=64,N=48,K=40 --threads 2 --db k.db", dir);
+    expect_error(miss, "no kernel for op 'matmul'");
+}
+
+TEST_F(Command, UserOpFolderIsListedTunedAndQueried) {
+    fs::create_directories(dir / "myops");
+    std::ofstream(dir / "myops" / "scale_add.op") << "# y = 2 x + b, a user op written only as a file\n"
+                                                     "op scale_add\nparam N, C\n"
+                                                     "input X: f32[N, C]\ninput B: f32[C]\noutput Y: f32[N, C]\n"
+                                                     "Y[n, c] = 2.0 * X[n, c] + B[c]\n";
+    CommandRun l = opgen("ops list --ops-dir myops", dir);
+    ASSERT_EQ(l.status, 0) << l.err;
+    EXPECT_NE(l.out.find("scale_add"), std::string::npos);
+    EXPECT_NE(l.out.find("matmul"), std::string::npos);
+    CommandRun t = opgen("tune --op scale_add --shape N=33,C=70 --trials 4 --threads 1 --db u.db --ops-dir myops --quiet", dir);
+    ASSERT_EQ(t.status, 0) << t.err;
+    CommandRun q = opgen("query --op scale_add --shape N=33,C=70 --threads 1 --db u.db --ops-dir myops", dir);
+    ASSERT_EQ(q.status, 0) << q.err;
+    EXPECT_TRUE(nlohmann::json::parse(q.out)["verified"].get<bool>());
+}
+
+TEST_F(Command, BadInputsSayWhatIsWrongAndWriteNothing) {
+    expect_error(opgen("tune --op nosuch --shape M=1 --db k.db", dir), "unknown op 'nosuch'");
+    expect_error(opgen("tune --op matmul --shape M=0,N=2,K=3 --db k.db", dir), "M=0 must be positive");
+    expect_error(opgen("tune --op matmul --shape M=2,N=2 --db k.db", dir), "missing parameter 'K'");
+    expect_error(opgen("tune --op matmul --shape M=2,X=3,N=2,K=1 --db k.db", dir), "no parameter 'X'");
+    expect_error(opgen("tune --op matmul --shape 'M=2,,N=3' --db k.db", dir), "empty entry");
+    expect_error(opgen("tune --op matmul --shape M=two,N=2,K=2 --db k.db", dir), "is not an integer");
+    expect_error(opgen("tune --op matmul --shape M=2000000,N=2000000,K=2 --db k.db", dir), "more than the limit");
+    expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --trials 0 --db k.db", dir), "--trials");
+    expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --bogus --db k.db", dir), "bogus");
+    EXPECT_FALSE(fs::exists(dir / "k.db"));
+
+    expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --db missing/dir/k.db", dir), "does not exist");
+    EXPECT_FALSE(fs::exists(dir / "missing"));
+
+    std::ofstream(dir / "notes.db") << "these are not the tables you are looking for\n";
+    expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --db notes.db", dir), "not an opgen kernel cache");
+    std::ifstream in(dir / "notes.db");
+    std::string first;
+    std::getline(in, first);
+    EXPECT_EQ(first, "these are not the tables you are looking for");
+
+    std::ofstream(dir / "bad.op") << "op bad\nparam N\ninput X: f32[N]\noutput Y: f32[N]\nY[i] = X[i, i]\n";
+    expect_error(opgen("ops show bad --ops-dir .", dir), "bad.op:5:8: tensor 'X' has rank 1");
+    expect_error(opgen("space --op matmul --shape M=8,N=8,K=8 --target nowhere", dir), "unknown target 'nowhere'");
+}
+
+TEST_F(Command, HelpDescribesEveryCommand) {
+    CommandRun h = opgen("--help", dir);
+    EXPECT_EQ(h.status, 0);
+    for (const char *c : {"tune", "query", "batch", "ops", "space", "target"}) {
+        EXPECT_NE(h.out.find(c), std::string::npos) << c;
+    }
+    CommandRun th = opgen("tune --help", dir);
+    EXPECT_EQ(th.status, 0);
+    for (const char *o : {"--op", "--shape", "--trials", "--db", "--target", "--threads", "--seed"}) {
+        EXPECT_NE(th.out.find(o), std::string::npos) << o;
+    }
+}
+
+TEST_F(Command, SpacePrintsStagesGroupsAndSize) {
+    CommandRun s = opgen("space --op matmul --shape M=4,N=8,K=8 --target toy --threads 1", dir);
+    ASSERT_EQ(s.status, 0) << s.err;
+    EXPECT_NE(s.out.find("A_L1"), std::string::npos);
+    EXPECT_NE(s.out.find("C@REG"), std::string::npos);
+    EXPECT_NE(s.out.find("legal space: 80 of 192 points"), std::string::npos) << s.out;
+}
+
+}  // namespace
