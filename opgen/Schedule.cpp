@@ -111,8 +111,28 @@ public:
     void declare_var(const std::string &n) {
         if (std::find(declared.begin(), declared.end(), n) == declared.end()) declared.push_back(n);
     }
+    std::vector<std::string> declared_r;
+    void declare_rvar(const std::string &n) { declared_r.push_back(n); }
     void line(const std::string &l) { lines.push_back(l); }
+
+    // The primitives, preceded by the declarations of the loop variables they introduce.
+    AppliedSchedule finish() const {
+        AppliedSchedule out;
+        auto decl = [&](const char *type, const std::vector<std::string> &names) {
+            if (names.empty()) return;
+            std::string d = std::string(type) + " ";
+            for (size_t i = 0; i < names.size(); i++) d += (i ? ", " : "") + names[i] + "(\"" + names[i] + "\")";
+            out.lines.push_back(d + ";");
+        };
+        decl("Var", declared);
+        decl("RVar", declared_r);
+        out.lines.insert(out.lines.end(), lines.begin(), lines.end());
+        return out;
+    }
 };
+
+// Halide makes Func names unique within a process ("C$34"); printed source uses the op's names.
+std::string clean_name(const std::string &n) { return n.substr(0, n.find('$')); }
 
 const char *tail_name(Halide::TailStrategy t) {
     switch (t) {
@@ -132,7 +152,7 @@ struct Tiled {
 // Tiles the output (or any pure Func) per the point: returns the loop variables.
 Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const SchedulePoint &p,
                   const BoundShape &shape, const Target &target) {
-    const std::string f = out.name();
+    const std::string f = clean_name(out.name());
     Tiled t;
     const Statement &s = *st.statement;
     std::vector<std::string> names;
@@ -227,7 +247,7 @@ Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const
 // innermost when that is wide enough.
 void schedule_root_reduction(Recorder &rec, LoweredStage &st, const BoundShape &shape, const Target &target) {
     Halide::Func acc = st.acc;
-    const std::string f = acc.name();
+    const std::string f = clean_name(acc.name());
     acc.compute_root();
     rec.line(f + ".compute_root();");
     int vw = target.vector_lanes(4);
@@ -261,14 +281,14 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     }
     Tiled t = tile_output(rec, op.output, outst, p, op.shape, target);
     if (!fused) {
-        return {rec.lines};
+        return rec.finish();
     }
 
     // The accumulator: per register tile (registers hold it) or per cache tile with the
     // reduction blocked.
     Halide::Func acc = main.acc;
-    const std::string a = acc.name();
-    const std::string o = op.output.name();
+    const std::string a = clean_name(acc.name());
+    const std::string o = clean_name(op.output.name());
     bool blocked = false;
     for (const auto &r : p.reduce) {
         auto pos = std::find(main.rvar_names.begin(), main.rvar_names.end(), r.var);
@@ -331,10 +351,10 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
             rec.line(name + "_panel.compute_at(" + o + ", " + t.outer_compute_name + ");");
             if (vw > 1) {
                 pk.vectorize(pk.args()[0], vw, Halide::TailStrategy::GuardWithIf);
-                rec.line(name + "_panel.vectorize(" + pk.args()[0].name() + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");
+                rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");
             }
         }
-        return {rec.lines};
+        return rec.finish();
     }
 
     // Blocked reduction: the accumulator holds a cache tile; its update walks reduction blocks
@@ -370,6 +390,8 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
             if (r.var == rn) block = r.block;
         }
         Halide::RVar rvo(rn + "_o"), rvi(rn + "_i");
+        rec.declare_rvar(rvo.name());
+        rec.declare_rvar(rvi.name());
         u.split(main.rdom[i], rvo, rvi, int(block));
         rec.line(un + ".split(" + rn + ", " + rvo.name() + ", " + rvi.name() + ", " + std::to_string(block) + ");");
         ro.push_back(rvo);
@@ -400,10 +422,10 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         rec.line(name + "_panel.compute_at(" + a + ", " + ron.front() + ");");
         if (vw > 1) {
             pk.vectorize(pk.args()[0], vw, Halide::TailStrategy::GuardWithIf);
-            rec.line(name + "_panel.vectorize(" + pk.args()[0].name() + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");
+            rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");
         }
     }
-    return {rec.lines};
+    return rec.finish();
 }
 
 AppliedSchedule apply_default_schedule(LoweredOp &, const Target &) {
