@@ -3,6 +3,7 @@
 // `error: ...` line and a non-zero exit.
 #include "costmodel/CostModel.h"
 #include "db/KernelCache.h"
+#include "opgen/Emit.h"
 #include "opgen/OpLibrary.h"
 #include "opgen/StageGraph.h"
 #include "tuner/Tuner.h"
@@ -222,6 +223,17 @@ int main(int argc, char **argv) {
     space->add_option("--shape", s_shape, "shape")->required();
     add_common(space, false);
 
+    std::string e_op, e_shape, e_out, e_name, e_point;
+    bool e_default = false;
+    auto *emit = app.add_subcommand("emit", "write a kernel: generator source, static library + header, C source, .stmt");
+    emit->add_option("--op", e_op, "op name")->required();
+    emit->add_option("--shape", e_shape, "shape")->required();
+    emit->add_option("--out", e_out, "output folder (created when missing)")->required();
+    emit->add_option("--name", e_name, "kernel function name (default: <op>_kernel)");
+    auto *e_point_opt = emit->add_option("--point", e_point, "a schedule point as a JSON file (default: the cache's winner)");
+    emit->add_flag("--default-schedule", e_default, "Halide's default schedule instead of the cache's winner")->excludes(e_point_opt);
+    add_common(emit, true);
+
     std::string t_name = "host";
     auto *target_cmd = app.add_subcommand("target", "targets");
     target_cmd->require_subcommand(1);
@@ -310,6 +322,32 @@ int main(int argc, char **argv) {
                 if (skipped && !ta.quiet) std::cerr << "  cached, skipped\n";
             }
             print_table(rows);
+            return 0;
+        }
+        if (*emit) {
+            ComputeDef def = lib.load(e_op);
+            BoundShape shape = bind_shape(def, e_shape);
+            Target t = load_target(c.target);
+            std::optional<SchedulePoint> point;
+            if (!e_point.empty()) {
+                std::ifstream in(e_point);
+                user_check(in.good()) << "cannot read schedule point '" << e_point << "'";
+                try {
+                    point = SchedulePoint::from_json(json::parse(in));
+                } catch (const json::exception &e) {
+                    user_check(false) << "schedule point '" << e_point << "': " << e.what();
+                }
+            } else if (!e_default) {
+                auto cache = db::open_kernel_cache(c.db_path, db::OpenMode::ReadOnly);
+                db::KernelKey key = key_for(def, shape, t, threads_of(c, t));
+                auto hit = cache->lookup(key);
+                user_check(hit.has_value()) << "no kernel for op '" << def.name << "' at " << shape.canonical << " on target "
+                                            << key.target << " in " << c.db_path << " (tune it first, or pass --point or --default-schedule)";
+                point = SchedulePoint::from_json(json::parse(hit->schedule_json));
+            }
+            for (const auto &f : emit_kernel(def, shape, point, t, e_out, e_name.empty() ? def.name + "_kernel" : e_name)) {
+                std::cout << f << "\n";
+            }
             return 0;
         }
         if (*ops_list) {

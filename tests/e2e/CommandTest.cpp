@@ -149,6 +149,51 @@ TEST_F(Command, BadInputsSayWhatIsWrongAndWriteNothing) {
     expect_error(opgen("space --op matmul --shape M=8,N=8,K=8 --target nowhere", dir), "unknown target 'nowhere'");
 }
 
+// A runtime team's view: the emitted static library and header link into a plain C++ program
+// that knows nothing of opgen or Halide's compiler, and compute the right numbers.
+TEST_F(Command, EmittedStaticLibraryLinksIntoAStandaloneProgram) {
+    CommandRun t = opgen("tune --op matmul --shape M=48,N=80,K=33 --trials 4 --threads 1 --db k.db --quiet", dir);
+    ASSERT_EQ(t.status, 0) << t.err;
+    CommandRun e = opgen("emit --op matmul --shape M=48,N=80,K=33 --threads 1 --db k.db --out kernel --name mm48", dir);
+    ASSERT_EQ(e.status, 0) << e.err;
+    for (const char *f : {"mm48.a", "mm48.h", "mm48.c", "mm48.stmt", "mm48_generator.cpp"}) {
+        EXPECT_TRUE(fs::exists(dir / "kernel" / f)) << f;
+    }
+    std::ofstream(dir / "main.cpp") << R"(
+#include "mm48.h"
+#include "HalideBuffer.h"
+#include <cmath>
+#include <cstdio>
+int main() {
+    const int M = 48, N = 80, K = 33;
+    Halide::Runtime::Buffer<float> A(K, M), B(N, K), C(N, M);  // innermost dimension first
+    for (int m = 0; m < M; m++) for (int k = 0; k < K; k++) A(k, m) = float((m * 7 + k * 3) % 11) - 5.0f;
+    for (int k = 0; k < K; k++) for (int n = 0; n < N; n++) B(n, k) = float((k * 5 + n) % 13) - 6.0f;
+    if (mm48(A, B, C) != 0) { std::puts("call failed"); return 2; }
+    for (int m = 0; m < M; m++) for (int n = 0; n < N; n++) {
+        double want = 0;
+        for (int k = 0; k < K; k++) want += double(A(k, m)) * double(B(n, k));
+        if (std::fabs(C(n, m) - want) > 1e-3) { std::printf("mismatch at %d %d: %f vs %f\n", m, n, C(n, m), want); return 1; }
+    }
+    std::puts("ok");
+    return 0;
+}
+)";
+    std::string build = "cd '" + dir.string() + "' && c++ -std=c++17 -O1 -I kernel -I /usr/include/halide14 main.cpp kernel/mm48.a -lpthread -ldl -o prog 2> build.txt && ./prog > run.txt";
+    int rc = std::system(build.c_str());
+    std::ifstream run(dir / "run.txt"), log(dir / "build.txt");
+    std::stringstream out, blog;
+    out << run.rdbuf();
+    blog << log.rdbuf();
+    EXPECT_EQ(rc, 0) << blog.str() << out.str();
+    EXPECT_EQ(out.str(), "ok\n");
+
+    // Emitting from a key that was never tuned says so and writes nothing.
+    CommandRun miss = opgen("emit --op matmul --shape M=8,N=8,K=8 --threads 1 --db k.db --out other", dir);
+    expect_error(miss, "tune it first");
+    EXPECT_FALSE(fs::exists(dir / "other" / "matmul_kernel.a"));
+}
+
 TEST_F(Command, HelpDescribesEveryCommand) {
     CommandRun h = opgen("--help", dir);
     EXPECT_EQ(h.status, 0);

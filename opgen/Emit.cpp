@@ -1,0 +1,268 @@
+#include "opgen/Emit.h"
+
+#include "opgen/Kernel.h"
+#include "opgen/Lower.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace opgen {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char *ctype(DType t) {
+    switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return "Halide::float16_t";
+    case DType::I8: return "int8_t";
+    case DType::I32: return "int32_t";
+    }
+    return "float";
+}
+
+std::string float_literal(double v) {
+    std::ostringstream s;
+    s.precision(9);
+    s << v;
+    std::string t = s.str();
+    if (t.find_first_of(".en") == std::string::npos) t += ".0";
+    return t + "f";
+}
+
+// Prints an op-language expression as Halide C++: accesses with their arguments reversed (Halide's
+// first dimension is innermost), parameters as the bound integers.
+class Printer {
+public:
+    Printer(const ComputeDef &def, const BoundShape &shape, const std::string &value_type)
+        : def_(def), shape_(shape), vt_(value_type) {}
+
+    std::string value(const Expr &e) const {
+        switch (e->kind) {
+        case ExprKind::FloatConst: return "cast<" + vt_ + ">(" + float_literal(e->float_value) + ")";
+        case ExprKind::IntConst: return "cast<" + vt_ + ">(" + std::to_string(e->int_value) + ")";
+        case ExprKind::Param: return "cast<" + vt_ + ">(" + std::to_string(shape_.values.at(e->name)) + ")";
+        case ExprKind::IndexVar: return "cast<" + vt_ + ">(" + e->name + ")";
+        case ExprKind::Access: return "cast<" + vt_ + ">(" + access(e) + ")";
+        case ExprKind::Unary: return e->name == "-" ? "(-" + value(e->args[0]) + ")" : "select(" + value(e->args[0]) + " == 0, 1, 0)";
+        case ExprKind::Binary: {
+            const std::string &o = e->name;
+            if (o == "&&" || o == "||") return "cast<" + vt_ + ">(" + truth(e->args[0]) + " " + o + " " + truth(e->args[1]) + ")";
+            if (o == "+" || o == "-" || o == "*" || o == "/") return "(" + value(e->args[0]) + " " + o + " " + value(e->args[1]) + ")";
+            return "cast<" + vt_ + ">(" + value(e->args[0]) + " " + o + " " + value(e->args[1]) + ")";
+        }
+        case ExprKind::Call: {
+            const std::string &f = e->name;
+            if (f == "select") return "select(" + truth(e->args[0]) + ", " + value(e->args[1]) + ", " + value(e->args[2]) + ")";
+            if (f == "max" || f == "min") return f + "(" + value(e->args[0]) + ", " + value(e->args[1]) + ")";
+            if (f == "f32") return "cast<" + vt_ + ">(cast<float>(" + value(e->args[0]) + "))";
+            if (f == "f16") return "cast<" + vt_ + ">(cast<Halide::float16_t>(" + value(e->args[0]) + "))";
+            if (f == "i32") return "cast<" + vt_ + ">(cast<int32_t>(" + value(e->args[0]) + "))";
+            if (f == "i8") return "cast<" + vt_ + ">(saturating_cast<int8_t>(" + value(e->args[0]) + "))";
+            if (f == "abs") return "cast<" + vt_ + ">(abs(" + value(e->args[0]) + "))";
+            return f + "(" + value(e->args[0]) + ")";
+        }
+        }
+        return "0";
+    }
+
+private:
+    const ComputeDef &def_;
+    const BoundShape &shape_;
+    std::string vt_;
+
+    std::string truth(const Expr &e) const {
+        if (e->kind == ExprKind::Binary) {
+            const std::string &o = e->name;
+            if (o == "&&" || o == "||") return "(" + truth(e->args[0]) + " " + o + " " + truth(e->args[1]) + ")";
+            if (o == "<" || o == "<=" || o == ">" || o == ">=" || o == "==" || o == "!=") {
+                return "(" + value(e->args[0]) + " " + o + " " + value(e->args[1]) + ")";
+            }
+        }
+        return "(" + value(e) + " != 0)";
+    }
+
+    std::string index(const Expr &e) const {
+        switch (e->kind) {
+        case ExprKind::IntConst: return std::to_string(e->int_value);
+        case ExprKind::Param: return std::to_string(shape_.values.at(e->name));
+        case ExprKind::IndexVar: return e->name;
+        case ExprKind::Unary: return "(-" + index(e->args[0]) + ")";
+        case ExprKind::Binary: return "(" + index(e->args[0]) + " " + e->name + " " + index(e->args[1]) + ")";
+        default: return "0";
+        }
+    }
+
+    std::string access(const Expr &e) const {
+        const TensorDecl *t = def_.find_tensor(e->name);
+        std::string name = t->zero_pad ? e->name + "_padded" : e->name;
+        std::string s = name + "(";
+        for (size_t i = e->args.size(); i-- > 0;) s += index(e->args[i]) + (i ? ", " : "");
+        return s + ")";
+    }
+};
+
+std::string var_list(const std::vector<std::string> &outer_first) {
+    std::string s;
+    for (size_t i = outer_first.size(); i-- > 0;) s += outer_first[i] + (i ? ", " : "");
+    return s;
+}
+
+}  // namespace
+
+std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &shape) {
+    std::ostringstream out;
+    // Index variables, declared once.
+    std::vector<std::string> vars;
+    for (const auto &s : def.statements) {
+        for (const auto &v : s.vars) {
+            if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
+        }
+    }
+    out << "        Var ";
+    for (size_t i = 0; i < vars.size(); i++) out << (i ? ", " : "") << vars[i] << "(\"" << vars[i] << "\")";
+    out << ";\n";
+    for (const TensorDecl *t : def.inputs()) {
+        const auto &d = shape.dims.at(t->name);
+        int64_t stride = 1;
+        for (size_t k = 0; k < d.size(); k++) {
+            int64_t extent = d[d.size() - 1 - k];
+            out << "        " << t->name << ".dim(" << k << ").set_bounds(0, " << extent << ").set_stride(" << stride << ");\n";
+            stride *= extent;
+        }
+        if (t->zero_pad) {
+            out << "        Func " << t->name << "_padded = BoundaryConditions::constant_exterior(" << t->name << ", cast<"
+                << ctype(t->dtype) << ">(0));\n";
+        }
+    }
+    for (const auto &s : def.statements) {
+        const TensorDecl *t = def.find_tensor(s.tensor);
+        std::string vt = ctype(t->dtype);
+        Printer p(def, shape, vt);
+        std::string lhs = var_list(s.vars);
+        bool is_output = t->role == TensorRole::Output;
+        std::string func = s.tensor;
+        if (!is_output) out << "        Func " << func << "(\"" << func << "\");\n";
+        if (s.reduce == ReduceKind::None) {
+            out << "        " << func << "(" << lhs << ") = " << p.value(s.body) << ";\n";
+            continue;
+        }
+        std::string rdom = s.tensor + "_r";
+        out << "        RDom " << rdom << "(";
+        for (size_t i = s.reduce_vars.size(); i-- > 0;) {
+            out << "0, " << shape.eval(s.reduce_vars[i].extent) << ", ";
+        }
+        out << "\"" << rdom << "\");\n";
+        for (size_t i = 0; i < s.reduce_vars.size(); i++) {
+            out << "        RVar " << s.reduce_vars[s.reduce_vars.size() - 1 - i].name << " = " << rdom << "[" << i << "];\n";
+        }
+        std::string acc = s.tensor + "_acc";
+        out << "        Func " << acc << "(\"" << acc << "\");\n";
+        std::string body = p.value(s.body);
+        switch (s.reduce) {
+        case ReduceKind::Sum:
+            out << "        " << acc << "(" << lhs << ") = cast<" << vt << ">(0);\n";
+            out << "        " << acc << "(" << lhs << ") += " << body << ";\n";
+            break;
+        case ReduceKind::Max:
+        case ReduceKind::Min: {
+            bool mx = s.reduce == ReduceKind::Max;
+            out << "        " << acc << "(" << lhs << ") = " << (mx ? "Float(32).min()" : "Float(32).max()") << ";\n";
+            if (vt != "float") out << "        // note: the initial value assumes f32\n";
+            out << "        " << acc << "(" << lhs << ") = " << (mx ? "max(" : "min(") << acc << "(" << lhs << "), " << body << ");\n";
+            break;
+        }
+        case ReduceKind::None: break;
+        }
+        out << "        " << func << "(" << lhs << ") = " << acc << "(" << lhs << ");\n";
+    }
+    return out.str();
+}
+
+std::string generator_source(const ComputeDef &def, const BoundShape &shape, const std::optional<SchedulePoint> &point,
+                             const Target &target, const std::string &name) {
+    LoweredOp op = lower_to_halide(def, shape);
+    AppliedSchedule sched = point ? apply_schedule(op, *point, target) : apply_default_schedule(op, target);
+    std::string cls;
+    bool up = true;
+    for (char c : name) {
+        if (c == '_') {
+            up = true;
+            continue;
+        }
+        cls += up ? char(std::toupper(static_cast<unsigned char>(c))) : c;
+        up = false;
+    }
+    cls += "Generator";
+    std::ostringstream out;
+    out << "// Generated by opgen: op '" << def.name << "' at " << shape.canonical << " for target " << target.name << ".\n";
+    out << "// Rebuild with Halide 14: compile with GenGen.cpp and run the generator (-g " << name << ").\n";
+    out << "#include \"Halide.h\"\n\nusing namespace Halide;\n\n";
+    out << "class " << cls << " : public Generator<" << cls << "> {\npublic:\n";
+    for (const TensorDecl *t : def.inputs()) {
+        out << "    Input<Buffer<" << ctype(t->dtype) << ">> " << t->name << "{\"" << t->name << "\", " << t->dims.size() << "};\n";
+    }
+    const TensorDecl &o = def.output();
+    out << "    Output<Buffer<" << ctype(o.dtype) << ">> " << o.name << "{\"" << o.name << "\", " << o.dims.size() << "};\n\n";
+    out << "    void generate() {\n        // The algorithm (from " << fs::path(def.filename).filename().string() << ")\n";
+    out << halide_algorithm_source(def, shape);
+    out << "\n        // The schedule" << (point ? " (" + point->summary() + ")" : "") << "\n";
+    for (const auto &l : sched.lines) out << "        " << l << "\n";
+    out << "    }\n};\n\nHALIDE_REGISTER_GENERATOR(" << cls << ", " << name << ")\n";
+    return out.str();
+}
+
+std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &shape, const std::optional<SchedulePoint> &point,
+                                     const Target &target, const std::string &out_dir, const std::string &name) {
+    user_check(!name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    }) && !std::isdigit(static_cast<unsigned char>(name[0]))) << "kernel name '" << name << "' must be a C identifier";
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    user_check(!ec && fs::is_directory(out_dir)) << "cannot create output folder '" << out_dir << "': " << ec.message();
+    // Everything goes to a private folder first and is moved into place at the end.
+    fs::path tmp = fs::path(out_dir) / (".opgen-emit-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(tmp, ec);
+    fs::create_directories(tmp, ec);
+    user_check(!ec) << "cannot write into '" << out_dir << "': " << ec.message();
+    std::vector<std::string> written;
+    try {
+        {
+            std::ofstream g(tmp / (name + "_generator.cpp"));
+            g << generator_source(def, shape, point, target, name);
+            user_check(g.good()) << "cannot write into '" << out_dir << "'";
+        }
+        LoweredOp op = lower_to_halide(def, shape);
+        if (point) {
+            apply_schedule(op, *point, target);
+        } else {
+            apply_default_schedule(op, target);
+        }
+        Halide::Pipeline p(op.output);
+        std::vector<Halide::Argument> args;
+        for (auto &param : op.params) args.emplace_back(param);
+        Halide::Target ht = halide_target_of(target);
+        std::string base = (tmp / name).string();
+        p.compile_to_static_library(base, args, name, ht);
+        p.compile_to_c(base + ".c", args, name, ht.with_feature(Halide::Target::NoRuntime));
+        p.compile_to_lowered_stmt(base + ".stmt", args, Halide::Text, ht);
+        for (const char *ext : {"_generator.cpp", ".a", ".h", ".c", ".stmt"}) {
+            fs::path from = tmp / (name + ext), to = fs::path(out_dir) / (name + ext);
+            fs::rename(from, to);
+            written.push_back(to.string());
+        }
+        fs::remove_all(tmp, ec);
+    } catch (...) {
+        fs::remove_all(tmp, ec);
+        throw;
+    }
+    return written;
+}
+
+}  // namespace opgen

@@ -1,0 +1,2 @@
+#include "opgen/Shape.h"
+#include <gtest/gtest.h>
