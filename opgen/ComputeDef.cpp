@@ -1,6 +1,7 @@
 #include "opgen/ComputeDef.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace opgen {
@@ -119,9 +120,16 @@ int precedence(const std::string &op) {
 void print(std::ostringstream &out, const Expr &e, int parent_prec) {
     switch (e->kind) {
     case ExprKind::FloatConst: {
-        std::ostringstream v;
-        v << e->float_value;
-        std::string s = v.str();
+        // The shortest text that reads back as the same double, so that printing and parsing
+        // again gives the same op (0.7071067811865476 must not become 0.707107).
+        char buf[32];
+        for (int digits = 1; digits <= 17; digits++) {
+            std::snprintf(buf, sizeof(buf), "%.*g", digits, e->float_value);
+            if (std::strtod(buf, nullptr) == e->float_value) {
+                break;
+            }
+        }
+        std::string s = buf;
         if (s.find_first_of(".e") == std::string::npos) {
             s += ".0";
         }

@@ -1,6 +1,11 @@
 #include "opgen/Parser.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -9,6 +14,11 @@ namespace opgen {
 
 namespace {
 
+// Deeper expressions are certainly a mistake, and every pass over an expression recurses: the
+// limit keeps a hostile file from overflowing the stack.
+constexpr int max_nesting = 200;
+constexpr int64_t max_int_literal = INT32_MAX;  // Halide's indices and constants are 32-bit
+
 enum class Tok { Ident, Int, Float, Punct, Newline, End };
 
 struct Token {
@@ -16,6 +26,18 @@ struct Token {
     std::string text;
     SourceLoc loc;
 };
+
+// A character for an error message: itself when printable, else its byte value.
+std::string describe_char(char c) {
+    if (std::isprint(static_cast<unsigned char>(c))) {
+        return "'" + std::string(1, c) + "'";
+    }
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "byte 0x%02x", static_cast<unsigned char>(c));
+    return buf;
+}
+
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
 // Splits the text into tokens. Newlines inside brackets are dropped so that long statements can
 // wrap; a newline outside brackets ends a declaration.
@@ -62,25 +84,30 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
             advance(j - i);
             continue;
         }
-        if (std::isdigit(static_cast<unsigned char>(c)) ||
-            (c == '.' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+        if (is_digit(c) || (c == '.' && i + 1 < text.size() && is_digit(text[i + 1]))) {
             size_t j = i;
             bool is_float = false;
-            while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) j++;
+            while (j < text.size() && is_digit(text[j])) j++;
             if (j < text.size() && text[j] == '.') {
                 is_float = true;
                 j++;
-                while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) j++;
+                while (j < text.size() && is_digit(text[j])) j++;
             }
             if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
                 size_t k = j + 1;
                 if (k < text.size() && (text[k] == '+' || text[k] == '-')) k++;
-                if (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) {
+                if (k < text.size() && is_digit(text[k])) {
                     is_float = true;
                     j = k;
-                    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) j++;
+                    while (j < text.size() && is_digit(text[j])) j++;
                 }
             }
+            // "2x" or "1.5e" would otherwise lex as a number and a name, and fail later with a
+            // message about the name.
+            user_check(j >= text.size() || !(std::isalpha(static_cast<unsigned char>(text[j])) ||
+                                             text[j] == '_' || text[j] == '.'),
+                       loc)
+                << "malformed number '" << text.substr(i, j - i + 1) << "'";
             out.push_back({is_float ? Tok::Float : Tok::Int, text.substr(i, j - i), loc});
             advance(j - i);
             continue;
@@ -103,7 +130,11 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
             advance(1);
             continue;
         }
-        user_check(false, loc) << "unexpected character '" << c << "'";
+        if (c == '&' || c == '|') {
+            user_check(false, loc) << "unexpected character '" << c << "' (did you mean '" << c
+                                   << c << "'?)";
+        }
+        user_check(false, loc) << "unexpected character " << describe_char(c);
     }
     if (out.empty() || out.back().kind != Tok::Newline) {
         out.push_back({Tok::Newline, "\\n", here()});
@@ -115,18 +146,23 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
 const std::map<std::string, int> &functions() {
     // name -> arity
     static const std::map<std::string, int> f = {
-        {"exp", 1},  {"log", 1},  {"tanh", 1}, {"sqrt", 1}, {"erf", 1},    {"abs", 1},
-        {"max", 2},  {"min", 2},  {"select", 3}, {"f32", 1}, {"f16", 1},   {"i8", 1},
-        {"i32", 1},
+        {"exp", 1}, {"log", 1}, {"tanh", 1},   {"sqrt", 1}, {"erf", 1}, {"abs", 1}, {"max", 2},
+        {"min", 2}, {"select", 3}, {"f32", 1}, {"f16", 1},  {"i8", 1},  {"i32", 1},
     };
     return f;
 }
 
+const char *function_list() {
+    return "exp, log, tanh, sqrt, erf, abs, max, min, select, f32, f16, i8, i32";
+}
+
 bool is_keyword(const std::string &s) {
-    static const std::set<std::string> k = {"op",     "param", "attr",  "let",  "input",
-                                            "output", "local", "sum",   "zero_pad"};
+    static const std::set<std::string> k = {"op",     "param", "attr", "let",     "input",
+                                            "output", "local", "sum",  "zero_pad"};
     return k.count(s) > 0;
 }
+
+bool is_reduce_word(const std::string &s) { return s == "sum" || s == "max" || s == "min"; }
 
 class Parser {
 public:
@@ -137,11 +173,13 @@ public:
         size_t pos = 0;
         while (pos < text.size()) {
             size_t end = text.find('\n', pos);
-            std::string line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+            std::string line =
+                text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
             size_t first = line.find_first_not_of(" \t\r");
             if (first != std::string::npos && line[first] == '#') {
                 std::string body = line.substr(first + 1);
                 if (!body.empty() && body[0] == ' ') body.erase(0, 1);
+                while (!body.empty() && body.back() == '\r') body.pop_back();
                 def_.doc += (def_.doc.empty() ? "" : "\n") + body;
             } else if (first != std::string::npos) {
                 break;
@@ -153,8 +191,12 @@ public:
 
     ComputeDef parse() {
         skip_newlines();
-        expect_ident("op");
+        user_check(peek().kind == Tok::Ident && peek().text == "op", peek().loc)
+            << "expected 'op <name>' to start the file, found " << describe(peek());
+        next();
         Token name = expect(Tok::Ident, "an op name");
+        user_check(!is_keyword(name.text), name.loc)
+            << "'" << name.text << "' is a keyword and cannot name an op";
         def_.name = name.text;
         end_of_line();
         while (peek().kind != Tok::End) {
@@ -171,11 +213,19 @@ private:
     size_t pos_ = 0;
     ComputeDef def_;
     std::set<std::string> names_;  // every declared top-level name
+    int depth_ = 0;                // expression nesting, bounded by max_nesting
 
-    const Token &peek(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
+    const Token &peek(size_t ahead = 0) const {
+        return toks_[std::min(pos_ + ahead, toks_.size() - 1)];
+    }
     Token next() { return toks_[pos_ < toks_.size() - 1 ? pos_++ : pos_]; }
     bool is_punct(const std::string &p, size_t ahead = 0) const {
         return peek(ahead).kind == Tok::Punct && peek(ahead).text == p;
+    }
+    bool accept_comma() {
+        if (!is_punct(",")) return false;
+        next();
+        return true;
     }
     void skip_newlines() {
         while (peek().kind == Tok::Newline) pos_++;
@@ -186,16 +236,13 @@ private:
         return "'" + t.text + "'";
     }
     Token expect(Tok kind, const std::string &what) {
-        user_check(peek().kind == kind, peek().loc) << "expected " << what << ", found " << describe(peek());
+        user_check(peek().kind == kind, peek().loc)
+            << "expected " << what << ", found " << describe(peek());
         return next();
     }
     void expect_punct(const std::string &p) {
-        user_check(is_punct(p), peek().loc) << "expected '" << p << "', found " << describe(peek());
-        next();
-    }
-    void expect_ident(const std::string &word) {
-        user_check(peek().kind == Tok::Ident && peek().text == word, peek().loc)
-            << "expected '" << word << "', found " << describe(peek());
+        user_check(is_punct(p), peek().loc)
+            << "expected '" << p << "', found " << describe(peek());
         next();
     }
     void end_of_line() {
@@ -204,9 +251,21 @@ private:
         skip_newlines();
     }
     void declare(const Token &t) {
-        user_check(!is_keyword(t.text), t.loc) << "'" << t.text << "' is a keyword and cannot name a declaration";
-        user_check(functions().count(t.text) == 0, t.loc) << "'" << t.text << "' is a built-in function and cannot name a declaration";
+        user_check(!is_keyword(t.text), t.loc)
+            << "'" << t.text << "' is a keyword and cannot name a declaration";
+        user_check(functions().count(t.text) == 0, t.loc)
+            << "'" << t.text << "' is a built-in function and cannot name a declaration";
         user_check(names_.insert(t.text).second, t.loc) << "'" << t.text << "' is declared twice";
+    }
+
+    // An integer literal, optionally negative, within Halide's 32-bit range.
+    int64_t int_value(const Token &t, bool negative) {
+        errno = 0;
+        long long v = std::strtoll(t.text.c_str(), nullptr, 10);
+        user_check(errno == 0 && v <= max_int_literal, t.loc)
+            << "integer " << (negative ? "-" : "") << t.text << " is too large (the limit is "
+            << max_int_literal << ")";
+        return negative ? -v : v;
     }
 
     int64_t parse_int_literal() {
@@ -215,16 +274,15 @@ private:
             next();
             neg = true;
         }
-        Token t = expect(Tok::Int, "an integer");
-        errno = 0;
-        long long v = std::strtoll(t.text.c_str(), nullptr, 10);
-        user_check(errno == 0, t.loc) << "integer '" << t.text << "' is too large";
-        return neg ? -v : v;
+        user_check(peek().kind == Tok::Int, peek().loc)
+            << "expected an integer, found " << describe(peek());
+        return int_value(next(), neg);
     }
 
     void declaration() {
         const Token &t = peek();
-        user_check(t.kind == Tok::Ident, t.loc) << "expected a declaration or statement, found " << describe(t);
+        user_check(t.kind == Tok::Ident, t.loc)
+            << "expected a declaration or statement, found " << describe(t);
         if (t.text == "param" || t.text == "attr") {
             bool is_attr = t.text == "attr";
             next();
@@ -234,12 +292,20 @@ private:
                 ParamDecl p{name.text, std::nullopt, is_attr, name.loc};
                 if (is_punct("=")) {
                     next();
+                    SourceLoc at = peek().loc;
                     p.default_value = parse_int_literal();
+                    user_check(is_attr || *p.default_value > 0, at)
+                        << "parameter '" << name.text << "' has default " << *p.default_value
+                        << "; a parameter is a size and must be positive";
+                    user_check(!is_attr || *p.default_value >= 0, at)
+                        << "attribute '" << name.text << "' has default " << *p.default_value
+                        << "; an attribute must be zero or positive";
                 }
                 user_check(!is_attr || p.default_value, name.loc)
-                    << "attribute '" << name.text << "' needs a default value (attr " << name.text << " = 1)";
+                    << "attribute '" << name.text << "' needs a default value (attr "
+                    << name.text << " = 1)";
                 def_.params.push_back(p);
-            } while (is_punct(",") && (next(), true));
+            } while (accept_comma());
             end_of_line();
             return;
         }
@@ -256,28 +322,39 @@ private:
         }
         if (t.text == "input" || t.text == "output" || t.text == "local") {
             TensorDecl d;
-            d.role = t.text == "input" ? TensorRole::Input : t.text == "output" ? TensorRole::Output : TensorRole::Local;
+            d.role = t.text == "input"    ? TensorRole::Input
+                     : t.text == "output" ? TensorRole::Output
+                                          : TensorRole::Local;
             next();
             Token name = expect(Tok::Ident, "a tensor name");
             declare(name);
             d.name = name.text;
             d.loc = name.loc;
             expect_punct(":");
-            Token type = expect(Tok::Ident, "a type (f32, f16, i8, i32)");
-            if (type.text == "f32") d.dtype = DType::F32;
-            else if (type.text == "f16") d.dtype = DType::F16;
-            else if (type.text == "i8") d.dtype = DType::I8;
-            else if (type.text == "i32") d.dtype = DType::I32;
-            else user_check(false, type.loc) << "unknown type '" << type.text << "' (expected f32, f16, i8 or i32)";
+            Token type = expect(Tok::Ident, "a type (f32, f16, i8 or i32)");
+            if (type.text == "f32") {
+                d.dtype = DType::F32;
+            } else if (type.text == "f16") {
+                d.dtype = DType::F16;
+            } else if (type.text == "i8") {
+                d.dtype = DType::I8;
+            } else if (type.text == "i32") {
+                d.dtype = DType::I32;
+            } else {
+                user_check(false, type.loc)
+                    << "unknown type '" << type.text << "' (expected f32, f16, i8 or i32)";
+            }
             expect_punct("[");
             do {
                 Expr dim = expr({});
                 check_size_expr(dim, "dimension of '" + d.name + "'");
                 d.dims.push_back(dim);
-            } while (is_punct(",") && (next(), true));
+            } while (accept_comma());
             expect_punct("]");
             if (peek().kind == Tok::Ident && peek().text == "zero_pad") {
-                user_check(d.role == TensorRole::Input, peek().loc) << "only inputs can be zero_pad";
+                user_check(d.role == TensorRole::Input, peek().loc)
+                    << "only inputs can be zero_pad; '" << d.name << "' is "
+                    << (d.role == TensorRole::Output ? "an output" : "a local");
                 next();
                 d.zero_pad = true;
             }
@@ -285,40 +362,52 @@ private:
             end_of_line();
             return;
         }
+        user_check(t.text != "op", t.loc)
+            << "a file holds one op; found a second 'op' (put each op in its own file)";
+        user_check(!is_keyword(t.text), t.loc)
+            << "expected a declaration or statement, found keyword '" << t.text << "'";
         statement();
     }
 
     // A size expression (dimension, let, reduction extent) may use only integers, parameters and
-    // lets, with + - * /.
+    // lets, with + - * / and max/min.
     void check_size_expr(const Expr &e, const std::string &what) {
         switch (e->kind) {
         case ExprKind::IntConst:
         case ExprKind::Param: return;
         case ExprKind::Binary:
-            user_check(e->name == "+" || e->name == "-" || e->name == "*" || e->name == "/", e->loc)
+            user_check(e->name == "+" || e->name == "-" || e->name == "*" || e->name == "/",
+                       e->loc)
                 << what << ": operator '" << e->name << "' is not allowed in a size";
             check_size_expr(e->args[0], what);
             check_size_expr(e->args[1], what);
             return;
         case ExprKind::Unary:
+            user_check(e->name == "-", e->loc)
+                << what << ": operator '" << e->name << "' is not allowed in a size";
             check_size_expr(e->args[0], what);
             return;
         case ExprKind::Call:
-            user_check(e->name == "max" || e->name == "min", e->loc) << what << ": '" << e->name << "' is not allowed in a size";
+            user_check(e->name == "max" || e->name == "min", e->loc)
+                << what << ": '" << e->name << "' is not allowed in a size (only max and min)";
             for (const auto &a : e->args) check_size_expr(a, what);
             return;
         default:
-            user_check(false, e->loc) << what << " must be an integer expression of parameters, found '"
-                                      << to_string(e) << "'";
+            user_check(false, e->loc)
+                << what << " must be an integer expression of parameters, found '" << to_string(e)
+                << "'";
         }
     }
 
     void statement() {
         Token name = next();
         const TensorDecl *t = def_.find_tensor(name.text);
-        user_check(t, name.loc) << "unknown tensor '" << name.text << "'";
-        user_check(t->role != TensorRole::Input, name.loc) << "input '" << name.text << "' cannot be assigned";
-        user_check(!def_.statement_for(name.text), name.loc) << "tensor '" << name.text << "' is defined twice";
+        user_check(t, name.loc) << "unknown tensor '" << name.text
+                                << "' (declare it with input, output or local before its statement)";
+        user_check(t->role != TensorRole::Input, name.loc)
+            << "input '" << name.text << "' cannot be assigned";
+        user_check(!def_.statement_for(name.text), name.loc)
+            << "tensor '" << name.text << "' is defined twice";
         Statement s;
         s.tensor = name.text;
         s.loc = name.loc;
@@ -326,58 +415,93 @@ private:
         std::set<std::string> vars;
         do {
             Token v = expect(Tok::Ident, "an index variable");
-            user_check(!names_.count(v.text), v.loc) << "index variable '" << v.text << "' hides a declaration of the same name";
-            user_check(vars.insert(v.text).second, v.loc) << "index variable '" << v.text << "' appears twice on the left-hand side";
+            user_check(!names_.count(v.text) && !is_keyword(v.text) && !functions().count(v.text),
+                       v.loc)
+                << "index variable '" << v.text << "' hides a declaration or built-in of the same name";
+            user_check(vars.insert(v.text).second, v.loc)
+                << "index variable '" << v.text << "' appears twice on the left-hand side";
             s.vars.push_back(v.text);
-        } while (is_punct(",") && (next(), true));
+        } while (accept_comma());
         expect_punct("]");
         user_check(s.vars.size() == t->dims.size(), name.loc)
-            << "tensor '" << t->name << "' has rank " << t->dims.size() << " but is indexed with " << s.vars.size()
-            << " variables";
+            << "tensor '" << t->name << "' has rank " << t->dims.size() << " but is indexed with "
+            << s.vars.size() << (s.vars.size() == 1 ? " variable" : " variables");
         expect_punct("=");
         // A reduction: sum|max|min '(' IDENT ':' ...
-        if (peek().kind == Tok::Ident && (peek().text == "sum" || peek().text == "max" || peek().text == "min") &&
-            is_punct("(", 1) && peek(2).kind == Tok::Ident && is_punct(":", 3)) {
+        if (starts_reduction()) {
             Token kind = next();
-            s.reduce = kind.text == "sum" ? ReduceKind::Sum : kind.text == "max" ? ReduceKind::Max : ReduceKind::Min;
+            s.reduce = kind.text == "sum"   ? ReduceKind::Sum
+                       : kind.text == "max" ? ReduceKind::Max
+                                            : ReduceKind::Min;
             expect_punct("(");
             do {
                 Token rv = expect(Tok::Ident, "a reduction variable");
-                user_check(!names_.count(rv.text), rv.loc) << "reduction variable '" << rv.text << "' hides a declaration of the same name";
-                user_check(vars.insert(rv.text).second, rv.loc) << "reduction variable '" << rv.text << "' is already an index variable";
+                user_check(!names_.count(rv.text) && !is_keyword(rv.text) &&
+                               !functions().count(rv.text),
+                           rv.loc)
+                    << "reduction variable '" << rv.text
+                    << "' hides a declaration or built-in of the same name";
+                user_check(vars.insert(rv.text).second, rv.loc)
+                    << "reduction variable '" << rv.text << "' is already an index variable";
                 expect_punct(":");
                 Expr extent = expr({});
                 check_size_expr(extent, "extent of '" + rv.text + "'");
                 s.reduce_vars.push_back({rv.text, extent, rv.loc});
-            } while (is_punct(",") && (next(), true));
+            } while (accept_comma());
             expect_punct(")");
         } else if (peek().kind == Tok::Ident && peek().text == "sum") {
-            user_check(false, peek().loc) << "expected 'sum(var: extent) expression'";
+            user_check(false, peek().loc)
+                << "expected 'sum(var: extent, ...) expression', found 'sum' without a reduction "
+                   "variable";
         }
         s.body = expr(vars);
         def_.statements.push_back(s);
         end_of_line();
     }
 
-    // expr := binary expression by precedence climbing. `vars` are the index variables in scope
-    // (empty for size expressions).
+    // sum|max|min '(' IDENT ':'  -- a reduction rather than a call of max or min.
+    bool starts_reduction() const {
+        return peek().kind == Tok::Ident && is_reduce_word(peek().text) && is_punct("(", 1) &&
+               peek(2).kind == Tok::Ident && is_punct(":", 3);
+    }
+
+    // Counts nesting for the duration of one recursive step.
+    struct Nest {
+        Parser &p;
+        explicit Nest(Parser &parser, const SourceLoc &loc) : p(parser) {
+            user_check(++p.depth_ <= max_nesting, loc)
+                << "expression is nested too deeply (more than " << max_nesting << " levels)";
+        }
+        ~Nest() { p.depth_--; }
+    };
+
+    static int precedence(const Token &t) {
+        if (t.kind != Tok::Punct) return 0;
+        const std::string &op = t.text;
+        if (op == "||") return 1;
+        if (op == "&&") return 2;
+        if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") {
+            return 3;
+        }
+        if (op == "+" || op == "-") return 4;
+        if (op == "*" || op == "/") return 5;
+        return 0;
+    }
+
+    // expr := binary expression by precedence climbing, left-associative. `vars` are the index
+    // variables in scope (empty for size expressions).
     Expr expr(const std::set<std::string> &vars, int min_prec = 1) {
+        Nest nest(*this, peek().loc);
         Expr lhs = unary(vars);
-        while (peek().kind == Tok::Punct) {
-            std::string op = peek().text;
-            int p = 0;
-            if (op == "||") p = 1;
-            else if (op == "&&") p = 2;
-            else if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") p = 3;
-            else if (op == "+" || op == "-") p = 4;
-            else if (op == "*" || op == "/") p = 5;
+        while (true) {
+            int p = precedence(peek());
             if (p == 0 || p < min_prec) break;
             Token t = next();
             Expr rhs = expr(vars, p + 1);
             auto n = std::make_shared<ExprNode>();
             n->kind = ExprKind::Binary;
             n->loc = t.loc;
-            n->name = op;
+            n->name = t.text;
             n->args = {lhs, rhs};
             lhs = n;
         }
@@ -385,43 +509,48 @@ private:
     }
 
     Expr unary(const std::set<std::string> &vars) {
-        if (is_punct("-") || is_punct("!")) {
-            Token t = next();
-            Expr a = unary(vars);
-            if (t.text == "-" && a->kind == ExprKind::IntConst) {
-                auto n = std::make_shared<ExprNode>(*a);
-                n->int_value = -a->int_value;
-                return n;
-            }
-            if (t.text == "-" && a->kind == ExprKind::FloatConst) {
-                auto n = std::make_shared<ExprNode>(*a);
-                n->float_value = -a->float_value;
-                return n;
-            }
-            auto n = std::make_shared<ExprNode>();
-            n->kind = ExprKind::Unary;
+        if (!is_punct("-") && !is_punct("!")) return primary(vars);
+        Token t = next();
+        Nest nest(*this, t.loc);
+        Expr a = unary(vars);
+        if (t.text == "-" && a->kind == ExprKind::IntConst) {
+            auto n = std::make_shared<ExprNode>(*a);
+            n->int_value = -a->int_value;
             n->loc = t.loc;
-            n->name = t.text;
-            n->args = {a};
             return n;
         }
-        return primary(vars);
+        if (t.text == "-" && a->kind == ExprKind::FloatConst) {
+            auto n = std::make_shared<ExprNode>(*a);
+            n->float_value = -a->float_value;
+            n->loc = t.loc;
+            return n;
+        }
+        auto n = std::make_shared<ExprNode>();
+        n->kind = ExprKind::Unary;
+        n->loc = t.loc;
+        n->name = t.text;
+        n->args = {a};
+        return n;
     }
 
     Expr primary(const std::set<std::string> &vars) {
+        user_check(peek().kind != Tok::Newline && peek().kind != Tok::End, peek().loc)
+            << "expected an expression, found " << describe(peek())
+            << " (a statement continues on the next line only inside brackets)";
         Token t = next();
         auto n = std::make_shared<ExprNode>();
         n->loc = t.loc;
         if (t.kind == Tok::Int) {
             n->kind = ExprKind::IntConst;
-            errno = 0;
-            n->int_value = std::strtoll(t.text.c_str(), nullptr, 10);
-            user_check(errno == 0, t.loc) << "integer '" << t.text << "' is too large";
+            n->int_value = int_value(t, false);
             return n;
         }
         if (t.kind == Tok::Float) {
             n->kind = ExprKind::FloatConst;
             n->float_value = std::strtod(t.text.c_str(), nullptr);
+            user_check(std::isfinite(n->float_value) && std::fabs(n->float_value) <= FLT_MAX,
+                       t.loc)
+                << "float " << t.text << " is out of the range of f32";
             return n;
         }
         if (t.kind == Tok::Punct && t.text == "(") {
@@ -429,12 +558,14 @@ private:
             expect_punct(")");
             return e;
         }
-        user_check(t.kind == Tok::Ident, t.loc) << "expected an expression, found " << describe(t);
+        user_check(t.kind == Tok::Ident, t.loc)
+            << "expected an expression, found " << describe(t);
         n->name = t.text;
         if (is_punct("[")) {
             const TensorDecl *td = def_.find_tensor(t.text);
             user_check(td, t.loc) << "unknown tensor '" << t.text << "'";
-            user_check(!vars.empty(), t.loc) << "tensor '" << t.text << "' cannot be read in a size expression";
+            user_check(!vars.empty(), t.loc)
+                << "tensor '" << t.text << "' cannot be read in a size expression";
             user_check(td->role == TensorRole::Input || def_.statement_for(t.text), t.loc)
                 << "tensor '" << t.text << "' is read before it is defined";
             next();
@@ -444,29 +575,36 @@ private:
                     Expr idx = expr(vars);
                     check_index(idx, t.text);
                     n->args.push_back(idx);
-                } while (is_punct(",") && (next(), true));
+                } while (accept_comma());
             }
             expect_punct("]");
             user_check(n->args.size() == td->dims.size(), t.loc)
-                << "tensor '" << t.text << "' has rank " << td->dims.size() << " but is indexed with "
-                << n->args.size() << (n->args.size() == 1 ? " index" : " indices");
+                << "tensor '" << t.text << "' has rank " << td->dims.size()
+                << " but is indexed with " << n->args.size()
+                << (n->args.size() == 1 ? " index" : " indices");
             return n;
         }
         if (is_punct("(")) {
+            // pos_ is just past the name: a reduction inside an expression looks like a call.
+            user_check(!(is_reduce_word(t.text) && peek(1).kind == Tok::Ident && is_punct(":", 2)),
+                       t.loc)
+                << "a reduction '" << t.text
+                << "(var: extent) ...' must be the whole right-hand side of a statement; "
+                   "compute it into a local tensor first";
             auto f = functions().find(t.text);
             user_check(f != functions().end(), t.loc)
-                << "unknown function '" << t.text << "' (known: exp, log, tanh, sqrt, erf, abs, max, min, select, f32, f16, i8, i32)";
+                << "unknown function '" << t.text << "' (known: " << function_list() << ")";
             next();
             n->kind = ExprKind::Call;
             if (!is_punct(")")) {
                 do {
                     n->args.push_back(expr(vars));
-                } while (is_punct(",") && (next(), true));
+                } while (accept_comma());
             }
             expect_punct(")");
             user_check(static_cast<int>(n->args.size()) == f->second, t.loc)
-                << "function '" << t.text << "' takes " << f->second << " argument" << (f->second == 1 ? "" : "s")
-                << ", found " << n->args.size();
+                << "function '" << t.text << "' takes " << f->second << " argument"
+                << (f->second == 1 ? "" : "s") << ", found " << n->args.size();
             return n;
         }
         if (vars.count(t.text)) {
@@ -480,20 +618,30 @@ private:
             n->kind = ExprKind::Param;
             return n;
         }
-        user_check(!def_.find_tensor(t.text), t.loc) << "tensor '" << t.text << "' must be indexed: " << t.text << "[...]";
-        user_check(false, t.loc) << "unknown name '" << t.text << "'";
+        user_check(!def_.find_tensor(t.text), t.loc)
+            << "tensor '" << t.text << "' must be indexed: " << t.text << "[...]";
+        user_check(!functions().count(t.text), t.loc)
+            << "function '" << t.text << "' must be called: " << t.text << "(...)";
+        user_check(false, t.loc) << "unknown name '" << t.text << "'"
+                                 << (vars.empty() ? " (sizes may use parameters, attributes "
+                                                    "and earlier lets)"
+                                                  : " (not a parameter, attribute, let or index "
+                                                    "variable of this statement)");
         return n;
     }
 
-    // An index must be affine in the index variables: a sum of terms, each an integer expression of
-    // parameters times at most one index variable.
+    // An index must be affine in the index variables: a sum of terms, each an integer expression
+    // of parameters times at most one index variable.
     void check_index(const Expr &e, const std::string &tensor) {
-        user_check(is_affine(e), e->loc) << "index '" << to_string(e) << "' of tensor '" << tensor
-                                         << "' is not affine in the index variables";
+        user_check(is_affine(e), e->loc)
+            << "index '" << to_string(e) << "' of tensor '" << tensor
+            << "' is not affine: use sums of index variables times integer constants or parameters";
     }
     static bool has_var(const Expr &e) {
         if (e->kind == ExprKind::IndexVar) return true;
-        for (const auto &a : e->args) if (has_var(a)) return true;
+        for (const auto &a : e->args) {
+            if (has_var(a)) return true;
+        }
         return false;
     }
     static bool is_int_const_expr(const Expr &e) {
@@ -513,10 +661,12 @@ private:
         case ExprKind::IndexVar: return true;
         case ExprKind::Unary: return e->name == "-" && is_affine(e->args[0]);
         case ExprKind::Binary:
-            if (e->name == "+" || e->name == "-") return is_affine(e->args[0]) && is_affine(e->args[1]);
+            if (e->name == "+" || e->name == "-") {
+                return is_affine(e->args[0]) && is_affine(e->args[1]);
+            }
             if (e->name == "*") {
-                return (is_affine(e->args[0]) && !has_var(e->args[1]) && is_int_const_expr(e->args[1])) ||
-                       (is_affine(e->args[1]) && !has_var(e->args[0]) && is_int_const_expr(e->args[0]));
+                return (is_affine(e->args[0]) && is_int_const_expr(e->args[1])) ||
+                       (is_affine(e->args[1]) && is_int_const_expr(e->args[0]));
             }
             return false;
         default: return false;
@@ -524,22 +674,34 @@ private:
     }
 
     void check_whole() {
-        int outputs = 0;
+        SourceLoc end = toks_.back().loc;
+        const TensorDecl *output = nullptr;
         for (const auto &t : def_.tensors) {
-            if (t.role == TensorRole::Output) outputs++;
+            if (t.role != TensorRole::Output) continue;
+            user_check(!output, t.loc) << "op '" << def_.name << "' has a second output '"
+                                       << t.name << "' (an op has exactly one output tensor)";
+            output = &t;
+        }
+        user_check(output, end) << "op '" << def_.name
+                                << "' has no output tensor (declare one: output Y: f32[...])";
+        user_check(!def_.statements.empty(), end)
+            << "op '" << def_.name << "' has no statements (the output '" << output->name
+            << "' must be defined: " << output->name << "[...] = ...)";
+        for (const auto &t : def_.tensors) {
             if (t.role != TensorRole::Input) {
-                user_check(def_.statement_for(t.name), t.loc) << "tensor '" << t.name << "' is declared but never defined";
+                user_check(def_.statement_for(t.name), t.loc)
+                    << "tensor '" << t.name << "' is declared but never defined";
             }
         }
-        SourceLoc end = toks_.back().loc;
-        user_check(outputs == 1, outputs ? def_.output().loc : end)
-            << "op '" << def_.name << "' must have exactly one output tensor, found " << outputs;
-        user_check(!def_.statements.empty(), end) << "op '" << def_.name << "' has no statements";
-        user_check(def_.statements.back().tensor == def_.output().name, def_.statements.back().loc)
-            << "the last statement must define the output '" << def_.output().name << "'";
+        user_check(def_.statements.back().tensor == output->name, def_.statements.back().loc)
+            << "the last statement must define the output '" << output->name << "'";
         for (const auto &t : def_.tensors) {
             if (t.role == TensorRole::Input) {
                 user_check(is_read(t.name), t.loc) << "input '" << t.name << "' is never read";
+            }
+            if (t.role == TensorRole::Local) {
+                user_check(is_read(t.name), t.loc)
+                    << "local '" << t.name << "' is defined but never read";
             }
         }
     }
@@ -551,7 +713,9 @@ private:
     }
     static bool reads(const Expr &e, const std::string &tensor) {
         if (e->kind == ExprKind::Access && e->name == tensor) return true;
-        for (const auto &a : e->args) if (reads(a, tensor)) return true;
+        for (const auto &a : e->args) {
+            if (reads(a, tensor)) return true;
+        }
         return false;
     }
 };

@@ -188,6 +188,19 @@ int main() {
     EXPECT_EQ(rc, 0) << blog.str() << out.str();
     EXPECT_EQ(out.str(), "ok\n");
 
+    // The generator source is self-contained: Halide's own generator driver rebuilds the kernel.
+    std::string regen = "cd '" + dir.string() + "/kernel' && mkdir -p regen && c++ -std=c++17 -O0 -I '" +
+                        std::string(OPGEN_HALIDE_INCLUDE) + "' mm48_generator.cpp '" + std::string(OPGEN_GENGEN) + "' '" +
+                        std::string(OPGEN_HALIDE_LIB) + "' -lpthread -ldl -o gen 2> gen.txt && ./gen -g mm48 -o regen " +
+                        "-e static_library,h target=host 2>> gen.txt";
+    EXPECT_EQ(std::system(regen.c_str()), 0) << [&] {
+        std::ifstream g(dir / "kernel" / "gen.txt");
+        std::stringstream ss;
+        ss << g.rdbuf();
+        return ss.str();
+    }();
+    EXPECT_TRUE(fs::exists(dir / "kernel" / "regen" / "mm48.a"));
+
     // Emitting from a key that was never tuned says so and writes nothing.
     CommandRun miss = opgen("emit --op matmul --shape M=8,N=8,K=8 --threads 1 --db k.db --out other", dir);
     expect_error(miss, "tune it first");
