@@ -1,5 +1,6 @@
 #include "opgen/Parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cfloat>
@@ -14,9 +15,12 @@ namespace opgen {
 
 namespace {
 
-// Deeper expressions are certainly a mistake, and every pass over an expression recurses: the
-// limit keeps a hostile file from overflowing the stack.
+// Deeper expressions are certainly a mistake, and the parser and every later pass over an
+// expression recurse: the limits keep a hostile file from overflowing the stack. Nesting counts
+// brackets, calls and unary operators; depth counts the operations on the longest path through the
+// expression tree (a chain `a + b + c` is as deep as it is long).
 constexpr int max_nesting = 200;
+constexpr int max_depth = 1000;
 constexpr int64_t max_int_literal = INT32_MAX;  // Halide's indices and constants are 32-bit
 
 enum class Tok { Ident, Int, Float, Punct, Newline, End };
@@ -214,6 +218,7 @@ private:
     ComputeDef def_;
     std::set<std::string> names_;  // every declared top-level name
     int depth_ = 0;                // expression nesting, bounded by max_nesting
+    int tree_depth_ = 0;           // depth of the expression last returned by expr/unary/primary
 
     const Token &peek(size_t ahead = 0) const {
         return toks_[std::min(pos_ + ahead, toks_.size() - 1)];
@@ -493,11 +498,13 @@ private:
     Expr expr(const std::set<std::string> &vars, int min_prec = 1) {
         Nest nest(*this, peek().loc);
         Expr lhs = unary(vars);
+        int d = tree_depth_;
         while (true) {
             int p = precedence(peek());
             if (p == 0 || p < min_prec) break;
             Token t = next();
             Expr rhs = expr(vars, p + 1);
+            d = grow(std::max(d, tree_depth_), t.loc);
             auto n = std::make_shared<ExprNode>();
             n->kind = ExprKind::Binary;
             n->loc = t.loc;
@@ -505,7 +512,15 @@ private:
             n->args = {lhs, rhs};
             lhs = n;
         }
+        tree_depth_ = d;
         return lhs;
+    }
+
+    // The depth of a node over children of depth `d`.
+    int grow(int d, const SourceLoc &loc) {
+        user_check(d + 1 <= max_depth, loc)
+            << "expression is too deep (more than " << max_depth << " operations on one path)";
+        return d + 1;
     }
 
     Expr unary(const std::set<std::string> &vars) {
@@ -513,6 +528,7 @@ private:
         Token t = next();
         Nest nest(*this, t.loc);
         Expr a = unary(vars);
+        tree_depth_ = grow(tree_depth_, t.loc);
         if (t.text == "-" && a->kind == ExprKind::IntConst) {
             auto n = std::make_shared<ExprNode>(*a);
             n->int_value = -a->int_value;
@@ -540,6 +556,7 @@ private:
         Token t = next();
         auto n = std::make_shared<ExprNode>();
         n->loc = t.loc;
+        tree_depth_ = 1;
         if (t.kind == Tok::Int) {
             n->kind = ExprKind::IntConst;
             n->int_value = int_value(t, false);
@@ -570,14 +587,17 @@ private:
                 << "tensor '" << t.text << "' is read before it is defined";
             next();
             n->kind = ExprKind::Access;
+            int d = 0;
             if (!is_punct("]")) {
                 do {
                     Expr idx = expr(vars);
+                    d = std::max(d, tree_depth_);
                     check_index(idx, t.text);
                     n->args.push_back(idx);
                 } while (accept_comma());
             }
             expect_punct("]");
+            tree_depth_ = grow(d, t.loc);
             user_check(n->args.size() == td->dims.size(), t.loc)
                 << "tensor '" << t.text << "' has rank " << td->dims.size()
                 << " but is indexed with " << n->args.size()
@@ -596,12 +616,15 @@ private:
                 << "unknown function '" << t.text << "' (known: " << function_list() << ")";
             next();
             n->kind = ExprKind::Call;
+            int d = 0;
             if (!is_punct(")")) {
                 do {
                     n->args.push_back(expr(vars));
+                    d = std::max(d, tree_depth_);
                 } while (accept_comma());
             }
             expect_punct(")");
+            tree_depth_ = grow(d, t.loc);
             user_check(static_cast<int>(n->args.size()) == f->second, t.loc)
                 << "function '" << t.text << "' takes " << f->second << " argument"
                 << (f->second == 1 ? "" : "s") << ", found " << n->args.size();
