@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 
 namespace opgen {
 
 namespace {
+// Halide's extents, indices and constants are 32-bit.
+constexpr int64_t max_extent = INT32_MAX;
+
 std::string trim(const std::string &s) {
     size_t a = s.find_first_not_of(" \t");
     size_t b = s.find_last_not_of(" \t");
@@ -33,61 +37,106 @@ double value_ops(const Expr &e) {
 
 std::map<std::string, int64_t> parse_shape_text(const std::string &text) {
     std::map<std::string, int64_t> out;
-    user_check(!trim(text).empty()) << "shape is empty (expected NAME=VALUE,...)";
+    // An op whose parameters all have defaults needs no shape; bind_shape names what is missing.
+    if (trim(text).empty()) return out;
     size_t pos = 0;
     while (pos <= text.size()) {
         size_t comma = text.find(',', pos);
-        std::string part = trim(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+        std::string part =
+            trim(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
         user_check(!part.empty()) << "shape '" << text << "': empty entry (expected NAME=VALUE,...)";
         size_t eq = part.find('=');
-        user_check(eq != std::string::npos) << "shape '" << text << "': entry '" << part << "' is not NAME=VALUE";
+        user_check(eq != std::string::npos)
+            << "shape '" << text << "': entry '" << part << "' is not NAME=VALUE";
         std::string name = trim(part.substr(0, eq));
         std::string value = trim(part.substr(eq + 1));
-        user_check(!name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
-            << "shape '" << text << "': '" << name << "' is not a parameter name";
+        bool good_name = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) ||
+                                           name[0] == '_');
+        for (char c : name) {
+            good_name &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        }
+        user_check(good_name) << "shape '" << text << "': '" << name
+                              << "' is not a parameter name";
         char *end = nullptr;
         errno = 0;
         long long v = std::strtoll(value.c_str(), &end, 10);
         user_check(!value.empty() && end && *end == '\0' && errno == 0)
-            << "shape '" << text << "': value '" << value << "' of " << name << " is not an integer";
-        user_check(out.emplace(name, v).second) << "shape '" << text << "': " << name << " is given twice";
+            << "shape '" << text << "': value '" << value << "' of " << name
+            << " is not an integer";
+        user_check(out.emplace(name, v).second)
+            << "shape '" << text << "': " << name << " is given twice";
         if (comma == std::string::npos) break;
         pos = comma + 1;
     }
     return out;
 }
 
-int64_t BoundShape::eval(const Expr &e) const {
+namespace {
+
+// Floor division for a positive divisor, Euclidean for a negative one: Halide's integer division,
+// so that a size or offset here and the same expression in a kernel agree.
+int64_t halide_div(int64_t a, int64_t b) {
+    int64_t q = a / b, r = a % b;
+    if (r < 0) q += b > 0 ? -1 : 1;
+    return q;
+}
+
+// Evaluates an integer expression of parameters with overflow and division checks; `what` says
+// which size it is, for the message.
+int64_t eval_checked(const BoundShape &b, const Expr &e, const std::string &what) {
+    auto fail = [&](const char *problem) {
+        user_check(false, e->loc) << what << (what.empty() ? "" : ": ") << "'" << to_string(e)
+                                  << "' " << problem;
+    };
     switch (e->kind) {
     case ExprKind::IntConst: return e->int_value;
     case ExprKind::Param: {
-        auto it = values.find(e->name);
-        internal_check(it != values.end()) << "unbound parameter " << e->name;
+        auto it = b.values.find(e->name);
+        internal_check(it != b.values.end()) << "unbound parameter " << e->name;
         return it->second;
     }
-    case ExprKind::Unary: return -eval(e->args[0]);
+    case ExprKind::Unary: {
+        int64_t a = eval_checked(b, e->args[0], what);
+        if (e->name != "-" || a == INT64_MIN) break;
+        return -a;
+    }
     case ExprKind::Binary: {
-        int64_t a = eval(e->args[0]), b = eval(e->args[1]);
-        if (e->name == "+") return a + b;
-        if (e->name == "-") return a - b;
-        if (e->name == "*") return a * b;
-        if (e->name == "/") {
-            user_check(b != 0, e->loc) << "division by zero in '" << to_string(e) << "'";
-            // Floor division, so that negative offsets round the way sizes expect.
-            int64_t q = a / b;
-            return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+        int64_t x = eval_checked(b, e->args[0], what), y = eval_checked(b, e->args[1], what);
+        int64_t r = 0;
+        bool overflow = false;
+        if (e->name == "+") {
+            overflow = __builtin_add_overflow(x, y, &r);
+        } else if (e->name == "-") {
+            overflow = __builtin_sub_overflow(x, y, &r);
+        } else if (e->name == "*") {
+            overflow = __builtin_mul_overflow(x, y, &r);
+        } else if (e->name == "/") {
+            if (y == 0) fail("divides by zero");
+            overflow = x == INT64_MIN && y == -1;
+            if (!overflow) r = halide_div(x, y);
+        } else {
+            break;
         }
-        break;
+        if (overflow) fail("overflows 64-bit integers");
+        return r;
     }
     case ExprKind::Call:
-        if (e->name == "max") return std::max(eval(e->args[0]), eval(e->args[1]));
-        if (e->name == "min") return std::min(eval(e->args[0]), eval(e->args[1]));
+        if (e->name == "max") {
+            return std::max(eval_checked(b, e->args[0], what), eval_checked(b, e->args[1], what));
+        }
+        if (e->name == "min") {
+            return std::min(eval_checked(b, e->args[0], what), eval_checked(b, e->args[1], what));
+        }
         break;
     default: break;
     }
-    user_check(false, e->loc) << "'" << to_string(e) << "' is not an integer expression";
+    fail("is not an integer expression of parameters");
     return 0;
 }
+
+}  // namespace
+
+int64_t BoundShape::eval(const Expr &e) const { return eval_checked(*this, e, ""); }
 
 int64_t BoundShape::elements(const std::string &tensor) const {
     int64_t n = 1;
@@ -105,48 +154,73 @@ int64_t BoundShape::var_extent(const Statement &s, const std::string &var) const
     throw InternalError("statement of '" + s.tensor + "' has no variable '" + var + "'");
 }
 
-BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given, int64_t max_bytes) {
+BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given,
+                      int64_t max_bytes) {
     BoundShape b;
     for (const auto &[name, value] : given) {
         const ParamDecl *p = def.find_param(name);
         if (!p) {
             std::string known;
             for (const auto &q : def.params) known += (known.empty() ? "" : ", ") + q.name;
-            user_check(false) << "op '" << def.name << "' has no parameter '" << name << "' (parameters: " << known << ")";
+            user_check(false) << "op '" << def.name << "' has no parameter '" << name
+                              << "' (parameters: " << (known.empty() ? "none" : known) << ")";
         }
         user_check(value > 0 || (p->is_attr && value >= 0))
-            << "op '" << def.name << "': " << name << "=" << value << " must be positive";
-        user_check(value <= (int64_t(1) << 31)) << "op '" << def.name << "': " << name << "=" << value << " is too large";
+            << "op '" << def.name << "': " << name << "=" << value << " must be "
+            << (p->is_attr ? "zero or positive" : "positive");
+        user_check(value <= max_extent) << "op '" << def.name << "': " << name << "=" << value
+                                        << " is too large (the limit is " << max_extent << ")";
         b.values[name] = value;
     }
+    std::vector<std::string> missing;
     for (const auto &p : def.params) {
         if (b.values.count(p.name)) continue;
-        user_check(p.default_value.has_value()) << "op '" << def.name << "': shape is missing parameter '" << p.name << "'";
+        if (!p.default_value) {
+            missing.push_back(p.name);
+            continue;
+        }
         b.values[p.name] = *p.default_value;
     }
-    for (const auto &p : def.params) {
-        b.canonical += (b.canonical.empty() ? "" : ",") + p.name + "=" + std::to_string(b.values[p.name]);
+    if (!missing.empty()) {
+        std::string list;
+        for (const auto &m : missing) list += (list.empty() ? "'" : ", '") + m + "'";
+        user_check(false) << "op '" << def.name << "': shape is missing parameter"
+                          << (missing.size() == 1 ? " " : "s ") << list << " (give "
+                          << missing.front() << "=<value>)";
     }
     // Canonical order is by name, so that "N=1,M=2" and "M=2,N=1" are one key.
-    {
-        std::string c;
-        for (const auto &[name, value] : b.values) c += (c.empty() ? "" : ",") + name + "=" + std::to_string(value);
-        b.canonical = c;
+    for (const auto &[name, value] : b.values) {
+        b.canonical += (b.canonical.empty() ? "" : ",") + name + "=" + std::to_string(value);
     }
+    const std::string at = "op '" + def.name + "' at shape " + b.canonical;
+    // A let may be zero or negative (an offset); only its use as a size must be positive.
     for (const auto &l : def.lets) {
-        int64_t v = b.eval(l.value);
-        user_check(v > 0, l.loc) << "op '" << def.name << "': " << l.name << " = " << to_string(l.value) << " is " << v
-                                 << " at shape " << b.canonical << "; it must be positive";
-        b.values[l.name] = v;
+        b.values[l.name] = eval_checked(b, l.value, at + ": let " + l.name);
     }
+    // "OH (= (H + 2*pad - KH) / stride + 1)": a size that is a let is shown with its definition.
+    auto explain = [&](const Expr &e) {
+        std::string s = to_string(e);
+        for (const auto &l : def.lets) {
+            if (e->kind == ExprKind::Param && e->name == l.name) {
+                s += " = " + to_string(l.value);
+            }
+        }
+        return s;
+    };
     double total_bytes = 0;
     for (const auto &t : def.tensors) {
         std::vector<int64_t> d;
         double elems = 1;
-        for (const auto &e : t.dims) {
-            int64_t v = b.eval(e);
-            user_check(v > 0, t.loc) << "op '" << def.name << "': tensor '" << t.name << "' has extent " << v
-                                     << " (" << to_string(e) << ") at shape " << b.canonical;
+        for (size_t i = 0; i < t.dims.size(); i++) {
+            const Expr &e = t.dims[i];
+            int64_t v = eval_checked(b, e, at + ": dimension " + std::to_string(i) + " of '" +
+                                               t.name + "'");
+            user_check(v > 0, e->loc) << at << ": tensor '" << t.name << "' would have extent "
+                                      << v << " in dimension " << i << " (" << explain(e)
+                                      << "); sizes must be positive";
+            user_check(v <= max_extent, e->loc)
+                << at << ": tensor '" << t.name << "' would have extent " << v << " in dimension "
+                << i << " (" << explain(e) << "), more than " << max_extent;
             d.push_back(v);
             elems *= double(v);
         }
@@ -154,13 +228,14 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
         b.dims[t.name] = d;
     }
     user_check(total_bytes <= double(max_bytes))
-        << "op '" << def.name << "' at shape " << b.canonical << " needs " << static_cast<int64_t>(total_bytes)
+        << at << " needs " << static_cast<int64_t>(total_bytes)
         << " bytes of tensors, more than the limit of " << max_bytes;
     for (const auto &s : def.statements) {
         for (const auto &r : s.reduce_vars) {
-            int64_t v = b.eval(r.extent);
-            user_check(v > 0, r.loc) << "op '" << def.name << "': reduction extent of '" << r.name << "' is " << v
-                                     << " at shape " << b.canonical;
+            int64_t v = eval_checked(b, r.extent, at + ": extent of '" + r.name + "'");
+            user_check(v > 0 && v <= max_extent, r.loc)
+                << at << ": reduction variable '" << r.name << "' would have extent " << v << " ("
+                << explain(r.extent) << "); it must be between 1 and " << max_extent;
         }
     }
     return b;

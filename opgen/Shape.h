@@ -16,20 +16,25 @@ struct BoundShape {
     std::map<std::string, std::vector<int64_t>> dims;  // tensor -> extents, outermost first
     std::string canonical;  // parameters and attributes, sorted by name: "K=512,M=512,N=512"
 
-    // Evaluates an integer expression of parameters (sizes, index offsets); a UserError on division
-    // by zero.
+    // Evaluates an integer expression of parameters (sizes, index offsets) with Halide's integer
+    // division (rounding down for a positive divisor); a UserError on division by zero or 64-bit
+    // overflow.
     int64_t eval(const Expr &e) const;
     int64_t elements(const std::string &tensor) const;
     // The extent of a statement's index variable (left-hand side or reduction).
     int64_t var_extent(const Statement &s, const std::string &var) const;
 };
 
-// Parses "NAME=INT,NAME=INT" (spaces allowed). Raises UserError naming the malformed part.
+// Parses "NAME=INT,NAME=INT" (spaces allowed; empty text gives no values). Raises UserError
+// naming the malformed part.
 std::map<std::string, int64_t> parse_shape_text(const std::string &text);
 
 // Binds every parameter and attribute (defaults fill the gaps) and checks the result: every
-// parameter without a default is given, no unknown name, every size positive, and the tensors
-// together fit in `max_bytes` of memory. Raises UserError naming the op and the parameter.
+// parameter without a default is given, no unknown name, parameters positive and attributes not
+// negative, every value, tensor extent and reduction extent at most 2^31 - 1 (Halide's 32-bit
+// extents) and extents positive, and the tensors together fit in `max_bytes` of memory. Lets may
+// be zero or negative unless used as a size. Raises UserError naming the op, the shape and the
+// parameter, let or tensor at fault.
 BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given,
                       int64_t max_bytes = int64_t(8) << 30);
 BoundShape bind_shape(const ComputeDef &def, const std::string &shape_text);
