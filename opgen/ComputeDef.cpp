@@ -95,13 +95,14 @@ const Statement *ComputeDef::statement_for(const std::string &tensor) const {
 
 std::string definition_hash(const std::string &source) {
     // FNV-1a over the bytes with "\r\n" folded to "\n", so a checkout on any platform hashes alike.
-    uint64_t h = 1469598103934665603ull;
+    // The offset basis and prime are FNV's 64-bit constants (the basis is 14695981039346656037).
+    uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < source.size(); i++) {
         if (source[i] == '\r' && i + 1 < source.size() && source[i + 1] == '\n') {
             continue;
         }
         h ^= static_cast<unsigned char>(source[i]);
-        h *= 1099511628211ull;
+        h *= 0x100000001b3ull;
     }
     char buf[17];
     std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));

@@ -71,12 +71,18 @@ public:
             if (f == "max") return Halide::max(value(e->args[0]), value(e->args[1]));
             if (f == "min") return Halide::min(value(e->args[0]), value(e->args[1]));
             Halide::Expr a = value(e->args[0]);
-            if (f == "exp") return Halide::exp(a);
-            if (f == "log") return Halide::log(a);
-            if (f == "tanh") return Halide::tanh(a);
-            if (f == "sqrt") return Halide::sqrt(a);
-            if (f == "erf") return Halide::erf(a);
             if (f == "abs") return Halide::cast(type_, Halide::abs(a));
+            // Transcendental functions are float32 math (Halide's erf exists only for float32, and
+            // the others would return float32 for an integer argument): a statement of another
+            // type converts its argument to float32 and the result back.
+            Halide::Expr x = type_ == Halide::Float(32) ? a : Halide::cast(Halide::Float(32), a);
+            Halide::Expr y;
+            if (f == "exp") y = Halide::exp(x);
+            if (f == "log") y = Halide::log(x);
+            if (f == "tanh") y = Halide::tanh(x);
+            if (f == "sqrt") y = Halide::sqrt(x);
+            if (f == "erf") y = Halide::erf(x);
+            if (y.defined()) return Halide::cast(type_, y);
             if (f == "f32") return Halide::cast(type_, Halide::cast(Halide::Float(32), a));
             if (f == "f16") return Halide::cast(type_, Halide::cast(Halide::Float(16), a));
             if (f == "i32") return Halide::cast(type_, Halide::cast(Halide::Int(32), a));

@@ -47,7 +47,8 @@ bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0;
 // wrap; a newline outside brackets ends a declaration.
 std::vector<Token> lex(const std::string &text, const std::string &file) {
     std::vector<Token> out;
-    int line = 1, col = 1, depth = 0;
+    int line = 1, col = 1;
+    std::vector<Token> open;  // brackets not yet closed, innermost last
     size_t i = 0;
     auto here = [&]() { return SourceLoc{file, line, col}; };
     auto advance = [&](size_t n) {
@@ -67,7 +68,7 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
             continue;
         }
         if (c == '\n') {
-            if (depth == 0 && (out.empty() || out.back().kind != Tok::Newline)) {
+            if (open.empty() && (out.empty() || out.back().kind != Tok::Newline)) {
                 out.push_back({Tok::Newline, "\\n", here()});
             }
             advance(1);
@@ -128,9 +129,17 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
         }
         if (matched) continue;
         if (std::string("+-*/()[],:=<>!").find(c) != std::string::npos) {
-            if (c == '(' || c == '[') depth++;
-            if ((c == ')' || c == ']') && depth > 0) depth--;
-            out.push_back({Tok::Punct, std::string(1, c), loc});
+            Token tok{Tok::Punct, std::string(1, c), loc};
+            if (c == '(' || c == '[') open.push_back(tok);
+            // A closer without an opener is left to the parser, which says what it expected.
+            if ((c == ')' || c == ']') && !open.empty()) {
+                const Token &o = open.back();
+                user_check(o.text == (c == ')' ? "(" : "["), loc)
+                    << "'" << c << "' does not match the '" << o.text << "' at line " << o.loc.line
+                    << ", column " << o.loc.col;
+                open.pop_back();
+            }
+            out.push_back(tok);
             advance(1);
             continue;
         }
@@ -140,6 +149,9 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
         }
         user_check(false, loc) << "unexpected character " << describe_char(c);
     }
+    // An unclosed bracket swallows the rest of the file into one line; say where it opened.
+    user_check(open.empty(), open.empty() ? SourceLoc{} : open.back().loc)
+        << "'" << (open.empty() ? "" : open.back().text) << "' is never closed";
     if (out.empty() || out.back().kind != Tok::Newline) {
         out.push_back({Tok::Newline, "\\n", here()});
     }

@@ -29,6 +29,67 @@ std::map<std::string, HostTensor> random_inputs(const ComputeDef &def, const Bou
     return out;
 }
 
+namespace {
+
+// Halide's integer division: rounds down for a positive divisor (Euclidean for a negative one),
+// and x / 0 is 0.
+double int_div(double a, double b) {
+    if (b == 0) return 0;
+    double q = std::floor(a / std::fabs(b));
+    return b < 0 ? -q : q;
+}
+
+// Two's-complement wrap-around into `bits` bits, as Halide's integer arithmetic does.
+double wrap(double v, int bits) {
+    if (!std::isfinite(v)) return 0;
+    double range = std::ldexp(1.0, bits);
+    double half = range / 2;
+    double r = std::fmod(v + half, range);
+    if (r < 0) r += range;
+    return r - half;
+}
+
+// Round to the nearest float16 (ties to even), with overflow to infinity, as Halide's emulated
+// float16 arithmetic does after every operation.
+double round_half(double v) {
+    if (!std::isfinite(v) || v == 0) return v;
+    double a = std::fabs(v);
+    if (a >= 65520.0) return std::copysign(std::numeric_limits<double>::infinity(), v);
+    int e = 0;
+    std::frexp(a, &e);                        // a = m * 2^e with m in [0.5, 1)
+    int unit = std::max(e - 11, -24);         // 11 significant bits; subnormals step by 2^-24
+    double q = std::ldexp(std::nearbyint(std::ldexp(a, -unit)), unit);
+    return std::copysign(q, v);
+}
+
+// Conversion of a value into a tensor's type, as Halide's cast<T>: floats round, integers
+// truncate toward zero and wrap.
+double convert(DType t, double v) {
+    switch (t) {
+    case DType::F32: return double(float(v));
+    case DType::F16: return round_half(v);
+    case DType::I32: return wrap(std::trunc(v), 32);
+    case DType::I8: return wrap(std::trunc(v), 8);
+    }
+    return v;
+}
+
+// The result of an arithmetic operation in type `t`. float32 results are kept in double: the
+// reference is meant to be more accurate than any kernel, and tolerances cover the difference.
+double result(DType t, double v) {
+    switch (t) {
+    case DType::F32: return v;
+    case DType::F16: return round_half(v);
+    case DType::I32: return wrap(v, 32);
+    case DType::I8: return wrap(v, 8);
+    }
+    return v;
+}
+
+bool is_int(DType t) { return t == DType::I8 || t == DType::I32; }
+
+}  // namespace
+
 struct ReferenceEvaluator::Impl {
     const ComputeDef &def;
     const BoundShape &shape;
@@ -52,23 +113,24 @@ struct ReferenceEvaluator::Impl {
         throw InternalError("reference: unbound index variable " + name);
     }
 
-    int64_t eval_int(const Expr &e) {
+    // An index: exact 64-bit integer arithmetic with Halide's division.
+    int64_t eval_index(const Expr &e) {
         switch (e->kind) {
         case ExprKind::IntConst: return e->int_value;
         case ExprKind::Param: return shape.values.at(e->name);
         case ExprKind::IndexVar: return lookup_var(e->name);
-        case ExprKind::Unary: return -eval_int(e->args[0]);
+        case ExprKind::Unary: return -eval_index(e->args[0]);
         case ExprKind::Binary: {
-            int64_t a = eval_int(e->args[0]), b = eval_int(e->args[1]);
+            int64_t a = eval_index(e->args[0]), b = eval_index(e->args[1]);
             if (e->name == "+") return a + b;
             if (e->name == "-") return a - b;
             if (e->name == "*") return a * b;
-            if (e->name == "/") return b == 0 ? 0 : a / b;
+            if (e->name == "/") return static_cast<int64_t>(int_div(double(a), double(b)));
             break;
         }
         default: break;
         }
-        return static_cast<int64_t>(eval(e));
+        throw InternalError("reference: cannot evaluate index " + to_string(e));
     }
 
     double read(const std::string &tensor, const std::vector<int64_t> &idx) {
@@ -87,7 +149,7 @@ struct ReferenceEvaluator::Impl {
             }
             flat = flat * dims[i] + idx[i];
         }
-        if (t->role == TensorRole::Input) return inputs.at(tensor).data[size_t(flat)];
+        if (t->role == TensorRole::Input) return convert(t->dtype, inputs.at(tensor).data[size_t(flat)]);
         return computed(tensor, idx, flat);
     }
 
@@ -101,11 +163,13 @@ struct ReferenceEvaluator::Impl {
         }
         if (memoise && m.filled[size_t(flat)]) return m.values[size_t(flat)];
         const Statement *s = def.statement_for(tensor);
+        // Every value of a statement is computed in its tensor's type, as the lowering does.
+        DType type = def.find_tensor(tensor)->dtype;
         size_t base = env.size();
         for (size_t i = 0; i < s->vars.size(); i++) env.emplace_back(&s->vars[i], idx[i]);
         double v = 0;
         if (s->reduce == ReduceKind::None) {
-            v = eval(s->body);
+            v = eval(s->body, type);
         } else {
             v = s->reduce == ReduceKind::Sum   ? 0.0
                 : s->reduce == ReduceKind::Max ? -std::numeric_limits<double>::infinity()
@@ -116,10 +180,14 @@ struct ReferenceEvaluator::Impl {
             for (const auto &r : s->reduce_vars) env.emplace_back(&r.name, 0);
             // Odometer over the reduction domain, outermost variable first.
             while (true) {
-                double x = eval(s->body);
-                if (s->reduce == ReduceKind::Sum) v += x;
-                else if (s->reduce == ReduceKind::Max) v = std::max(v, x);
-                else v = std::min(v, x);
+                double x = eval(s->body, type);
+                if (s->reduce == ReduceKind::Sum) {
+                    v = result(type, v + x);
+                } else if (s->reduce == ReduceKind::Max) {
+                    v = std::max(v, x);
+                } else {
+                    v = std::min(v, x);
+                }
                 int k = int(extents.size()) - 1;
                 while (k >= 0 && ++env[rbase + size_t(k)].second == extents[size_t(k)]) {
                     env[rbase + size_t(k)].second = 0;
@@ -129,7 +197,8 @@ struct ReferenceEvaluator::Impl {
             }
         }
         env.resize(base);
-        v = round_to(def.find_tensor(tensor)->dtype, v);
+        // float32 tensors hold float32 values, whatever precision the statement was computed in.
+        v = convert(type, v);
         if (memoise) {
             m.values[size_t(flat)] = v;
             m.filled[size_t(flat)] = 1;
@@ -137,38 +206,34 @@ struct ReferenceEvaluator::Impl {
         return v;
     }
 
-    static double round_to(DType t, double v) {
-        switch (t) {
-        case DType::F32: return double(float(v));
-        case DType::I8: return double(int8_t(std::lround(std::max(-128.0, std::min(127.0, std::trunc(v))))));
-        case DType::I32: return std::trunc(v);
-        case DType::F16: return v;
-        }
-        return v;
-    }
+    bool truth(const Expr &e, DType t) { return eval(e, t) != 0.0; }
 
-    double eval(const Expr &e) {
+    // The value of `e` in a statement of type `t`: leaves are converted to `t`, every operation's
+    // result is rounded to `t` (see result()), casts round to their own type and back.
+    double eval(const Expr &e, DType t) {
         switch (e->kind) {
-        case ExprKind::FloatConst: return e->float_value;
-        case ExprKind::IntConst: return double(e->int_value);
-        case ExprKind::Param: return double(shape.values.at(e->name));
-        case ExprKind::IndexVar: return double(lookup_var(e->name));
+        case ExprKind::FloatConst: return convert(t, e->float_value);
+        case ExprKind::IntConst: return convert(t, double(e->int_value));
+        case ExprKind::Param: return convert(t, double(shape.values.at(e->name)));
+        case ExprKind::IndexVar: return convert(t, double(lookup_var(e->name)));
         case ExprKind::Access: {
             std::vector<int64_t> idx;
             idx.reserve(e->args.size());
-            for (const auto &a : e->args) idx.push_back(eval_int(a));
-            return read(e->name, idx);
+            for (const auto &a : e->args) idx.push_back(eval_index(a));
+            return convert(t, read(e->name, idx));
         }
-        case ExprKind::Unary: return e->name == "-" ? -eval(e->args[0]) : double(eval(e->args[0]) == 0.0);
+        case ExprKind::Unary:
+            if (e->name == "-") return result(t, -eval(e->args[0], t));
+            return double(eval(e->args[0], t) == 0.0);
         case ExprKind::Binary: {
             const std::string &op = e->name;
-            if (op == "&&") return double(eval(e->args[0]) != 0.0 && eval(e->args[1]) != 0.0);
-            if (op == "||") return double(eval(e->args[0]) != 0.0 || eval(e->args[1]) != 0.0);
-            double a = eval(e->args[0]), b = eval(e->args[1]);
-            if (op == "+") return a + b;
-            if (op == "-") return a - b;
-            if (op == "*") return a * b;
-            if (op == "/") return a / b;
+            if (op == "&&") return double(truth(e->args[0], t) && truth(e->args[1], t));
+            if (op == "||") return double(truth(e->args[0], t) || truth(e->args[1], t));
+            double a = eval(e->args[0], t), b = eval(e->args[1], t);
+            if (op == "+") return result(t, a + b);
+            if (op == "-") return result(t, a - b);
+            if (op == "*") return result(t, a * b);
+            if (op == "/") return is_int(t) ? result(t, int_div(a, b)) : result(t, a / b);
             if (op == "<") return double(a < b);
             if (op == "<=") return double(a <= b);
             if (op == ">") return double(a > b);
@@ -179,19 +244,23 @@ struct ReferenceEvaluator::Impl {
         }
         case ExprKind::Call: {
             const std::string &f = e->name;
-            if (f == "select") return eval(e->args[0]) != 0.0 ? eval(e->args[1]) : eval(e->args[2]);
-            double a = eval(e->args[0]);
-            if (f == "exp") return std::exp(a);
-            if (f == "log") return std::log(a);
-            if (f == "tanh") return std::tanh(a);
-            if (f == "sqrt") return std::sqrt(a);
-            if (f == "erf") return std::erf(a);
-            if (f == "abs") return std::fabs(a);
-            if (f == "max") return std::max(a, eval(e->args[1]));
-            if (f == "min") return std::min(a, eval(e->args[1]));
-            if (f == "f32" || f == "f16") return a;
-            if (f == "i32") return std::trunc(a);
-            if (f == "i8") return round_to(DType::I8, a);
+            if (f == "select") {
+                return truth(e->args[0], t) ? eval(e->args[1], t) : eval(e->args[2], t);
+            }
+            double a = eval(e->args[0], t);
+            if (f == "max") return std::max(a, eval(e->args[1], t));
+            if (f == "min") return std::min(a, eval(e->args[1], t));
+            if (f == "abs") return result(t, std::fabs(a));
+            // Transcendental functions: float32 math, converted back to a non-float32 type.
+            if (f == "exp") return t == DType::F32 ? std::exp(a) : convert(t, std::exp(a));
+            if (f == "log") return t == DType::F32 ? std::log(a) : convert(t, std::log(a));
+            if (f == "tanh") return t == DType::F32 ? std::tanh(a) : convert(t, std::tanh(a));
+            if (f == "sqrt") return t == DType::F32 ? std::sqrt(a) : convert(t, std::sqrt(a));
+            if (f == "erf") return t == DType::F32 ? std::erf(a) : convert(t, std::erf(a));
+            if (f == "f32") return convert(t, double(float(a)));
+            if (f == "f16") return convert(t, round_half(a));
+            if (f == "i32") return convert(t, convert(DType::I32, a));
+            if (f == "i8") return convert(t, std::trunc(std::max(-128.0, std::min(127.0, a))));
             break;
         }
         }

@@ -12,7 +12,7 @@ const std::vector<std::string> &feature_names() {
         "emit_bit",           "emit_num",           "footprint_log2",      "footprint_over_capacity",
         "arith_intensity",    "vector_lane_use",    "tail_waste",          "tasks_per_core",
         "unroll_size",        "packed",             "reduction_blocked",   "total_flops_log2",
-        "reg_tile_accumulators", "tile_outer_log2"};
+        "reg_tile_accumulators", "tile_outer_log2", "roofline_ns_log2"};
     return names;
 }
 
@@ -66,6 +66,8 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
                    const SchedulePoint &p, int threads, std::vector<float> &out) {
     Shape2 s = summarize(def, shape, space, p);
     auto fp = footprints(def, shape, target, space.groups, p);
+    // The analytical estimate, on every row: a prior the trees refine from few measurements.
+    double roofline_ns = roofline_seconds(def, shape, target, space, p, threads) * 1e9;
     auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
     int rows = 0;
     for (const auto &g : space.groups) {
@@ -112,6 +114,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
             float(lg(s.flops)),
             float(s.reg_elems / std::max(1, p.vector_width)),
             float(lg(s.tiles)),
+            float(lg(roofline_ns)),
         };
         out.insert(out.end(), std::begin(row), std::end(row));
         rows++;

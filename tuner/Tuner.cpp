@@ -62,11 +62,23 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
     batch.num_features = num_features();
     std::vector<std::vector<float>> pool_rows(pool.size());
     std::vector<int> pool_nrows(pool.size());
-    std::vector<double> score(pool.size());
+    std::vector<double> score(pool.size()), prior(pool.size());
     for (size_t i = 0; i < pool.size(); i++) {
         pool_nrows[i] = group_features(def, shape, target, space, pool[i], o.threads, pool_rows[i]);
         batch.add_candidate(pool_rows[i].data(), pool_nrows[i]);
-        score[i] = -roofline_seconds(def, shape, target, space, pool[i], o.threads);
+        prior[i] = score[i] = -roofline_seconds(def, shape, target, space, pool[i], o.threads);
+    }
+    // A model trained on a handful of measurements extrapolates wildly across a large space; it
+    // re-ranks only the roofline's best share of the pool, while the random explorers still reach
+    // all of it.
+    std::vector<char> shortlisted(pool.size(), 0);
+    {
+        std::vector<size_t> by_prior(pool.size());
+        std::iota(by_prior.begin(), by_prior.end(), 0);
+        std::stable_sort(by_prior.begin(), by_prior.end(), [&](size_t a, size_t b) { return prior[a] > prior[b]; });
+        size_t keep = std::min(pool.size(), std::max<size_t>(200, pool.size() / 20));
+        for (size_t i = 0; i < keep; i++) shortlisted[by_prior[i]] = 1;
+        shortlisted[pool.size() - 1] = 1;
     }
 
     TaskContext task(def, shape, target, o.seed);
@@ -137,6 +149,9 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
             to.rounds = 60;
             model->train(training, to);
             score = model->predict(batch);
+            for (size_t i = 0; i < pool.size(); i++) {
+                if (!shortlisted[i]) score[i] = -std::numeric_limits<double>::infinity();
+            }
         }
         round++;
     }
