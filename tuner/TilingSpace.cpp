@@ -50,10 +50,16 @@ TilingSpace make_tiling_space(const ComputeDef &def, const BoundShape &shape, co
             for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}) {
                 if (r <= a.extent) a.regs.push_back(r);
             }
+        } else if (i == 2) {
+            // A third axis (output channels of a convolution, the batch of a batched matmul) may
+            // join the register tile: each loaded input vector then serves several outputs.
+            for (int64_t r : {1, 2, 4, 8}) {
+                if (r <= a.extent) a.regs.push_back(r);
+            }
         } else {
             a.regs.push_back(1);
         }
-        if (i < 2) {
+        if (i < 3) {
             std::set<int64_t> all;
             for (int64_t r : a.regs) {
                 for (int64_t t : tile_options(r, a.extent)) all.insert(t);
@@ -66,10 +72,15 @@ TilingSpace make_tiling_space(const ComputeDef &def, const BoundShape &shape, co
     }
     bool fusable = ms.reduce != ReduceKind::None && main_is_fusable(def);
     if (fusable) {
+        // Blocking pays on the longest reduction axis (k of a matmul, input channels of a
+        // convolution); the others stay whole.
+        auto longest = ms.reduce_vars.rbegin();
+        for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
+            if (shape.eval(it->extent) > shape.eval(longest->extent)) longest = it;
+        }
         for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
             int64_t e = shape.eval(it->extent);
-            // Blocking pays on the innermost reduction axis only; the others stay whole.
-            s.reduce.push_back({it->name, e, it == ms.reduce_vars.rbegin() ? block_options(e) : std::vector<int64_t>{e}});
+            s.reduce.push_back({it->name, e, it == longest ? block_options(e) : std::vector<int64_t>{e}});
         }
     }
     // Outer orders: the natural one, and the two innermost swapped.
