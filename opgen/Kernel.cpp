@@ -6,7 +6,7 @@
 namespace opgen {
 
 Halide::Target halide_target_of(const Target &target) {
-    if (target.halide_target == "host") return Halide::get_host_target();
+    if (target.halide_target == "host") return checked_host_halide_target();
     return Halide::Target(target.halide_target);
 }
 

@@ -71,9 +71,26 @@ std::string read_word(const fs::path &p) {
 
 }  // namespace
 
+Halide::Target checked_host_halide_target() {
+    Halide::Target ht = Halide::get_host_target();
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, flags;
+    while (std::getline(in, line)) {
+        if (line.rfind("flags", 0) == 0) {
+            flags = " " + line.substr(line.find(':') + 1) + " ";
+            break;
+        }
+    }
+    if (!flags.empty() && ht.has_feature(Halide::Target::AVX512_SapphireRapids) &&
+        flags.find(" avx_vnni ") == std::string::npos) {
+        ht = ht.without_feature(Halide::Target::AVX512_SapphireRapids);
+    }
+    return ht;
+}
+
 Target host_target() {
     Target t;
-    Halide::Target ht = Halide::get_host_target();
+    Halide::Target ht = checked_host_halide_target();
     t.halide_target = ht.to_string();
     if (ht.arch == Halide::Target::X86) {
         if (ht.has_feature(Halide::Target::AVX512_Skylake) || ht.has_feature(Halide::Target::AVX512)) {

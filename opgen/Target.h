@@ -5,6 +5,7 @@
 #ifndef OPGEN_TARGET_H
 #define OPGEN_TARGET_H
 
+#include <Halide.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -41,6 +42,11 @@ struct Target {
 
 // The machine this process runs on.
 Target host_target();
+
+// Halide's host target, minus features the CPU does not report. Halide 14 infers
+// avx512_sapphirerapids from the CPU model and then emits VEX-encoded AVX-VNNI, which some virtual
+// machines mask (their /proc/cpuinfo lacks avx_vnni): the kernels die with SIGILL.
+Halide::Target checked_host_halide_target();
 
 // A target by name ("host", or a JSON file's name under the targets folder) or by path to a JSON
 // file. Raises UserError for an unknown name or a malformed file (naming the file and field).

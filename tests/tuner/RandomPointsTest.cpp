@@ -1,0 +1,84 @@
+// Across every bundled op, seeded random points of the legal space compile and compute results
+// that match the reference: the space holds only realisable schedules. Odd, non-power-of-two
+// extents on purpose, so tails are exercised. Parameterised by op so a failure names it.
+#include "opgen/OpLibrary.h"
+#include "tuner/Measurer.h"
+#include "tuner/TilingSpace.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+using namespace opgen;
+using namespace opgen::tuner;
+
+namespace {
+
+// A small shape per bundled op; an op missing here fails the coverage test below.
+const std::map<std::string, std::string> &shapes() {
+    static const std::map<std::string, std::string> s = {
+        {"add", "M=19,N=45"},
+        {"avg_pool2d", "N=1,C=5,H=18,W=22"},
+        {"batch_matmul", "BATCH=3,M=13,N=37,K=11"},
+        {"conv2d_bias_relu", "N=1,C=5,H=11,W=19,F=6"},
+        {"conv2d_nchw", "N=2,C=3,H=13,W=18,F=7,stride=2"},
+        {"conv2d_nhwc", "N=1,H=9,W=17,C=5,F=19"},
+        {"depthwise_conv2d", "N=1,C=6,H=15,W=21"},
+        {"gelu", "M=7,N=53"},
+        {"layernorm", "M=9,N=67"},
+        {"matmul", "M=29,N=41,K=23"},
+        {"matmul_bias_gelu", "M=21,N=35,K=17"},
+        {"matmul_bias_relu", "M=17,N=50,K=19"},
+        {"max_pool2d", "N=1,C=4,H=19,W=24,KH=3,KW=3,stride=2,pad=1"},
+        {"mul", "M=23,N=33"},
+        {"nchw_to_nhwc", "N=1,C=19,H=7,W=9"},
+        {"nhwc_to_nchw", "N=1,H=7,W=9,C=19"},
+        {"reduce_max", "M=11,N=75"},
+        {"reduce_sum", "M=13,N=61"},
+        {"relu", "M=5,N=99"},
+        {"sigmoid", "M=6,N=43"},
+        {"softmax", "M=7,N=83"},
+        {"transpose2d", "M=21,N=35"},
+    };
+    return s;
+}
+
+constexpr int kPointsPerOp = 10;
+
+class RandomPoints : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST(RandomPointsCoverage, EveryBundledOpHasAShape) {
+    for (const auto &op : OpLibrary::standard().list()) {
+        EXPECT_TRUE(shapes().count(op)) << "op '" << op << "' has no shape in RandomPointsTest.cpp";
+    }
+    // 22 ops x 10 points: at least the 200 points the design asks for.
+    EXPECT_GE(shapes().size() * kPointsPerOp, 200u);
+}
+
+TEST_P(RandomPoints, CompileAndMatchTheReference) {
+    const std::string &name = GetParam();
+    ComputeDef def = OpLibrary::standard().load(name);
+    BoundShape shape = bind_shape(def, shapes().at(name));
+    Target host = host_target();
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    ASSERT_FALSE(s.legal.empty()) << name;
+    TaskContext task(def, shape, host, 17);
+    auto points = s.sample(kPointsPerOp, 99);
+    EXPECT_EQ(points.size(), std::min<size_t>(kPointsPerOp, s.legal.size()));
+    for (const auto &p : points) {
+        if (std::getenv("OPGEN_TRACE_POINTS")) std::fprintf(stderr, "%s %s\n", name.c_str(), p.to_json().dump().c_str());
+        MeasureResult r = measure(task, p, 0.5, 1);
+        EXPECT_EQ(r.status, "ok") << name << " " << p.summary() << ": " << r.error;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(BundledOps, RandomPoints, ::testing::ValuesIn([] {
+                             std::vector<std::string> names;
+                             for (const auto &[n, s] : shapes()) names.push_back(n);
+                             return names;
+                         }()),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
