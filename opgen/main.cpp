@@ -35,19 +35,6 @@ int threads_of(const Common &c, const Target &t) { return c.threads > 0 ? c.thre
 // The Halide runtime reads its thread count once, at its first parallel loop.
 void set_threads(int threads) { setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1); }
 
-db::KernelKey key_for(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
-    db::KernelKey k;
-    k.op_name = def.name;
-    k.op_hash = definition_hash(def.source);
-    k.shape = shape.canonical;
-    k.dtype = dtype_name(def.output().dtype);
-    // A kernel tuned for two threads is not the one for one: the thread count is part of the target.
-    k.target = target.name + ":t" + std::to_string(threads);
-    k.halide_version = tuner::halide_version();
-    k.tuner_version = tuner::tuner_version();
-    return k;
-}
-
 json record_json(const db::KernelRecord &r, const std::string &answer) {
     json j;
     j["answer"] = answer;
@@ -93,7 +80,7 @@ db::KernelRecord tune_one(const Common &c, const OpLibrary &lib, db::KernelCache
     Target target = load_target(c.target);
     user_check(target.measurable) << "target '" << target.name << "' cannot be measured on this machine; use 'opgen space' to inspect its legal space";
     int threads = threads_of(c, target);
-    db::KernelKey key = key_for(def, shape, target, threads);
+    db::KernelKey key = tuner::kernel_key(def, shape, target, threads);
     if (skipped) *skipped = false;
     if (!a.force) {
         if (auto hit = cache.lookup(key)) {
@@ -276,7 +263,7 @@ int main(int argc, char **argv) {
             BoundShape shape = bind_shape(def, q_shape);
             Target t = load_target(c.target);
             auto cache = db::open_kernel_cache(c.db_path, db::OpenMode::ReadOnly);
-            db::KernelKey key = key_for(def, shape, t, threads_of(c, t));
+            db::KernelKey key = tuner::kernel_key(def, shape, t, threads_of(c, t));
             auto hit = cache->lookup(key);
             user_check(hit.has_value()) << "no kernel for op '" << def.name << "' at " << shape.canonical << " on target "
                                         << key.target << " in " << c.db_path;
@@ -339,7 +326,7 @@ int main(int argc, char **argv) {
                 }
             } else if (!e_default) {
                 auto cache = db::open_kernel_cache(c.db_path, db::OpenMode::ReadOnly);
-                db::KernelKey key = key_for(def, shape, t, threads_of(c, t));
+                db::KernelKey key = tuner::kernel_key(def, shape, t, threads_of(c, t));
                 auto hit = cache->lookup(key);
                 user_check(hit.has_value()) << "no kernel for op '" << def.name << "' at " << shape.canonical << " on target "
                                             << key.target << " in " << c.db_path << " (tune it first, or pass --point or --default-schedule)";

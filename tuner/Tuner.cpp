@@ -20,6 +20,18 @@ std::string halide_version() {
     return OPGEN_HALIDE_VERSION;
 }
 
+db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
+    db::KernelKey k;
+    k.op_name = def.name;
+    k.op_hash = definition_hash(def.source);
+    k.shape = shape.canonical;
+    k.dtype = dtype_name(def.output().dtype);
+    k.target = target.name + ":t" + std::to_string(threads);
+    k.halide_version = halide_version();
+    k.tuner_version = tuner_version();
+    return k;
+}
+
 namespace {
 
 void say(const TuneOptions &o, const std::string &line) {

@@ -53,6 +53,10 @@ struct TuneResult {
 const char *tuner_version();
 std::string halide_version();
 
+// The cache key of a tuning task. The thread count is part of the target (a kernel tuned for two
+// threads is not the one for one); the op is identified by the hash of its definition text.
+db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
+
 // Tunes `def` at `shape` on `target`. When `cache` is given every measurement is recorded under
 // `key` as it happens, in one transaction per round.
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &options,
