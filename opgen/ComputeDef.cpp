@@ -19,30 +19,42 @@ std::string SourceLoc::str() const {
 
 const char *dtype_name(DType t) {
     switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::I8: return "i8";
-    case DType::I32: return "i32";
+    case DType::F32:
+        return "f32";
+    case DType::F16:
+        return "f16";
+    case DType::I8:
+        return "i8";
+    case DType::I32:
+        return "i32";
     }
     return "?";
 }
 
 int dtype_bytes(DType t) {
     switch (t) {
-    case DType::F32: return 4;
-    case DType::F16: return 2;
-    case DType::I8: return 1;
-    case DType::I32: return 4;
+    case DType::F32:
+        return 4;
+    case DType::F16:
+        return 2;
+    case DType::I8:
+        return 1;
+    case DType::I32:
+        return 4;
     }
     return 4;
 }
 
 const char *reduce_name(ReduceKind k) {
     switch (k) {
-    case ReduceKind::None: return "none";
-    case ReduceKind::Sum: return "sum";
-    case ReduceKind::Max: return "max";
-    case ReduceKind::Min: return "min";
+    case ReduceKind::None:
+        return "none";
+    case ReduceKind::Sum:
+        return "sum";
+    case ReduceKind::Max:
+        return "max";
+    case ReduceKind::Min:
+        return "min";
     }
     return "?";
 }
@@ -111,11 +123,15 @@ std::string definition_hash(const std::string &source) {
 
 namespace {
 int precedence(const std::string &op) {
-    if (op == "||") return 1;
-    if (op == "&&") return 2;
-    if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") return 3;
-    if (op == "+" || op == "-") return 4;
-    return 5;  // * /
+    if (op == "||")
+        return 1;
+    if (op == "&&")
+        return 2;
+    if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=")
+        return 3;
+    if (op == "+" || op == "-")
+        return 4;
+    return 5; // * /
 }
 
 void print(std::ostringstream &out, const Expr &e, int parent_prec) {
@@ -137,9 +153,13 @@ void print(std::ostringstream &out, const Expr &e, int parent_prec) {
         out << s;
         return;
     }
-    case ExprKind::IntConst: out << e->int_value; return;
+    case ExprKind::IntConst:
+        out << e->int_value;
+        return;
     case ExprKind::Param:
-    case ExprKind::IndexVar: out << e->name; return;
+    case ExprKind::IndexVar:
+        out << e->name;
+        return;
     case ExprKind::Access:
     case ExprKind::Call: {
         out << e->name << (e->kind == ExprKind::Access ? "[" : "(");
@@ -156,16 +176,18 @@ void print(std::ostringstream &out, const Expr &e, int parent_prec) {
         return;
     case ExprKind::Binary: {
         int p = precedence(e->name);
-        if (p < parent_prec) out << "(";
+        if (p < parent_prec)
+            out << "(";
         print(out, e->args[0], p);
         out << " " << e->name << " ";
         print(out, e->args[1], p + 1);
-        if (p < parent_prec) out << ")";
+        if (p < parent_prec)
+            out << ")";
         return;
     }
     }
 }
-}  // namespace
+} // namespace
 
 std::string to_string(const Expr &e) {
     std::ostringstream out;
@@ -173,4 +195,11 @@ std::string to_string(const Expr &e) {
     return out.str();
 }
 
-}  // namespace opgen
+SourceLoc start_loc(const Expr &e) {
+    const ExprNode *n = e.get();
+    while (n->kind == ExprKind::Binary)
+        n = n->args[0].get();
+    return n->loc;
+}
+
+} // namespace opgen

@@ -22,14 +22,14 @@ const char *dtype_name(DType t);
 int dtype_bytes(DType t);
 
 enum class ExprKind {
-    FloatConst,  // 1.5
-    IntConst,    // 2
-    Param,       // a shape parameter, attribute or let: an integer known once the shape is bound
-    IndexVar,    // a pure (left-hand side) or reduction index variable
-    Access,      // T[i, j]
-    Unary,       // -x
-    Binary,      // + - * / < <= > >= == != && ||
-    Call,        // exp(x), max(a, b), select(c, a, b), f32(x), ...
+    FloatConst, // 1.5
+    IntConst,   // 2
+    Param,      // a shape parameter, attribute or let: an integer known once the shape is bound
+    IndexVar,   // a pure (left-hand side) or reduction index variable
+    Access,     // T[i, j]
+    Unary,      // -x
+    Binary,     // + - * / < <= > >= == != && ||
+    Call,       // exp(x), max(a, b), select(c, a, b), f32(x), ...
 };
 
 struct ExprNode;
@@ -40,7 +40,7 @@ struct ExprNode {
     SourceLoc loc;
     double float_value = 0;
     int64_t int_value = 0;
-    std::string name;  // Param, IndexVar, Access (tensor), Unary/Binary (operator), Call (function)
+    std::string name; // Param, IndexVar, Access (tensor), Unary/Binary (operator), Call (function)
     std::vector<Expr> args;
 };
 
@@ -66,8 +66,8 @@ struct TensorDecl {
     std::string name;
     TensorRole role = TensorRole::Input;
     DType dtype = DType::F32;
-    std::vector<Expr> dims;  // outermost first; the last dimension is contiguous in memory
-    bool zero_pad = false;   // reads outside the tensor give zero (inputs only)
+    std::vector<Expr> dims; // outermost first; the last dimension is contiguous in memory
+    bool zero_pad = false;  // reads outside the tensor give zero (inputs only)
     SourceLoc loc;
 };
 
@@ -84,18 +84,18 @@ struct ReduceVar {
 // `T[i, j] = expr` or `T[i, j] = sum(k: K) expr`.
 struct Statement {
     std::string tensor;
-    std::vector<std::string> vars;  // the left-hand side's index variables, outermost first
+    std::vector<std::string> vars; // the left-hand side's index variables, outermost first
     ReduceKind reduce = ReduceKind::None;
-    std::vector<ReduceVar> reduce_vars;  // outermost first
+    std::vector<ReduceVar> reduce_vars; // outermost first
     Expr body;
     SourceLoc loc;
 };
 
 struct ComputeDef {
     std::string name;
-    std::string doc;  // the comment lines before `op`
+    std::string doc; // the comment lines before `op`
     std::string filename;
-    std::string source;  // the file's full text; its hash is part of every cache key
+    std::string source; // the file's full text; its hash is part of every cache key
     std::vector<ParamDecl> params;
     std::vector<LetDecl> lets;
     std::vector<TensorDecl> tensors;
@@ -103,7 +103,7 @@ struct ComputeDef {
 
     const TensorDecl *find_tensor(const std::string &name) const;
     const ParamDecl *find_param(const std::string &name) const;
-    const TensorDecl &output() const;  // the one output tensor
+    const TensorDecl &output() const; // the one output tensor
     std::vector<const TensorDecl *> inputs() const;
     // The statement that defines `tensor`, or nullptr.
     const Statement *statement_for(const std::string &tensor) const;
@@ -116,6 +116,10 @@ std::string definition_hash(const std::string &source);
 // Prints an expression in the op language's own syntax.
 std::string to_string(const Expr &e);
 
-}  // namespace opgen
+// Where an expression's text begins: a binary expression is located at its operator, so this
+// walks down to its leftmost operand (for messages that quote the whole expression).
+SourceLoc start_loc(const Expr &e);
+
+} // namespace opgen
 
 #endif

@@ -35,13 +35,11 @@ public:
 namespace detail {
 // Collects a message with operator<< and throws when it goes out of scope, so call sites read
 // `user_check(cond, loc) << "op '" << name << "': ..."`.
-template <typename Error>
-class Thrower {
+template <typename Error> class Thrower {
 public:
     explicit Thrower(SourceLoc loc = {}) : loc_(std::move(loc)) {}
     Thrower(const Thrower &) = delete;
-    template <typename T>
-    Thrower &operator<<(const T &value) {
+    template <typename T> Thrower &operator<<(const T &value) {
         out_ << value;
         return *this;
     }
@@ -57,19 +55,19 @@ private:
     SourceLoc loc_;
     std::ostringstream out_;
 };
-}  // namespace detail
+} // namespace detail
 
-}  // namespace opgen
+} // namespace opgen
 
 // user_check(cond[, loc]) << "message": raise a UserError when cond is false.
-#define user_check(cond, ...) \
-    if (cond) {               \
-    } else                    \
+#define user_check(cond, ...)                                                                      \
+    if (cond) {                                                                                    \
+    } else                                                                                         \
         ::opgen::detail::Thrower<::opgen::UserError>(__VA_ARGS__)
 
-#define internal_check(cond) \
-    if (cond) {              \
-    } else                   \
+#define internal_check(cond)                                                                       \
+    if (cond) {                                                                                    \
+    } else                                                                                         \
         ::opgen::detail::Thrower<::opgen::InternalError>() << __FILE__ << ":" << __LINE__ << ": "
 
 #endif

@@ -4,24 +4,30 @@ namespace opgen {
 
 Halide::Type halide_type(DType t) {
     switch (t) {
-    case DType::F32: return Halide::Float(32);
-    case DType::F16: return Halide::Float(16);
-    case DType::I8: return Halide::Int(8);
-    case DType::I32: return Halide::Int(32);
+    case DType::F32:
+        return Halide::Float(32);
+    case DType::F16:
+        return Halide::Float(16);
+    case DType::I8:
+        return Halide::Int(8);
+    case DType::I32:
+        return Halide::Int(32);
     }
     return Halide::Float(32);
 }
 
 LoweredStage &LoweredOp::stage(const std::string &tensor) {
     for (auto &s : stages) {
-        if (s.statement->tensor == tensor) return s;
+        if (s.statement->tensor == tensor)
+            return s;
     }
     throw InternalError("no lowered stage for tensor " + tensor);
 }
 
 const LoweredStage *LoweredOp::find_stage(const std::string &tensor) const {
     for (const auto &s : stages) {
-        if (s.statement->tensor == tensor) return &s;
+        if (s.statement->tensor == tensor)
+            return &s;
     }
     return nullptr;
 }
@@ -30,18 +36,24 @@ namespace {
 
 class ExprLowering {
 public:
-    ExprLowering(const LoweredOp &op, const std::map<std::string, Halide::Expr> &vars, Halide::Type type)
+    ExprLowering(const LoweredOp &op, const std::map<std::string, Halide::Expr> &vars,
+                 Halide::Type type)
         : op_(op), vars_(vars), type_(type) {}
 
     Halide::Expr value(const Expr &e) {
         switch (e->kind) {
-        case ExprKind::FloatConst: return Halide::cast(type_, Halide::Expr(e->float_value));
-        case ExprKind::IntConst: return Halide::cast(type_, Halide::Expr(int(e->int_value)));
-        case ExprKind::Param: return Halide::cast(type_, Halide::Expr(int(op_.shape.values.at(e->name))));
-        case ExprKind::IndexVar: return Halide::cast(type_, vars_.at(e->name));
+        case ExprKind::FloatConst:
+            return Halide::cast(type_, Halide::Expr(e->float_value));
+        case ExprKind::IntConst:
+            return Halide::cast(type_, Halide::Expr(int(e->int_value)));
+        case ExprKind::Param:
+            return Halide::cast(type_, Halide::Expr(int(op_.shape.values.at(e->name))));
+        case ExprKind::IndexVar:
+            return Halide::cast(type_, vars_.at(e->name));
         case ExprKind::Access: {
             std::vector<Halide::Expr> args;
-            for (auto it = e->args.rbegin(); it != e->args.rend(); ++it) args.push_back(index(*it));
+            for (auto it = e->args.rbegin(); it != e->args.rend(); ++it)
+                args.push_back(index(*it));
             if (auto in = op_.input_funcs.find(e->name); in != op_.input_funcs.end()) {
                 return Halide::cast(type_, in->second(args));
             }
@@ -50,8 +62,10 @@ public:
             return Halide::cast(type_, s->func(args));
         }
         case ExprKind::Unary:
-            if (e->name == "-") return -value(e->args[0]);
-            return Halide::select(value(e->args[0]) == Halide::cast(type_, 0), Halide::cast(type_, 1), Halide::cast(type_, 0));
+            if (e->name == "-")
+                return -value(e->args[0]);
+            return Halide::select(value(e->args[0]) == Halide::cast(type_, 0),
+                                  Halide::cast(type_, 1), Halide::cast(type_, 0));
         case ExprKind::Binary: {
             const std::string &o = e->name;
             if (o == "&&" || o == "||") {
@@ -59,34 +73,52 @@ public:
                 return Halide::cast(type_, o == "&&" ? (a && b) : (a || b));
             }
             Halide::Expr a = value(e->args[0]), b = value(e->args[1]);
-            if (o == "+") return a + b;
-            if (o == "-") return a - b;
-            if (o == "*") return a * b;
-            if (o == "/") return a / b;
+            if (o == "+")
+                return a + b;
+            if (o == "-")
+                return a - b;
+            if (o == "*")
+                return a * b;
+            if (o == "/")
+                return a / b;
             return Halide::cast(type_, compare(o, a, b));
         }
         case ExprKind::Call: {
             const std::string &f = e->name;
-            if (f == "select") return Halide::select(truth(e->args[0]), value(e->args[1]), value(e->args[2]));
-            if (f == "max") return Halide::max(value(e->args[0]), value(e->args[1]));
-            if (f == "min") return Halide::min(value(e->args[0]), value(e->args[1]));
+            if (f == "select")
+                return Halide::select(truth(e->args[0]), value(e->args[1]), value(e->args[2]));
+            if (f == "max")
+                return Halide::max(value(e->args[0]), value(e->args[1]));
+            if (f == "min")
+                return Halide::min(value(e->args[0]), value(e->args[1]));
             Halide::Expr a = value(e->args[0]);
-            if (f == "abs") return Halide::cast(type_, Halide::abs(a));
+            if (f == "abs")
+                return Halide::cast(type_, Halide::abs(a));
             // Transcendental functions are float32 math (Halide's erf exists only for float32, and
             // the others would return float32 for an integer argument): a statement of another
             // type converts its argument to float32 and the result back.
             Halide::Expr x = type_ == Halide::Float(32) ? a : Halide::cast(Halide::Float(32), a);
             Halide::Expr y;
-            if (f == "exp") y = Halide::exp(x);
-            if (f == "log") y = Halide::log(x);
-            if (f == "tanh") y = Halide::tanh(x);
-            if (f == "sqrt") y = Halide::sqrt(x);
-            if (f == "erf") y = Halide::erf(x);
-            if (y.defined()) return Halide::cast(type_, y);
-            if (f == "f32") return Halide::cast(type_, Halide::cast(Halide::Float(32), a));
-            if (f == "f16") return Halide::cast(type_, Halide::cast(Halide::Float(16), a));
-            if (f == "i32") return Halide::cast(type_, Halide::cast(Halide::Int(32), a));
-            if (f == "i8") return Halide::cast(type_, Halide::saturating_cast(Halide::Int(8), a));
+            if (f == "exp")
+                y = Halide::exp(x);
+            if (f == "log")
+                y = Halide::log(x);
+            if (f == "tanh")
+                y = Halide::tanh(x);
+            if (f == "sqrt")
+                y = Halide::sqrt(x);
+            if (f == "erf")
+                y = Halide::erf(x);
+            if (y.defined())
+                return Halide::cast(type_, y);
+            if (f == "f32")
+                return Halide::cast(type_, Halide::cast(Halide::Float(32), a));
+            if (f == "f16")
+                return Halide::cast(type_, Halide::cast(Halide::Float(16), a));
+            if (f == "i32")
+                return Halide::cast(type_, Halide::cast(Halide::Int(32), a));
+            if (f == "i8")
+                return Halide::cast(type_, Halide::saturating_cast(Halide::Int(8), a));
             break;
         }
         }
@@ -98,12 +130,18 @@ private:
     const std::map<std::string, Halide::Expr> &vars_;
     Halide::Type type_;
 
-    static Halide::Expr compare(const std::string &o, const Halide::Expr &a, const Halide::Expr &b) {
-        if (o == "<") return a < b;
-        if (o == "<=") return a <= b;
-        if (o == ">") return a > b;
-        if (o == ">=") return a >= b;
-        if (o == "==") return a == b;
+    static Halide::Expr compare(const std::string &o, const Halide::Expr &a,
+                                const Halide::Expr &b) {
+        if (o == "<")
+            return a < b;
+        if (o == "<=")
+            return a <= b;
+        if (o == ">")
+            return a > b;
+        if (o == ">=")
+            return a >= b;
+        if (o == "==")
+            return a == b;
         return a != b;
     }
 
@@ -111,32 +149,44 @@ private:
     Halide::Expr truth(const Expr &e) {
         if (e->kind == ExprKind::Binary) {
             const std::string &o = e->name;
-            if (o == "&&") return truth(e->args[0]) && truth(e->args[1]);
-            if (o == "||") return truth(e->args[0]) || truth(e->args[1]);
+            if (o == "&&")
+                return truth(e->args[0]) && truth(e->args[1]);
+            if (o == "||")
+                return truth(e->args[0]) || truth(e->args[1]);
             if (o == "<" || o == "<=" || o == ">" || o == ">=" || o == "==" || o == "!=") {
                 return compare(o, value(e->args[0]), value(e->args[1]));
             }
         }
-        if (e->kind == ExprKind::Unary && e->name == "!") return !truth(e->args[0]);
+        if (e->kind == ExprKind::Unary && e->name == "!")
+            return !truth(e->args[0]);
         return value(e) != Halide::cast(type_, 0);
     }
 
     // An index: integer arithmetic of variables and parameters (affine, checked by the parser).
     Halide::Expr index(const Expr &e) {
         switch (e->kind) {
-        case ExprKind::IntConst: return Halide::Expr(int(e->int_value));
-        case ExprKind::Param: return Halide::Expr(int(op_.shape.values.at(e->name)));
-        case ExprKind::IndexVar: return vars_.at(e->name);
-        case ExprKind::Unary: return -index(e->args[0]);
+        case ExprKind::IntConst:
+            return Halide::Expr(int(e->int_value));
+        case ExprKind::Param:
+            return Halide::Expr(int(op_.shape.values.at(e->name)));
+        case ExprKind::IndexVar:
+            return vars_.at(e->name);
+        case ExprKind::Unary:
+            return -index(e->args[0]);
         case ExprKind::Binary: {
             Halide::Expr a = index(e->args[0]), b = index(e->args[1]);
-            if (e->name == "+") return a + b;
-            if (e->name == "-") return a - b;
-            if (e->name == "*") return a * b;
-            if (e->name == "/") return a / b;
+            if (e->name == "+")
+                return a + b;
+            if (e->name == "-")
+                return a - b;
+            if (e->name == "*")
+                return a * b;
+            if (e->name == "/")
+                return a / b;
             break;
         }
-        default: break;
+        default:
+            break;
         }
         throw InternalError("cannot lower index " + to_string(e));
     }
@@ -153,7 +203,7 @@ void constrain(Halide::OutputImageParam p, const std::vector<int64_t> &dims_oute
     }
 }
 
-}  // namespace
+} // namespace
 
 LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
     LoweredOp op;
@@ -164,9 +214,10 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
         constrain(p, shape.dims.at(t->name));
         op.params.push_back(p);
         op.param_names.push_back(t->name);
-        op.input_funcs[t->name] = t->zero_pad
-                                      ? Halide::BoundaryConditions::constant_exterior(p, Halide::cast(p.type(), 0))
-                                      : Halide::Func(p);
+        op.input_funcs[t->name] =
+            t->zero_pad
+                ? Halide::BoundaryConditions::constant_exterior(p, Halide::cast(p.type(), 0))
+                : Halide::Func(p);
     }
     op.stages.reserve(def.statements.size());
     for (const Statement &s : def.statements) {
@@ -192,7 +243,8 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
                 st.rvar_names.push_back(it->name);
             }
             st.rdom = Halide::RDom(ranges, s.tensor + "_r");
-            for (size_t i = 0; i < st.rvar_names.size(); i++) env[st.rvar_names[i]] = st.rdom[int(i)];
+            for (size_t i = 0; i < st.rvar_names.size(); i++)
+                env[st.rvar_names[i]] = st.rdom[int(i)];
             st.acc = Halide::Func(s.tensor + "_acc");
             Halide::Expr body = ExprLowering(op, env, type).value(s.body);
             switch (s.reduce) {
@@ -208,7 +260,8 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
                 st.acc(lhs) = type.max();
                 st.acc(lhs) = Halide::min(st.acc(lhs), body);
                 break;
-            case ReduceKind::None: break;
+            case ReduceKind::None:
+                break;
             }
             st.func(lhs) = st.acc(lhs);
         }
@@ -219,4 +272,4 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
     return op;
 }
 
-}  // namespace opgen
+} // namespace opgen

@@ -6,7 +6,9 @@
 // accumulator with its init and update, and `<T>`, a pure copy, so that a schedule can keep the
 // accumulator in registers (the cache_write of seed 004) while `<T>` writes memory.
 // Halide's first dimension is the innermost, so every variable list here is reversed with respect
-// to the op file (whose last index is contiguous).
+// to the op file (whose last index is contiguous). Every value of a statement is computed in its
+// tensor's type (docs/op-language.md, "Types"); exp, log, tanh, sqrt and erf compute in float32 and
+// convert back, so each Func has exactly its tensor's type.
 #ifndef OPGEN_LOWER_H
 #define OPGEN_LOWER_H
 
@@ -23,12 +25,12 @@ namespace opgen {
 
 struct LoweredStage {
     const Statement *statement = nullptr;
-    Halide::Func func;  // the tensor
-    Halide::Func acc;   // the accumulator of a reduction; undefined otherwise
-    std::vector<Halide::Var> vars;          // innermost first
-    std::vector<std::string> var_names;     // innermost first
-    Halide::RDom rdom;                      // innermost first; undefined without a reduction
-    std::vector<std::string> rvar_names;    // innermost first
+    Halide::Func func;                   // the tensor
+    Halide::Func acc;                    // the accumulator of a reduction; undefined otherwise
+    std::vector<Halide::Var> vars;       // innermost first
+    std::vector<std::string> var_names;  // innermost first
+    Halide::RDom rdom;                   // innermost first; undefined without a reduction
+    std::vector<std::string> rvar_names; // innermost first
 
     bool is_reduction() const { return acc.defined(); }
 };
@@ -36,10 +38,10 @@ struct LoweredStage {
 struct LoweredOp {
     const ComputeDef *def = nullptr;
     BoundShape shape;
-    std::vector<Halide::ImageParam> params;   // one per input, in declaration order
+    std::vector<Halide::ImageParam> params; // one per input, in declaration order
     std::vector<std::string> param_names;
-    std::map<std::string, Halide::Func> input_funcs;  // what the statements read
-    std::vector<LoweredStage> stages;         // statement order
+    std::map<std::string, Halide::Func> input_funcs; // what the statements read
+    std::vector<LoweredStage> stages;                // statement order
     Halide::Func output;
 
     LoweredStage &stage(const std::string &tensor);
@@ -50,6 +52,6 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape);
 
 Halide::Type halide_type(DType t);
 
-}  // namespace opgen
+} // namespace opgen
 
 #endif

@@ -21,7 +21,7 @@ namespace {
 // expression tree (a chain `a + b + c` is as deep as it is long).
 constexpr int max_nesting = 200;
 constexpr int max_depth = 1000;
-constexpr int64_t max_int_literal = INT32_MAX;  // Halide's indices and constants are 32-bit
+constexpr int64_t max_int_literal = INT32_MAX; // Halide's indices and constants are 32-bit
 
 enum class Tok { Ident, Int, Float, Punct, Newline, End };
 
@@ -41,14 +41,16 @@ std::string describe_char(char c) {
     return buf;
 }
 
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 // Splits the text into tokens. Newlines inside brackets are dropped so that long statements can
 // wrap; a newline outside brackets ends a declaration.
 std::vector<Token> lex(const std::string &text, const std::string &file) {
     std::vector<Token> out;
     int line = 1, col = 1;
-    std::vector<Token> open;  // brackets not yet closed, innermost last
+    std::vector<Token> open; // brackets not yet closed, innermost last
     size_t i = 0;
     auto here = [&]() { return SourceLoc{file, line, col}; };
     auto advance = [&](size_t n) {
@@ -64,7 +66,8 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
     while (i < text.size()) {
         char c = text[i];
         if (c == '#') {
-            while (i < text.size() && text[i] != '\n') advance(1);
+            while (i < text.size() && text[i] != '\n')
+                advance(1);
             continue;
         }
         if (c == '\n') {
@@ -92,19 +95,23 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
         if (is_digit(c) || (c == '.' && i + 1 < text.size() && is_digit(text[i + 1]))) {
             size_t j = i;
             bool is_float = false;
-            while (j < text.size() && is_digit(text[j])) j++;
+            while (j < text.size() && is_digit(text[j]))
+                j++;
             if (j < text.size() && text[j] == '.') {
                 is_float = true;
                 j++;
-                while (j < text.size() && is_digit(text[j])) j++;
+                while (j < text.size() && is_digit(text[j]))
+                    j++;
             }
             if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
                 size_t k = j + 1;
-                if (k < text.size() && (text[k] == '+' || text[k] == '-')) k++;
+                if (k < text.size() && (text[k] == '+' || text[k] == '-'))
+                    k++;
                 if (k < text.size() && is_digit(text[k])) {
                     is_float = true;
                     j = k;
-                    while (j < text.size() && is_digit(text[j])) j++;
+                    while (j < text.size() && is_digit(text[j]))
+                        j++;
                 }
             }
             // "2x" or "1.5e" would otherwise lex as a number and a name, and fail later with a
@@ -127,10 +134,12 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
                 break;
             }
         }
-        if (matched) continue;
+        if (matched)
+            continue;
         if (std::string("+-*/()[],:=<>!").find(c) != std::string::npos) {
             Token tok{Tok::Punct, std::string(1, c), loc};
-            if (c == '(' || c == '[') open.push_back(tok);
+            if (c == '(' || c == '[')
+                open.push_back(tok);
             // A closer without an opener is left to the parser, which says what it expected.
             if ((c == ')' || c == ']') && !open.empty()) {
                 const Token &o = open.back();
@@ -144,8 +153,8 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
             continue;
         }
         if (c == '&' || c == '|') {
-            user_check(false, loc) << "unexpected character '" << c << "' (did you mean '" << c
-                                   << c << "'?)";
+            user_check(false, loc)
+                << "unexpected character '" << c << "' (did you mean '" << c << c << "'?)";
         }
         user_check(false, loc) << "unexpected character " << describe_char(c);
     }
@@ -162,8 +171,8 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
 const std::map<std::string, int> &functions() {
     // name -> arity
     static const std::map<std::string, int> f = {
-        {"exp", 1}, {"log", 1}, {"tanh", 1},   {"sqrt", 1}, {"erf", 1}, {"abs", 1}, {"max", 2},
-        {"min", 2}, {"select", 3}, {"f32", 1}, {"f16", 1},  {"i8", 1},  {"i32", 1},
+        {"exp", 1}, {"log", 1},    {"tanh", 1}, {"sqrt", 1}, {"erf", 1}, {"abs", 1}, {"max", 2},
+        {"min", 2}, {"select", 3}, {"f32", 1},  {"f16", 1},  {"i8", 1},  {"i32", 1},
     };
     return f;
 }
@@ -178,7 +187,9 @@ bool is_keyword(const std::string &s) {
     return k.count(s) > 0;
 }
 
-bool is_reduce_word(const std::string &s) { return s == "sum" || s == "max" || s == "min"; }
+bool is_reduce_word(const std::string &s) {
+    return s == "sum" || s == "max" || s == "min";
+}
 
 class Parser {
 public:
@@ -194,13 +205,16 @@ public:
             size_t first = line.find_first_not_of(" \t\r");
             if (first != std::string::npos && line[first] == '#') {
                 std::string body = line.substr(first + 1);
-                if (!body.empty() && body[0] == ' ') body.erase(0, 1);
-                while (!body.empty() && body.back() == '\r') body.pop_back();
+                if (!body.empty() && body[0] == ' ')
+                    body.erase(0, 1);
+                while (!body.empty() && body.back() == '\r')
+                    body.pop_back();
                 def_.doc += (def_.doc.empty() ? "" : "\n") + body;
             } else if (first != std::string::npos) {
                 break;
             }
-            if (end == std::string::npos) break;
+            if (end == std::string::npos)
+                break;
             pos = end + 1;
         }
     }
@@ -217,7 +231,8 @@ public:
         end_of_line();
         while (peek().kind != Tok::End) {
             skip_newlines();
-            if (peek().kind == Tok::End) break;
+            if (peek().kind == Tok::End)
+                break;
             declaration();
         }
         check_whole();
@@ -228,9 +243,9 @@ private:
     std::vector<Token> toks_;
     size_t pos_ = 0;
     ComputeDef def_;
-    std::set<std::string> names_;  // every declared top-level name
-    int depth_ = 0;                // expression nesting, bounded by max_nesting
-    int tree_depth_ = 0;           // depth of the expression last returned by expr/unary/primary
+    std::set<std::string> names_; // every declared top-level name
+    int depth_ = 0;               // expression nesting, bounded by max_nesting
+    int tree_depth_ = 0;          // depth of the expression last returned by expr/unary/primary
 
     const Token &peek(size_t ahead = 0) const {
         return toks_[std::min(pos_ + ahead, toks_.size() - 1)];
@@ -240,16 +255,20 @@ private:
         return peek(ahead).kind == Tok::Punct && peek(ahead).text == p;
     }
     bool accept_comma() {
-        if (!is_punct(",")) return false;
+        if (!is_punct(","))
+            return false;
         next();
         return true;
     }
     void skip_newlines() {
-        while (peek().kind == Tok::Newline) pos_++;
+        while (peek().kind == Tok::Newline)
+            pos_++;
     }
     static std::string describe(const Token &t) {
-        if (t.kind == Tok::Newline) return "end of line";
-        if (t.kind == Tok::End) return "end of file";
+        if (t.kind == Tok::Newline)
+            return "end of line";
+        if (t.kind == Tok::End)
+            return "end of file";
         return "'" + t.text + "'";
     }
     Token expect(Tok kind, const std::string &what) {
@@ -258,8 +277,7 @@ private:
         return next();
     }
     void expect_punct(const std::string &p) {
-        user_check(is_punct(p), peek().loc)
-            << "expected '" << p << "', found " << describe(peek());
+        user_check(is_punct(p), peek().loc) << "expected '" << p << "', found " << describe(peek());
         next();
     }
     void end_of_line() {
@@ -319,8 +337,8 @@ private:
                         << "; an attribute must be zero or positive";
                 }
                 user_check(!is_attr || p.default_value, name.loc)
-                    << "attribute '" << name.text << "' needs a default value (attr "
-                    << name.text << " = 1)";
+                    << "attribute '" << name.text << "' needs a default value (attr " << name.text
+                    << " = 1)";
                 def_.params.push_back(p);
             } while (accept_comma());
             end_of_line();
@@ -391,10 +409,10 @@ private:
     void check_size_expr(const Expr &e, const std::string &what) {
         switch (e->kind) {
         case ExprKind::IntConst:
-        case ExprKind::Param: return;
+        case ExprKind::Param:
+            return;
         case ExprKind::Binary:
-            user_check(e->name == "+" || e->name == "-" || e->name == "*" || e->name == "/",
-                       e->loc)
+            user_check(e->name == "+" || e->name == "-" || e->name == "*" || e->name == "/", e->loc)
                 << what << ": operator '" << e->name << "' is not allowed in a size";
             check_size_expr(e->args[0], what);
             check_size_expr(e->args[1], what);
@@ -407,7 +425,8 @@ private:
         case ExprKind::Call:
             user_check(e->name == "max" || e->name == "min", e->loc)
                 << what << ": '" << e->name << "' is not allowed in a size (only max and min)";
-            for (const auto &a : e->args) check_size_expr(a, what);
+            for (const auto &a : e->args)
+                check_size_expr(a, what);
             return;
         default:
             user_check(false, e->loc)
@@ -419,8 +438,9 @@ private:
     void statement() {
         Token name = next();
         const TensorDecl *t = def_.find_tensor(name.text);
-        user_check(t, name.loc) << "unknown tensor '" << name.text
-                                << "' (declare it with input, output or local before its statement)";
+        user_check(t, name.loc)
+            << "unknown tensor '" << name.text
+            << "' (declare it with input, output or local before its statement)";
         user_check(t->role != TensorRole::Input, name.loc)
             << "input '" << name.text << "' cannot be assigned";
         user_check(!def_.statement_for(name.text), name.loc)
@@ -434,7 +454,8 @@ private:
             Token v = expect(Tok::Ident, "an index variable");
             user_check(!names_.count(v.text) && !is_keyword(v.text) && !functions().count(v.text),
                        v.loc)
-                << "index variable '" << v.text << "' hides a declaration or built-in of the same name";
+                << "index variable '" << v.text
+                << "' hides a declaration or built-in of the same name";
             user_check(vars.insert(v.text).second, v.loc)
                 << "index variable '" << v.text << "' appears twice on the left-hand side";
             s.vars.push_back(v.text);
@@ -493,15 +514,20 @@ private:
     };
 
     static int precedence(const Token &t) {
-        if (t.kind != Tok::Punct) return 0;
+        if (t.kind != Tok::Punct)
+            return 0;
         const std::string &op = t.text;
-        if (op == "||") return 1;
-        if (op == "&&") return 2;
+        if (op == "||")
+            return 1;
+        if (op == "&&")
+            return 2;
         if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") {
             return 3;
         }
-        if (op == "+" || op == "-") return 4;
-        if (op == "*" || op == "/") return 5;
+        if (op == "+" || op == "-")
+            return 4;
+        if (op == "*" || op == "/")
+            return 5;
         return 0;
     }
 
@@ -513,7 +539,8 @@ private:
         int d = tree_depth_;
         while (true) {
             int p = precedence(peek());
-            if (p == 0 || p < min_prec) break;
+            if (p == 0 || p < min_prec)
+                break;
             Token t = next();
             Expr rhs = expr(vars, p + 1);
             d = grow(std::max(d, tree_depth_), t.loc);
@@ -536,7 +563,8 @@ private:
     }
 
     Expr unary(const std::set<std::string> &vars) {
-        if (!is_punct("-") && !is_punct("!")) return primary(vars);
+        if (!is_punct("-") && !is_punct("!"))
+            return primary(vars);
         Token t = next();
         Nest nest(*this, t.loc);
         Expr a = unary(vars);
@@ -577,8 +605,7 @@ private:
         if (t.kind == Tok::Float) {
             n->kind = ExprKind::FloatConst;
             n->float_value = std::strtod(t.text.c_str(), nullptr);
-            user_check(std::isfinite(n->float_value) && std::fabs(n->float_value) <= FLT_MAX,
-                       t.loc)
+            user_check(std::isfinite(n->float_value) && std::fabs(n->float_value) <= FLT_MAX, t.loc)
                 << "float " << t.text << " is out of the range of f32";
             return n;
         }
@@ -587,8 +614,7 @@ private:
             expect_punct(")");
             return e;
         }
-        user_check(t.kind == Tok::Ident, t.loc)
-            << "expected an expression, found " << describe(t);
+        user_check(t.kind == Tok::Ident, t.loc) << "expected an expression, found " << describe(t);
         n->name = t.text;
         if (is_punct("[")) {
             const TensorDecl *td = def_.find_tensor(t.text);
@@ -648,7 +674,8 @@ private:
         }
         const ParamDecl *p = def_.find_param(t.text);
         bool is_let = false;
-        for (const auto &l : def_.lets) is_let |= l.name == t.text;
+        for (const auto &l : def_.lets)
+            is_let |= l.name == t.text;
         if (p || is_let) {
             n->kind = ExprKind::Param;
             return n;
@@ -668,33 +695,41 @@ private:
     // An index must be affine in the index variables: a sum of terms, each an integer expression
     // of parameters times at most one index variable.
     void check_index(const Expr &e, const std::string &tensor) {
-        user_check(is_affine(e), e->loc)
+        user_check(is_affine(e), start_loc(e))
             << "index '" << to_string(e) << "' of tensor '" << tensor
             << "' is not affine: use sums of index variables times integer constants or parameters";
     }
     static bool has_var(const Expr &e) {
-        if (e->kind == ExprKind::IndexVar) return true;
+        if (e->kind == ExprKind::IndexVar)
+            return true;
         for (const auto &a : e->args) {
-            if (has_var(a)) return true;
+            if (has_var(a))
+                return true;
         }
         return false;
     }
     static bool is_int_const_expr(const Expr &e) {
         switch (e->kind) {
         case ExprKind::IntConst:
-        case ExprKind::Param: return true;
-        case ExprKind::Unary: return e->name == "-" && is_int_const_expr(e->args[0]);
+        case ExprKind::Param:
+            return true;
+        case ExprKind::Unary:
+            return e->name == "-" && is_int_const_expr(e->args[0]);
         case ExprKind::Binary:
             return (e->name == "+" || e->name == "-" || e->name == "*" || e->name == "/") &&
                    is_int_const_expr(e->args[0]) && is_int_const_expr(e->args[1]);
-        default: return false;
+        default:
+            return false;
         }
     }
     static bool is_affine(const Expr &e) {
-        if (!has_var(e)) return is_int_const_expr(e);
+        if (!has_var(e))
+            return is_int_const_expr(e);
         switch (e->kind) {
-        case ExprKind::IndexVar: return true;
-        case ExprKind::Unary: return e->name == "-" && is_affine(e->args[0]);
+        case ExprKind::IndexVar:
+            return true;
+        case ExprKind::Unary:
+            return e->name == "-" && is_affine(e->args[0]);
         case ExprKind::Binary:
             if (e->name == "+" || e->name == "-") {
                 return is_affine(e->args[0]) && is_affine(e->args[1]);
@@ -704,7 +739,8 @@ private:
                        (is_affine(e->args[1]) && is_int_const_expr(e->args[0]));
             }
             return false;
-        default: return false;
+        default:
+            return false;
         }
     }
 
@@ -712,9 +748,10 @@ private:
         SourceLoc end = toks_.back().loc;
         const TensorDecl *output = nullptr;
         for (const auto &t : def_.tensors) {
-            if (t.role != TensorRole::Output) continue;
-            user_check(!output, t.loc) << "op '" << def_.name << "' has a second output '"
-                                       << t.name << "' (an op has exactly one output tensor)";
+            if (t.role != TensorRole::Output)
+                continue;
+            user_check(!output, t.loc) << "op '" << def_.name << "' has a second output '" << t.name
+                                       << "' (an op has exactly one output tensor)";
             output = &t;
         }
         user_check(output, end) << "op '" << def_.name
@@ -742,23 +779,26 @@ private:
     }
     bool is_read(const std::string &tensor) const {
         for (const auto &s : def_.statements) {
-            if (reads(s.body, tensor)) return true;
+            if (reads(s.body, tensor))
+                return true;
         }
         return false;
     }
     static bool reads(const Expr &e, const std::string &tensor) {
-        if (e->kind == ExprKind::Access && e->name == tensor) return true;
+        if (e->kind == ExprKind::Access && e->name == tensor)
+            return true;
         for (const auto &a : e->args) {
-            if (reads(a, tensor)) return true;
+            if (reads(a, tensor))
+                return true;
         }
         return false;
     }
 };
 
-}  // namespace
+} // namespace
 
 ComputeDef parse_compute(const std::string &text, const std::string &filename) {
     return Parser(text, filename).parse();
 }
 
-}  // namespace opgen
+} // namespace opgen

@@ -24,6 +24,6 @@ namespace opgen {
 // Parses and checks one op. `filename` is used in error locations only.
 ComputeDef parse_compute(const std::string &text, const std::string &filename);
 
-}  // namespace opgen
+} // namespace opgen
 
 #endif

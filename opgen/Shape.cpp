@@ -21,42 +21,46 @@ std::string trim(const std::string &s) {
 // Operations in one evaluation of a value expression: arithmetic, comparisons and math functions
 // count one each; casts, constants and reads (with their index arithmetic) are free.
 double value_ops(const Expr &e) {
-    if (e->kind == ExprKind::Access) return 0;
+    if (e->kind == ExprKind::Access)
+        return 0;
     double n = 0;
-    for (const auto &a : e->args) n += value_ops(a);
+    for (const auto &a : e->args)
+        n += value_ops(a);
     if (e->kind == ExprKind::Binary || (e->kind == ExprKind::Unary && e->name == "-")) {
         n += 1;
     } else if (e->kind == ExprKind::Call) {
         static const char *casts[] = {"f32", "f16", "i8", "i32"};
-        bool is_cast = std::any_of(std::begin(casts), std::end(casts), [&](const char *c) { return e->name == c; });
+        bool is_cast = std::any_of(std::begin(casts), std::end(casts),
+                                   [&](const char *c) { return e->name == c; });
         n += is_cast ? 0 : 1;
     }
     return n;
 }
-}  // namespace
+} // namespace
 
 std::map<std::string, int64_t> parse_shape_text(const std::string &text) {
     std::map<std::string, int64_t> out;
     // An op whose parameters all have defaults needs no shape; bind_shape names what is missing.
-    if (trim(text).empty()) return out;
+    if (trim(text).empty())
+        return out;
     size_t pos = 0;
     while (pos <= text.size()) {
         size_t comma = text.find(',', pos);
         std::string part =
             trim(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-        user_check(!part.empty()) << "shape '" << text << "': empty entry (expected NAME=VALUE,...)";
+        user_check(!part.empty()) << "shape '" << text
+                                  << "': empty entry (expected NAME=VALUE,...)";
         size_t eq = part.find('=');
         user_check(eq != std::string::npos)
             << "shape '" << text << "': entry '" << part << "' is not NAME=VALUE";
         std::string name = trim(part.substr(0, eq));
         std::string value = trim(part.substr(eq + 1));
-        bool good_name = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) ||
-                                           name[0] == '_');
+        bool good_name =
+            !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
         for (char c : name) {
             good_name &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
         }
-        user_check(good_name) << "shape '" << text << "': '" << name
-                              << "' is not a parameter name";
+        user_check(good_name) << "shape '" << text << "': '" << name << "' is not a parameter name";
         char *end = nullptr;
         errno = 0;
         long long v = std::strtoll(value.c_str(), &end, 10);
@@ -65,7 +69,8 @@ std::map<std::string, int64_t> parse_shape_text(const std::string &text) {
             << " is not an integer";
         user_check(out.emplace(name, v).second)
             << "shape '" << text << "': " << name << " is given twice";
-        if (comma == std::string::npos) break;
+        if (comma == std::string::npos)
+            break;
         pos = comma + 1;
     }
     return out;
@@ -77,7 +82,8 @@ namespace {
 // so that a size or offset here and the same expression in a kernel agree.
 int64_t halide_div(int64_t a, int64_t b) {
     int64_t q = a / b, r = a % b;
-    if (r < 0) q += b > 0 ? -1 : 1;
+    if (r < 0)
+        q += b > 0 ? -1 : 1;
     return q;
 }
 
@@ -89,7 +95,8 @@ int64_t eval_checked(const BoundShape &b, const Expr &e, const std::string &what
                                   << "' " << problem;
     };
     switch (e->kind) {
-    case ExprKind::IntConst: return e->int_value;
+    case ExprKind::IntConst:
+        return e->int_value;
     case ExprKind::Param: {
         auto it = b.values.find(e->name);
         internal_check(it != b.values.end()) << "unbound parameter " << e->name;
@@ -97,7 +104,8 @@ int64_t eval_checked(const BoundShape &b, const Expr &e, const std::string &what
     }
     case ExprKind::Unary: {
         int64_t a = eval_checked(b, e->args[0], what);
-        if (e->name != "-" || a == INT64_MIN) break;
+        if (e->name != "-" || a == INT64_MIN)
+            break;
         return -a;
     }
     case ExprKind::Binary: {
@@ -111,13 +119,16 @@ int64_t eval_checked(const BoundShape &b, const Expr &e, const std::string &what
         } else if (e->name == "*") {
             overflow = __builtin_mul_overflow(x, y, &r);
         } else if (e->name == "/") {
-            if (y == 0) fail("divides by zero");
+            if (y == 0)
+                fail("divides by zero");
             overflow = x == INT64_MIN && y == -1;
-            if (!overflow) r = halide_div(x, y);
+            if (!overflow)
+                r = halide_div(x, y);
         } else {
             break;
         }
-        if (overflow) fail("overflows 64-bit integers");
+        if (overflow)
+            fail("overflows 64-bit integers");
         return r;
     }
     case ExprKind::Call:
@@ -128,31 +139,150 @@ int64_t eval_checked(const BoundShape &b, const Expr &e, const std::string &what
             return std::min(eval_checked(b, e->args[0], what), eval_checked(b, e->args[1], what));
         }
         break;
-    default: break;
+    default:
+        break;
     }
     fail("is not an integer expression of parameters");
     return 0;
 }
 
-}  // namespace
+} // namespace
 
-int64_t BoundShape::eval(const Expr &e) const { return eval_checked(*this, e, ""); }
+int64_t BoundShape::eval(const Expr &e) const {
+    return eval_checked(*this, e, "");
+}
 
 int64_t BoundShape::elements(const std::string &tensor) const {
     int64_t n = 1;
-    for (int64_t d : dims.at(tensor)) n *= d;
+    for (int64_t d : dims.at(tensor))
+        n *= d;
     return n;
 }
 
 int64_t BoundShape::var_extent(const Statement &s, const std::string &var) const {
     for (size_t i = 0; i < s.vars.size(); i++) {
-        if (s.vars[i] == var) return dims.at(s.tensor)[i];
+        if (s.vars[i] == var)
+            return dims.at(s.tensor)[i];
     }
     for (const auto &r : s.reduce_vars) {
-        if (r.name == var) return eval(r.extent);
+        if (r.name == var)
+            return eval(r.extent);
     }
     throw InternalError("statement of '" + s.tensor + "' has no variable '" + var + "'");
 }
+
+namespace {
+
+// An affine index, constant + sum of coefficient * index variable, computed exactly.
+struct Affine {
+    int64_t constant = 0;
+    std::map<std::string, int64_t> coeff;
+};
+
+Affine affine_of(const BoundShape &b, const Expr &e, const std::string &what) {
+    auto overflow = [&]() {
+        user_check(false, e->loc) << what << ": index '" << to_string(e)
+                                  << "' overflows 64-bit integers";
+    };
+    Affine r;
+    switch (e->kind) {
+    case ExprKind::IndexVar:
+        r.coeff[e->name] = 1;
+        return r;
+    case ExprKind::Unary: {
+        r = affine_of(b, e->args[0], what);
+        if (r.constant == INT64_MIN)
+            overflow();
+        r.constant = -r.constant;
+        for (auto &[v, c] : r.coeff) {
+            if (c == INT64_MIN)
+                overflow();
+            c = -c;
+        }
+        return r;
+    }
+    case ExprKind::Binary: {
+        Affine x = affine_of(b, e->args[0], what), y = affine_of(b, e->args[1], what);
+        if (e->name == "+" || e->name == "-") {
+            int64_t sign = e->name == "+" ? 1 : -1;
+            int64_t t = 0;
+            if (__builtin_mul_overflow(y.constant, sign, &t) ||
+                __builtin_add_overflow(x.constant, t, &x.constant)) {
+                overflow();
+            }
+            for (const auto &[v, c] : y.coeff) {
+                if (__builtin_mul_overflow(c, sign, &t) ||
+                    __builtin_add_overflow(x.coeff[v], t, &x.coeff[v])) {
+                    overflow();
+                }
+            }
+            return x;
+        }
+        if (e->name == "*") {
+            // The parser allows a product only with one side free of index variables.
+            if (!x.coeff.empty())
+                std::swap(x, y);
+            internal_check(x.coeff.empty()) << "non-affine index " << to_string(e);
+            for (auto &[v, c] : y.coeff) {
+                if (__builtin_mul_overflow(c, x.constant, &c))
+                    overflow();
+            }
+            if (__builtin_mul_overflow(y.constant, x.constant, &y.constant))
+                overflow();
+            return y;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    // Free of index variables (the parser allows nothing else here): a size-like expression.
+    r.constant = eval_checked(b, e, what);
+    return r;
+}
+
+// Every read of an input that is not zero_pad must stay inside the input, and every index must fit
+// in 32 bits: a kernel cannot read outside its buffers, and Halide's indices are 32-bit. Checked
+// exactly over the statement's whole iteration domain, which is what a kernel's bounds cover.
+void check_reads(const ComputeDef &def, const BoundShape &b, const std::string &at) {
+    for (const auto &s : def.statements) {
+        std::vector<const ExprNode *> stack{s.body.get()};
+        while (!stack.empty()) {
+            const ExprNode *e = stack.back();
+            stack.pop_back();
+            for (const auto &a : e->args)
+                stack.push_back(a.get());
+            if (e->kind != ExprKind::Access)
+                continue;
+            const TensorDecl *t = def.find_tensor(e->name);
+            const auto &dims = b.dims.at(e->name);
+            for (size_t i = 0; i < e->args.size(); i++) {
+                const Expr &index = e->args[i];
+                Affine a = affine_of(b, index, at);
+                int64_t lo = a.constant, hi = a.constant;
+                bool overflow = false;
+                for (const auto &[v, c] : a.coeff) {
+                    int64_t span = 0;
+                    overflow |= __builtin_mul_overflow(c, b.var_extent(s, v) - 1, &span);
+                    overflow |=
+                        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
+                }
+                user_check(!overflow && lo >= -max_extent && hi <= max_extent, start_loc(index))
+                    << at << ": index '" << to_string(index) << "' of '" << e->name
+                    << "' leaves the 32-bit range of kernel indices";
+                bool outside = lo < 0 || hi >= dims[i];
+                user_check(!outside || t->zero_pad || t->role != TensorRole::Input,
+                           start_loc(index))
+                    << at << ": index '" << to_string(index) << "' of input '" << e->name
+                    << "' ranges over " << lo << ".." << hi << " but dimension " << i
+                    << " has extent " << dims[i] << " (declare '" << e->name
+                    << "' zero_pad if reads outside it should give zero)";
+            }
+        }
+    }
+}
+
+} // namespace
 
 BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given,
                       int64_t max_bytes) {
@@ -161,7 +291,8 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
         const ParamDecl *p = def.find_param(name);
         if (!p) {
             std::string known;
-            for (const auto &q : def.params) known += (known.empty() ? "" : ", ") + q.name;
+            for (const auto &q : def.params)
+                known += (known.empty() ? "" : ", ") + q.name;
             user_check(false) << "op '" << def.name << "' has no parameter '" << name
                               << "' (parameters: " << (known.empty() ? "none" : known) << ")";
         }
@@ -174,7 +305,8 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
     }
     std::vector<std::string> missing;
     for (const auto &p : def.params) {
-        if (b.values.count(p.name)) continue;
+        if (b.values.count(p.name))
+            continue;
         if (!p.default_value) {
             missing.push_back(p.name);
             continue;
@@ -183,7 +315,8 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
     }
     if (!missing.empty()) {
         std::string list;
-        for (const auto &m : missing) list += (list.empty() ? "'" : ", '") + m + "'";
+        for (const auto &m : missing)
+            list += (list.empty() ? "'" : ", '") + m + "'";
         user_check(false) << "op '" << def.name << "': shape is missing parameter"
                           << (missing.size() == 1 ? " " : "s ") << list << " (give "
                           << missing.front() << "=<value>)";
@@ -195,7 +328,11 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
     const std::string at = "op '" + def.name + "' at shape " + b.canonical;
     // A let may be zero or negative (an offset); only its use as a size must be positive.
     for (const auto &l : def.lets) {
-        b.values[l.name] = eval_checked(b, l.value, at + ": let " + l.name);
+        int64_t v = eval_checked(b, l.value, at + ": let " + l.name);
+        user_check(v >= -max_extent && v <= max_extent, l.loc)
+            << at << ": let " << l.name << " = " << to_string(l.value) << " is " << v
+            << ", outside the 32-bit range of kernel constants";
+        b.values[l.name] = v;
     }
     // "OH (= (H + 2*pad - KH) / stride + 1)": a size that is a let is shown with its definition.
     auto explain = [&](const Expr &e) {
@@ -213,11 +350,11 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
         double elems = 1;
         for (size_t i = 0; i < t.dims.size(); i++) {
             const Expr &e = t.dims[i];
-            int64_t v = eval_checked(b, e, at + ": dimension " + std::to_string(i) + " of '" +
-                                               t.name + "'");
-            user_check(v > 0, e->loc) << at << ": tensor '" << t.name << "' would have extent "
-                                      << v << " in dimension " << i << " (" << explain(e)
-                                      << "); sizes must be positive";
+            int64_t v = eval_checked(
+                b, e, at + ": dimension " + std::to_string(i) + " of '" + t.name + "'");
+            user_check(v > 0, e->loc)
+                << at << ": tensor '" << t.name << "' would have extent " << v << " in dimension "
+                << i << " (" << explain(e) << "); sizes must be positive";
             user_check(v <= max_extent, e->loc)
                 << at << ": tensor '" << t.name << "' would have extent " << v << " in dimension "
                 << i << " (" << explain(e) << "), more than " << max_extent;
@@ -238,6 +375,7 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
                 << explain(r.extent) << "); it must be between 1 and " << max_extent;
         }
     }
+    check_reads(def, b, at);
     return b;
 }
 
@@ -250,7 +388,8 @@ double flop_count(const ComputeDef &def, const BoundShape &shape) {
     for (const auto &s : def.statements) {
         double points = double(shape.elements(s.tensor));
         double reduce = 1;
-        for (const auto &r : s.reduce_vars) reduce *= double(shape.eval(r.extent));
+        for (const auto &r : s.reduce_vars)
+            reduce *= double(shape.eval(r.extent));
         double per_point = value_ops(s.body) + (s.reduce != ReduceKind::None ? 1 : 0);
         total += points * reduce * std::max(per_point, 1.0);
     }
@@ -260,9 +399,10 @@ double flop_count(const ComputeDef &def, const BoundShape &shape) {
 double min_bytes_moved(const ComputeDef &def, const BoundShape &shape) {
     double bytes = 0;
     for (const auto &t : def.tensors) {
-        if (t.role != TensorRole::Local) bytes += double(shape.elements(t.name)) * dtype_bytes(t.dtype);
+        if (t.role != TensorRole::Local)
+            bytes += double(shape.elements(t.name)) * dtype_bytes(t.dtype);
     }
     return bytes;
 }
 
-}  // namespace opgen
+} // namespace opgen

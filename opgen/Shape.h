@@ -12,9 +12,9 @@
 namespace opgen {
 
 struct BoundShape {
-    std::map<std::string, int64_t> values;             // parameters, attributes and lets
-    std::map<std::string, std::vector<int64_t>> dims;  // tensor -> extents, outermost first
-    std::string canonical;  // parameters and attributes, sorted by name: "K=512,M=512,N=512"
+    std::map<std::string, int64_t> values;            // parameters, attributes and lets
+    std::map<std::string, std::vector<int64_t>> dims; // tensor -> extents, outermost first
+    std::string canonical; // parameters and attributes, sorted by name: "K=512,M=512,N=512"
 
     // Evaluates an integer expression of parameters (sizes, index offsets) with Halide's integer
     // division (rounding down for a positive divisor); a UserError on division by zero or 64-bit
@@ -44,6 +44,6 @@ double flop_count(const ComputeDef &def, const BoundShape &shape);
 // Bytes that must move at least once: every input read and the output written.
 double min_bytes_moved(const ComputeDef &def, const BoundShape &shape);
 
-}  // namespace opgen
+} // namespace opgen
 
 #endif

@@ -47,11 +47,12 @@ public:
     HostTensor &output() override { return out_; }
 
     std::vector<Step> steps, sync;
-    std::vector<memory> keep;  // memories the steps use (weights, blocked buffers)
+    std::vector<memory> keep; // memories the steps use (weights, blocked buffers)
 
 private:
     void execute(std::vector<Step> &list) {
-        for (auto &s : list) s.first.execute(cpu_stream(), s.second);
+        for (auto &s : list)
+            s.first.execute(cpu_stream(), s.second);
         cpu_stream().wait();
     }
     HostTensor out_;
@@ -69,7 +70,9 @@ Entrant onednn_entrant(const std::string &name, const std::string &detail,
     return e;
 }
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 Entrant matmul(const Problem &p) {
     auto t0 = Clock::now();
@@ -79,9 +82,11 @@ Entrant matmul(const Problem &p) {
     auto c = std::make_unique<OnednnSteps>(p.make_output());
     memory ms(src, cpu_engine(), ptr(p, "A")), mw(wei, cpu_engine(), ptr(p, "B"));
     memory md(dst, cpu_engine(), c->output().data.data());
-    c->steps.push_back({dnnl::matmul(pd), {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, md}}});
-    return onednn_entrant("oneDNN", "matmul primitive, row-major A, B, C (" + std::string(pd.impl_info_str()) + ")",
-                          std::move(c), true, since(t0));
+    c->steps.push_back(
+        {dnnl::matmul(pd), {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, md}}});
+    return onednn_entrant(
+        "oneDNN", "matmul primitive, row-major A, B, C (" + std::string(pd.impl_info_str()) + ")",
+        std::move(c), true, since(t0));
 }
 
 enum class ConvVariant { BlockedWithReorders, Plain, BlockedConvOnly };
@@ -121,38 +126,50 @@ Entrant convolution(const Problem &p, bool depthwise, ConvVariant v) {
     }
     memory conv_x = x, conv_y = y;
     bool reorder_x = pd.src_desc() != user_src, reorder_y = pd.dst_desc() != user_dst;
-    if (reorder_x) conv_x = memory(pd.src_desc(), cpu_engine());
-    if (reorder_y) conv_y = memory(pd.dst_desc(), cpu_engine());
-    auto step_x = OnednnSteps::Step{dnnl::reorder(x, conv_x), {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, conv_x}}};
-    auto step_y = OnednnSteps::Step{dnnl::reorder(conv_y, y), {{DNNL_ARG_FROM, conv_y}, {DNNL_ARG_TO, y}}};
-    auto step_conv = OnednnSteps::Step{dnnl::convolution_forward(pd),
-                                       {{DNNL_ARG_SRC, conv_x}, {DNNL_ARG_WEIGHTS, conv_w}, {DNNL_ARG_DST, conv_y}}};
+    if (reorder_x)
+        conv_x = memory(pd.src_desc(), cpu_engine());
+    if (reorder_y)
+        conv_y = memory(pd.dst_desc(), cpu_engine());
+    auto step_x =
+        OnednnSteps::Step{dnnl::reorder(x, conv_x), {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, conv_x}}};
+    auto step_y =
+        OnednnSteps::Step{dnnl::reorder(conv_y, y), {{DNNL_ARG_FROM, conv_y}, {DNNL_ARG_TO, y}}};
+    auto step_conv = OnednnSteps::Step{
+        dnnl::convolution_forward(pd),
+        {{DNNL_ARG_SRC, conv_x}, {DNNL_ARG_WEIGHTS, conv_w}, {DNNL_ARG_DST, conv_y}}};
     if (v == ConvVariant::BlockedConvOnly) {
         if (reorder_x) {
             step_x.first.execute(cpu_stream(), step_x.second);
             cpu_stream().wait();
         }
         c->steps.push_back(step_conv);
-        if (reorder_y) c->sync.push_back(step_y);
+        if (reorder_y)
+            c->sync.push_back(step_y);
     } else {
-        if (reorder_x) c->steps.push_back(step_x);
+        if (reorder_x)
+            c->steps.push_back(step_x);
         c->steps.push_back(step_conv);
-        if (reorder_y) c->steps.push_back(step_y);
+        if (reorder_y)
+            c->steps.push_back(step_y);
     }
     c->keep = {conv_w, conv_x, conv_y};
     std::ostringstream detail;
     detail << (depthwise ? "grouped convolution, groups=C; " : "") << "impl " << pd.impl_info_str();
     if (blocked) {
-        detail << "; layouts: src " << (reorder_x ? "blocked" : "nchw") << ", dst " << (reorder_y ? "blocked" : "nchw");
+        detail << "; layouts: src " << (reorder_x ? "blocked" : "nchw") << ", dst "
+               << (reorder_y ? "blocked" : "nchw");
     }
     switch (v) {
     case ConvVariant::BlockedWithReorders:
-        return onednn_entrant("oneDNN blocked+reorders", detail.str(), std::move(c), true, since(t0));
+        return onednn_entrant("oneDNN blocked+reorders", detail.str(), std::move(c), true,
+                              since(t0));
     case ConvVariant::Plain:
         return onednn_entrant("oneDNN NCHW", detail.str(), std::move(c), true, since(t0));
-    case ConvVariant::BlockedConvOnly: break;
+    case ConvVariant::BlockedConvOnly:
+        break;
     }
-    return onednn_entrant("oneDNN blocked (conv only)", detail.str(), std::move(c), false, since(t0));
+    return onednn_entrant("oneDNN blocked (conv only)", detail.str(), std::move(c), false,
+                          since(t0));
 }
 
 Entrant softmax(const Problem &p) {
@@ -164,7 +181,8 @@ Entrant softmax(const Problem &p) {
     auto c = std::make_unique<OnednnSteps>(p.make_output());
     memory x(md, cpu_engine(), ptr(p, "X")), y(md, cpu_engine(), c->output().data.data());
     c->steps.push_back({dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}}});
-    return onednn_entrant("oneDNN", "softmax primitive over axis 1 (" + std::string(pd.impl_info_str()) + ")",
+    return onednn_entrant("oneDNN",
+                          "softmax primitive over axis 1 (" + std::string(pd.impl_info_str()) + ")",
                           std::move(c), true, since(t0));
 }
 
@@ -174,7 +192,8 @@ Entrant layernorm(const Problem &p) {
     auto md = plain({M, N}, Tag::ab);
     auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
     dnnl::layer_normalization_forward::primitive_desc pd(
-        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, 1e-5f, flags),
+        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, 1e-5f,
+                                                flags),
         cpu_engine());
     auto c = std::make_unique<OnednnSteps>(p.make_output());
     auto vec = plain({N}, Tag::a);
@@ -187,7 +206,9 @@ Entrant layernorm(const Problem &p) {
         args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), cpu_engine());
     }
     c->steps.push_back({dnnl::layer_normalization_forward(pd), args});
-    return onednn_entrant("oneDNN", "layer_normalization primitive, scale and shift (" + std::string(pd.impl_info_str()) + ")",
+    return onednn_entrant("oneDNN",
+                          "layer_normalization primitive, scale and shift (" +
+                              std::string(pd.impl_info_str()) + ")",
                           std::move(c), true, since(t0));
 }
 
@@ -203,11 +224,12 @@ Entrant guarded(const std::string &name, const std::function<Entrant()> &make) {
 class Sgemm : public Contender {
 public:
     explicit Sgemm(const Problem &p)
-        : out_(p.make_output()), M_(int(p.value("M"))), N_(int(p.value("N"))), K_(int(p.value("K"))),
-          A_(p.inputs.at("A").data.data()), B_(p.inputs.at("B").data.data()) {}
+        : out_(p.make_output()), M_(int(p.value("M"))), N_(int(p.value("N"))),
+          K_(int(p.value("K"))), A_(p.inputs.at("A").data.data()),
+          B_(p.inputs.at("B").data.data()) {}
     void run() override {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M_, N_, K_, 1.0f, A_, K_, B_, N_, 0.0f,
-                    out_.data.data(), N_);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M_, N_, K_, 1.0f, A_, K_, B_, N_,
+                    0.0f, out_.data.data(), N_);
     }
     HostTensor &output() override { return out_; }
 
@@ -219,40 +241,58 @@ private:
 
 const char *isa_name(dnnl_cpu_isa_t isa) {
     switch (isa) {
-    case dnnl_cpu_isa_sse41: return "sse41";
-    case dnnl_cpu_isa_avx: return "avx";
-    case dnnl_cpu_isa_avx2: return "avx2";
-    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
-    case dnnl_cpu_isa_avx512_core: return "avx512_core";
-    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
-    default: return "other";
+    case dnnl_cpu_isa_sse41:
+        return "sse41";
+    case dnnl_cpu_isa_avx:
+        return "avx";
+    case dnnl_cpu_isa_avx2:
+        return "avx2";
+    case dnnl_cpu_isa_avx2_vnni:
+        return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_core:
+        return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni:
+        return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16:
+        return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx:
+        return "avx512_core_amx";
+    default:
+        return "other";
     }
 }
 
-}  // namespace
+} // namespace
 
 std::vector<Entrant> make_onednn(const Problem &p) {
     const std::string &op = p.def->name;
     std::vector<Entrant> out;
-    if (op == "matmul") out.push_back(guarded("oneDNN", [&] { return matmul(p); }));
+    if (op == "matmul")
+        out.push_back(guarded("oneDNN", [&] { return matmul(p); }));
     if (op == "conv2d_nchw" || op == "depthwise_conv2d") {
         bool dw = op == "depthwise_conv2d";
-        out.push_back(guarded("oneDNN blocked+reorders", [&] { return convolution(p, dw, ConvVariant::BlockedWithReorders); }));
-        out.push_back(guarded("oneDNN NCHW", [&] { return convolution(p, dw, ConvVariant::Plain); }));
-        out.push_back(guarded("oneDNN blocked (conv only)", [&] { return convolution(p, dw, ConvVariant::BlockedConvOnly); }));
+        out.push_back(guarded("oneDNN blocked+reorders", [&] {
+            return convolution(p, dw, ConvVariant::BlockedWithReorders);
+        }));
+        out.push_back(
+            guarded("oneDNN NCHW", [&] { return convolution(p, dw, ConvVariant::Plain); }));
+        out.push_back(guarded("oneDNN blocked (conv only)",
+                              [&] { return convolution(p, dw, ConvVariant::BlockedConvOnly); }));
     }
-    if (op == "softmax") out.push_back(guarded("oneDNN", [&] { return softmax(p); }));
-    if (op == "layernorm") out.push_back(guarded("oneDNN", [&] { return layernorm(p); }));
+    if (op == "softmax")
+        out.push_back(guarded("oneDNN", [&] { return softmax(p); }));
+    if (op == "layernorm")
+        out.push_back(guarded("oneDNN", [&] { return layernorm(p); }));
     if (out.empty()) {
-        out.push_back(Entrant::failed("oneDNN", "oneDNN", "unsupported", "the bench wires no oneDNN primitive to op '" + op + "'"));
+        out.push_back(Entrant::failed("oneDNN", "oneDNN", "unsupported",
+                                      "the bench wires no oneDNN primitive to op '" + op + "'"));
     }
     return out;
 }
 
 std::vector<Entrant> make_openblas(const Problem &p) {
-    if (p.def->name != "matmul") return {};
+    if (p.def->name != "matmul")
+        return {};
     Entrant e;
     e.name = "OpenBLAS";
     e.family = "OpenBLAS";
@@ -277,4 +317,4 @@ std::string openblas_description() {
     return s.str();
 }
 
-}  // namespace opgen::bench
+} // namespace opgen::bench

@@ -33,6 +33,6 @@ std::vector<Entrant> make_openblas(const Problem &p);
 std::string onednn_description();
 std::string openblas_description();
 
-}  // namespace opgen::bench
+} // namespace opgen::bench
 
 #endif

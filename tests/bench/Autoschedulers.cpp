@@ -15,21 +15,26 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Each plugin registers its autoscheduler once per process.
 void load_once(const std::string &name) {
     static std::set<std::string> loaded;
-    if (loaded.count(name)) return;
+    if (loaded.count(name))
+        return;
     std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
     Halide::load_plugin(autoscheduler_plugin_dir() + "/libautoschedule_" + lower + ".so");
     loaded.insert(name);
 }
 
 Halide::Region region_of(const std::vector<int64_t> &dims_outer_first) {
     Halide::Region r;
-    for (auto it = dims_outer_first.rbegin(); it != dims_outer_first.rend(); ++it) r.emplace_back(0, int(*it));
+    for (auto it = dims_outer_first.rbegin(); it != dims_outer_first.rend(); ++it)
+        r.emplace_back(0, int(*it));
     return r;
 }
 
@@ -51,12 +56,14 @@ private:
 int64_t last_level_cache(const Target &t) {
     int64_t llc = 0;
     for (const auto &b : t.buffers) {
-        if (b.name != "REG" && b.capacity > llc) llc = b.capacity;
+        if (b.name != "REG" && b.capacity > llc)
+            llc = b.capacity;
     }
     return llc > 0 ? llc : int64_t(16) << 20;
 }
 
-Entrant autoschedule(const Problem &p, int threads, const std::string &name, const AutoscheduleOptions &o) {
+Entrant autoschedule(const Problem &p, int threads, const std::string &name,
+                     const AutoscheduleOptions &o) {
     Entrant e;
     e.name = name;
     e.family = "Halide autoscheduler";
@@ -70,15 +77,16 @@ Entrant autoschedule(const Problem &p, int threads, const std::string &name, con
         op->output.set_estimates(region_of(p.shape.dims.at(p.def->output().name)));
         Halide::Pipeline pipeline(op->output);
         Halide::MachineParams mp(threads, uint64_t(last_level_cache(p.target)), o.balance);
-        Halide::AutoSchedulerResults r = pipeline.auto_schedule(name, halide_target_of(p.target), mp);
+        Halide::AutoSchedulerResults r =
+            pipeline.auto_schedule(name, halide_target_of(p.target), mp);
         double schedule_s = since(t0);
         // JitKernel compiles the same Funcs, which now carry the autoscheduler's schedule.
         auto t1 = Clock::now();
         e.contender = std::make_unique<AutoscheduledKernel>(p, std::move(op));
         e.setup_s = schedule_s + since(t1);
         size_t lines = size_t(std::count(r.schedule_source.begin(), r.schedule_source.end(), '\n'));
-        e.detail = "scheduled in " + std::to_string(schedule_s).substr(0, 5) + " s (" + mp.to_string() + "), " +
-                   std::to_string(lines) + " lines of schedule";
+        e.detail = "scheduled in " + std::to_string(schedule_s).substr(0, 5) + " s (" +
+                   mp.to_string() + "), " + std::to_string(lines) + " lines of schedule";
     } catch (const Halide::Error &x) {
         e.status = "compile_error";
         e.detail = x.what();
@@ -93,20 +101,23 @@ Entrant autoschedule(const Problem &p, int threads, const std::string &name, con
     return e;
 }
 
-}  // namespace
+} // namespace
 
 std::string autoscheduler_plugin_dir() {
-    if (const char *env = std::getenv("OPGEN_HALIDE_PLUGIN_DIR")) return env;
+    if (const char *env = std::getenv("OPGEN_HALIDE_PLUGIN_DIR"))
+        return env;
     return OPGEN_HALIDE_PLUGIN_DIR;
 }
 
-std::vector<Entrant> make_autoscheduled(const Problem &p, int threads, const AutoscheduleOptions &o) {
+std::vector<Entrant> make_autoscheduled(const Problem &p, int threads,
+                                        const AutoscheduleOptions &o) {
     std::vector<Entrant> out;
     for (const auto &name : o.names) {
         if (name == "Adams2019") {
             if (o.adams_max_gflop > 0 && p.flops > o.adams_max_gflop * 1e9) {
                 out.push_back(Entrant::failed(name, "Halide autoscheduler", "skipped",
-                                              "above --adams-max-gflop " + std::to_string(o.adams_max_gflop)));
+                                              "above --adams-max-gflop " +
+                                                  std::to_string(o.adams_max_gflop)));
                 continue;
             }
             if (o.adams_beam > 0) {
@@ -120,4 +131,4 @@ std::vector<Entrant> make_autoscheduled(const Problem &p, int threads, const Aut
     return out;
 }
 
-}  // namespace opgen::bench
+} // namespace opgen::bench

@@ -18,8 +18,8 @@ struct AutoscheduleOptions {
     std::vector<std::string> names = {"Adams2019", "Mullapudi2016", "Li2018"};
     // Adams2019's beam size (HL_BEAM_SIZE); 0 keeps Halide's default (32). 1 is a greedy search.
     int adams_beam = 0;
-    // Problems above this many GFLOP are not given to Adams2019 (0: no limit); its search time grows
-    // with the pipeline's loop extents.
+    // Problems above this many GFLOP are not given to Adams2019 (0: no limit); its search time
+    // grows with the pipeline's loop extents.
     double adams_max_gflop = 0;
     // The balance of MachineParams (Halide's generic value: 40).
     float balance = 40;
@@ -31,8 +31,9 @@ std::string autoscheduler_plugin_dir();
 // One entrant per autoscheduler of `o`, scheduled for `threads` cores (MachineParams parallelism)
 // and the host's last-level cache, then JIT-compiled for the host. A scheduler that fails comes
 // back with status "compile_error" and Halide's message; one not run with status "skipped".
-std::vector<Entrant> make_autoscheduled(const Problem &p, int threads, const AutoscheduleOptions &o);
+std::vector<Entrant> make_autoscheduled(const Problem &p, int threads,
+                                        const AutoscheduleOptions &o);
 
-}  // namespace opgen::bench
+} // namespace opgen::bench
 
 #endif

@@ -22,7 +22,8 @@ HostTensor Problem::make_output() const {
 
 int64_t Problem::value(const std::string &name) const {
     auto it = shape.values.find(name);
-    internal_check(it != shape.values.end()) << "op '" << def->name << "' has no parameter " << name;
+    internal_check(it != shape.values.end())
+        << "op '" << def->name << "' has no parameter " << name;
     return it->second;
 }
 
@@ -36,4 +37,4 @@ Entrant Entrant::failed(std::string name, std::string family, std::string status
     return e;
 }
 
-}  // namespace opgen::bench
+} // namespace opgen::bench

@@ -23,7 +23,9 @@ private:
     std::function<void(float *)> body_;
 };
 
-const float *in(const Problem &p, const char *name) { return p.inputs.at(name).data.data(); }
+const float *in(const Problem &p, const char *name) {
+    return p.inputs.at(name).data.data();
+}
 
 // C[m, n] = sum_k A[m, k] B[k, n], i-k-j order.
 std::function<void(float *)> matmul(const Problem &p) {
@@ -33,7 +35,8 @@ std::function<void(float *)> matmul(const Problem &p) {
         for (int64_t m = 0; m < M; m++) {
             for (int64_t k = 0; k < K; k++) {
                 const float a = A[m * K + k];
-                for (int64_t n = 0; n < N; n++) C[m * N + n] += a * B[k * N + n];
+                for (int64_t n = 0; n < N; n++)
+                    C[m * N + n] += a * B[k * N + n];
             }
         }
     };
@@ -65,10 +68,12 @@ inline void accumulate_plane(float *Y, const float *X, float w, const ConvGeomet
                              int64_t rx) {
     for (int64_t y = 0; y < g.OH; y++) {
         int64_t iy = y * g.stride + ry * g.dilation - g.pad;
-        if (iy < 0 || iy >= g.H) continue;
+        if (iy < 0 || iy >= g.H)
+            continue;
         for (int64_t x = 0; x < g.OW; x++) {
             int64_t ix = x * g.stride + rx * g.dilation - g.pad;
-            if (ix >= 0 && ix < g.W) Y[y * g.OW + x] += X[iy * g.W + ix] * w;
+            if (ix >= 0 && ix < g.W)
+                Y[y * g.OW + x] += X[iy * g.W + ix] * w;
         }
     }
 }
@@ -83,9 +88,11 @@ std::function<void(float *)> conv2d(const Problem &p, bool depthwise) {
                 int64_t c0 = depthwise ? f : 0, c1 = depthwise ? f + 1 : g.C;
                 for (int64_t c = c0; c < c1; c++) {
                     const float *xplane = X + (n * g.C + c) * g.H * g.W;
-                    const float *w = depthwise ? Wt + f * g.KH * g.KW : Wt + (f * g.C + c) * g.KH * g.KW;
+                    const float *w =
+                        depthwise ? Wt + f * g.KH * g.KW : Wt + (f * g.C + c) * g.KH * g.KW;
                     for (int64_t ry = 0; ry < g.KH; ry++) {
-                        for (int64_t rx = 0; rx < g.KW; rx++) accumulate_plane(yplane, xplane, w[ry * g.KW + rx], g, ry, rx);
+                        for (int64_t rx = 0; rx < g.KW; rx++)
+                            accumulate_plane(yplane, xplane, w[ry * g.KW + rx], g, ry, rx);
                     }
                 }
             }
@@ -101,13 +108,15 @@ std::function<void(float *)> softmax(const Problem &p) {
             const float *x = X + m * N;
             float *y = Y + m * N;
             float mx = x[0];
-            for (int64_t n = 1; n < N; n++) mx = std::max(mx, x[n]);
+            for (int64_t n = 1; n < N; n++)
+                mx = std::max(mx, x[n]);
             float sum = 0;
             for (int64_t n = 0; n < N; n++) {
                 y[n] = std::exp(x[n] - mx);
                 sum += y[n];
             }
-            for (int64_t n = 0; n < N; n++) y[n] /= sum;
+            for (int64_t n = 0; n < N; n++)
+                y[n] /= sum;
         }
     };
 }
@@ -119,28 +128,38 @@ std::function<void(float *)> layernorm(const Problem &p) {
         for (int64_t m = 0; m < M; m++) {
             const float *x = X + m * N;
             float mean = 0;
-            for (int64_t n = 0; n < N; n++) mean += x[n];
+            for (int64_t n = 0; n < N; n++)
+                mean += x[n];
             mean /= float(N);
             float var = 0;
-            for (int64_t n = 0; n < N; n++) var += (x[n] - mean) * (x[n] - mean);
+            for (int64_t n = 0; n < N; n++)
+                var += (x[n] - mean) * (x[n] - mean);
             var /= float(N);
             float inv = 1.0f / std::sqrt(var + 1e-5f);
-            for (int64_t n = 0; n < N; n++) Y[m * N + n] = (x[n] - mean) * inv * gamma[n] + beta[n];
+            for (int64_t n = 0; n < N; n++)
+                Y[m * N + n] = (x[n] - mean) * inv * gamma[n] + beta[n];
         }
     };
 }
 
-}  // namespace
+} // namespace
 
 Entrant make_naive(const Problem &p) {
     const std::string &op = p.def->name;
     std::function<void(float *)> body;
-    if (op == "matmul") body = matmul(p);
-    if (op == "conv2d_nchw") body = conv2d(p, false);
-    if (op == "depthwise_conv2d") body = conv2d(p, true);
-    if (op == "softmax") body = softmax(p);
-    if (op == "layernorm") body = layernorm(p);
-    if (!body) return Entrant::failed("naive", "naive", "unsupported", "no naive loop for op '" + op + "'");
+    if (op == "matmul")
+        body = matmul(p);
+    if (op == "conv2d_nchw")
+        body = conv2d(p, false);
+    if (op == "depthwise_conv2d")
+        body = conv2d(p, true);
+    if (op == "softmax")
+        body = softmax(p);
+    if (op == "layernorm")
+        body = layernorm(p);
+    if (!body)
+        return Entrant::failed("naive", "naive", "unsupported",
+                               "no naive loop for op '" + op + "'");
     Entrant e;
     e.name = "naive";
     e.family = "naive";
@@ -149,4 +168,4 @@ Entrant make_naive(const Problem &p) {
     return e;
 }
 
-}  // namespace opgen::bench
+} // namespace opgen::bench

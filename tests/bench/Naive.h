@@ -13,6 +13,6 @@ namespace opgen::bench {
 // The naive loop for `p`, or an entrant with status "unsupported" for an op it does not know.
 Entrant make_naive(const Problem &p);
 
-}  // namespace opgen::bench
+} // namespace opgen::bench
 
 #endif

@@ -14,12 +14,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 class OpgenWinner : public Contender {
 public:
     OpgenWinner(const Problem &p, const SchedulePoint &point)
-        : out_(p.make_output()), op_(std::make_unique<LoweredOp>(lower_to_halide(*p.def, p.shape))) {
+        : out_(p.make_output()),
+          op_(std::make_unique<LoweredOp>(lower_to_halide(*p.def, p.shape))) {
         apply_schedule(*op_, point, p.target);
         kernel_ = std::make_unique<JitKernel>(*op_, p.target);
         kernel_->bind(p.inputs, out_);
@@ -35,12 +38,14 @@ private:
 
 // Tunes the key into the cache, as `opgen tune` does; returns the stored record or nothing.
 std::optional<db::KernelRecord> tune_into(const Problem &p, int threads, db::KernelCache &cache,
-                                          const db::KernelKey &key, const OpgenOptions &o, std::string &why) {
+                                          const db::KernelKey &key, const OpgenOptions &o,
+                                          std::string &why) {
     tuner::TuneOptions to;
     to.trials = o.trials;
     to.threads = threads;
     to.seed = o.seed;
-    if (o.verbose) to.log = [](const std::string &line) { std::cerr << "    " << line << "\n"; };
+    if (o.verbose)
+        to.log = [](const std::string &line) { std::cerr << "    " << line << "\n"; };
     tuner::TuneResult r = tuner::tune(*p.def, p.shape, p.target, to, &cache, &key);
     if (!r.found) {
         why = "no candidate of " + std::to_string(r.trials.size()) + " produced a correct result";
@@ -59,31 +64,24 @@ std::optional<db::KernelRecord> tune_into(const Problem &p, int threads, db::Ker
     return cache.lookup(key).value_or(rec);
 }
 
-}  // namespace
+} // namespace
 
 db::KernelKey opgen_key(const Problem &p, int threads) {
-    db::KernelKey k;
-    k.op_name = p.def->name;
-    k.op_hash = definition_hash(p.def->source);
-    k.shape = p.shape.canonical;
-    k.dtype = dtype_name(p.def->output().dtype);
-    k.target = p.target.name + ":t" + std::to_string(threads);
-    k.halide_version = tuner::halide_version();
-    k.tuner_version = tuner::tuner_version();
-    return k;
+    return tuner::kernel_key(*p.def, p.shape, p.target, threads);
 }
 
 Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const OpgenOptions &o) {
     const std::string name = "opgen";
     db::KernelKey key = opgen_key(p, threads);
-    if (!cache) return Entrant::failed(name, "opgen", "not_in_cache", "no kernel cache file");
+    if (!cache)
+        return Entrant::failed(name, "opgen", "not_in_cache", "no kernel cache file");
     std::optional<db::KernelRecord> rec;
     double tune_s = 0;
     try {
         rec = cache->lookup(key);
         if (!rec && o.tune_missing) {
-            std::cerr << "  tuning " << p.def->name << " " << p.shape.canonical << " for " << threads
-                      << " thread(s), " << o.trials << " trials\n";
+            std::cerr << "  tuning " << p.def->name << " " << p.shape.canonical << " for "
+                      << threads << " thread(s), " << o.trials << " trials\n";
             auto t0 = Clock::now();
             std::string why;
             rec = tune_into(p, threads, *cache, key, o, why);
@@ -95,12 +93,13 @@ Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const 
             }
         }
     } catch (const db::DbError &e) {
-        return Entrant::failed(name, "opgen", "not_in_cache", std::string("kernel cache: ") + e.what());
+        return Entrant::failed(name, "opgen", "not_in_cache",
+                               std::string("kernel cache: ") + e.what());
     }
     if (!rec) {
         return Entrant::failed(name, "opgen", "not_in_cache",
-                               "no winner for " + key.op_name + " " + key.shape + " on " + key.target + " in " +
-                                   cache->path() + " (tuning disabled)");
+                               "no winner for " + key.op_name + " " + key.shape + " on " +
+                                   key.target + " in " + cache->path() + " (tuning disabled)");
     }
     Entrant e;
     e.name = name;
@@ -111,8 +110,8 @@ Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const 
         SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(rec->schedule_json));
         e.contender = std::make_unique<OpgenWinner>(p, point);
         std::ostringstream d;
-        d << point.summary() << "; " << (tune_s > 0 ? "tuned in this run" : "from the cache") << ", " << rec->trials
-          << " trials, " << rec->gflops << " GFLOP/s when tuned";
+        d << point.summary() << "; " << (tune_s > 0 ? "tuned in this run" : "from the cache")
+          << ", " << rec->trials << " trials, " << rec->gflops << " GFLOP/s when tuned";
         e.detail = d.str();
     } catch (const Halide::Error &x) {
         e.status = "compile_error";
@@ -128,4 +127,4 @@ Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const 
     return e;
 }
 
-}  // namespace opgen::bench
+} // namespace opgen::bench

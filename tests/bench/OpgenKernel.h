@@ -15,14 +15,14 @@
 namespace opgen::bench {
 
 struct OpgenOptions {
-    bool tune_missing = true;  // tune a key the cache lacks (else: status "not_in_cache")
-    int trials = 32;           // candidates measured when tuning
+    bool tune_missing = true; // tune a key the cache lacks (else: status "not_in_cache")
+    int trials = 32;          // candidates measured when tuning
     uint64_t seed = 1;
-    bool verbose = false;      // the tuner's progress lines on stderr
+    bool verbose = false; // the tuner's progress lines on stderr
 };
 
-// The cache key of `opgen tune --threads <threads>` for this problem on the host: the same fields
-// as key_for() in opgen/main.cpp (target name + ":t" + threads, Halide and tuner versions).
+// The cache key of `opgen tune --threads <threads>` for this problem on the host
+// (tuner::kernel_key, the one place keys are built).
 db::KernelKey opgen_key(const Problem &p, int threads);
 
 // The cached (or freshly tuned) winner for `threads` threads, compiled and bound. `cache` may be
@@ -30,6 +30,6 @@ db::KernelKey opgen_key(const Problem &p, int threads);
 // status "tune_failed"; a winner that no longer compiles as "compile_error".
 Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const OpgenOptions &o);
 
-}  // namespace opgen::bench
+} // namespace opgen::bench
 
 #endif

@@ -28,15 +28,16 @@ std::string check(const Problem &p, Entrant &e, const RoundOptions &o, double &m
     e.contender->sync_output();
     Verification v = check_output(p.reference, out, o.tolerance);
     max_error = v.max_error;
-    if (v.ok) return "";
+    if (v.ok)
+        return "";
     std::ostringstream s;
-    s << v.first_mismatch << " (max error " << v.max_error << " over " << v.points_checked << " points)";
+    s << v.first_mismatch << " (max error " << v.max_error << " over " << v.points_checked
+      << " points)";
     return s.str();
 }
 
 // Runs `f`, turning each library's failure into a status and message.
-template <typename F>
-bool guarded(Entrant &e, F f) {
+template <typename F> bool guarded(Entrant &e, F f) {
     try {
         f();
         return true;
@@ -54,16 +55,18 @@ bool guarded(Entrant &e, F f) {
     return false;
 }
 
-}  // namespace
+} // namespace
 
-std::vector<ContenderResult> run_rounds(const Problem &p, std::vector<Entrant> &entrants, const RoundOptions &o,
+std::vector<ContenderResult> run_rounds(const Problem &p, std::vector<Entrant> &entrants,
+                                        const RoundOptions &o,
                                         const std::function<void(const std::string &)> &log) {
     std::vector<ContenderResult> results(entrants.size());
     std::vector<std::vector<double>> turns(entrants.size());
     std::vector<double> total_s(entrants.size(), 0), last_call_ms(entrants.size(), 0);
     for (size_t i = 0; i < entrants.size(); i++) {
         Entrant &e = entrants[i];
-        if (e.status != "ok") continue;
+        if (e.status != "ok")
+            continue;
         guarded(e, [&] {
             auto t0 = Clock::now();
             std::string why = check(p, e, o, results[i].max_error);
@@ -74,21 +77,26 @@ std::vector<ContenderResult> run_rounds(const Problem &p, std::vector<Entrant> &
                 e.contender.reset();
             }
         });
-        if (log && e.status != "ok") log(e.name + ": " + e.status + ": " + e.detail.substr(0, 200));
+        if (log && e.status != "ok")
+            log(e.name + ": " + e.status + ": " + e.detail.substr(0, 200));
     }
     for (int r = 0; r < o.rounds; r++) {
         for (size_t i = 0; i < entrants.size(); i++) {
             Entrant &e = entrants[i];
-            if (e.status != "ok" || total_s[i] > o.max_total_s) continue;
+            if (e.status != "ok" || total_s[i] > o.max_total_s)
+                continue;
             guarded(e, [&] {
                 // A call that takes half a second warms the caches by itself.
-                if (last_call_ms[i] < 500) e.contender->run();
+                if (last_call_ms[i] < 500)
+                    e.contender->run();
                 std::vector<double> calls;
                 double spent = 0;
-                while ((spent < o.min_turn_ms || calls.empty()) && int(calls.size()) < o.max_calls) {
+                while ((spent < o.min_turn_ms || calls.empty()) &&
+                       int(calls.size()) < o.max_calls) {
                     auto t0 = Clock::now();
                     e.contender->run();
-                    double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                    double ms =
+                        std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
                     calls.push_back(ms);
                     spent += ms;
                 }
@@ -109,8 +117,10 @@ std::vector<ContenderResult> run_rounds(const Problem &p, std::vector<Entrant> &
         c.tune_s = e.tune_s;
         c.counts_as_onednn = e.counts_as_onednn;
         c.status = e.status;
-        if (e.status == "ok" && turns[i].empty()) c.status = "runtime_error";
-        if (c.status != "ok") continue;
+        if (e.status == "ok" && turns[i].empty())
+            c.status = "runtime_error";
+        if (c.status != "ok")
+            continue;
         c.rounds = int(turns[i].size());
         c.median_ms = median_of(turns[i]);
         c.min_ms = *std::min_element(turns[i].begin(), turns[i].end());
@@ -119,4 +129,4 @@ std::vector<ContenderResult> run_rounds(const Problem &p, std::vector<Entrant> &
     return results;
 }
 
-}  // namespace opgen::bench
+} // namespace opgen::bench

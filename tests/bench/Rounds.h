@@ -18,19 +18,20 @@ namespace opgen::bench {
 
 struct RoundOptions {
     int rounds = 5;
-    double min_turn_ms = 100;  // timed calls per turn last at least this long (at least one call)
-    int max_calls = 2000;      // per turn
+    double min_turn_ms = 100; // timed calls per turn last at least this long (at least one call)
+    int max_calls = 2000;     // per turn
     // A contender whose timed calls have used this much in total sits out the remaining rounds
     // (the naive loop at 2048³): its figure then rests on fewer rounds, which the report shows.
     double max_total_s = 30;
-    double tolerance = 1e-3;   // of check_output
+    double tolerance = 1e-3; // of check_output
 };
 
 // Checks, then times, every entrant whose status is "ok"; the others pass through with their
 // status. Results come back in the entrants' order.
-std::vector<ContenderResult> run_rounds(const Problem &p, std::vector<Entrant> &entrants, const RoundOptions &o,
+std::vector<ContenderResult> run_rounds(const Problem &p, std::vector<Entrant> &entrants,
+                                        const RoundOptions &o,
                                         const std::function<void(const std::string &)> &log = {});
 
-}  // namespace opgen::bench
+} // namespace opgen::bench
 
 #endif

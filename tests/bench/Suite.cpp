@@ -58,14 +58,16 @@ std::vector<SuiteEntry> select_entries(const std::vector<SuiteEntry> &all, bool 
                                        const std::vector<std::string> &only) {
     std::vector<SuiteEntry> out;
     for (const auto &e : all) {
-        if (quick && !e.quick) continue;
+        if (quick && !e.quick)
+            continue;
         bool wanted = only.empty();
         for (const auto &o : only) {
             wanted |= e.label.find(o) != std::string::npos || e.op == o;
         }
-        if (wanted) out.push_back(e);
+        if (wanted)
+            out.push_back(e);
     }
     return out;
 }
 
-}  // namespace opgen::bench
+} // namespace opgen::bench

@@ -1,7 +1,7 @@
-// The benchmark suite: which (op, shape) pairs the bench runs, read from a manifest in the format of
-// `opgen batch` (tests/bench/suite.json) with two extra fields per entry: `labels` (one per shape,
-// what the report calls it) and `quick` (the shapes of `--quick`). The same file can therefore be
-// given to `opgen batch` to fill the cache ahead of a bench run.
+// The benchmark suite: which (op, shape) pairs the bench runs, read from a manifest in the format
+// of `opgen batch` (tests/bench/suite.json) with two extra fields per entry: `labels` (one per
+// shape, what the report calls it) and `quick` (the shapes of `--quick`). The same file can
+// therefore be given to `opgen batch` to fill the cache ahead of a bench run.
 #ifndef OPGEN_BENCH_SUITE_H
 #define OPGEN_BENCH_SUITE_H
 
@@ -11,9 +11,9 @@
 namespace opgen::bench {
 
 struct SuiteEntry {
-    std::string op;     // op name, a file ops/<op>.op
-    std::string shape;  // shape text as given, e.g. "M=256,N=256,K=256"
-    std::string label;  // "sgemm 256³"
+    std::string op;    // op name, a file ops/<op>.op
+    std::string shape; // shape text as given, e.g. "M=256,N=256,K=256"
+    std::string label; // "sgemm 256³"
     bool quick = false;
 };
 
@@ -27,6 +27,6 @@ std::vector<SuiteEntry> load_suite(const std::string &path);
 std::vector<SuiteEntry> select_entries(const std::vector<SuiteEntry> &all, bool quick,
                                        const std::vector<std::string> &only);
 
-}  // namespace opgen::bench
+} // namespace opgen::bench
 
 #endif

@@ -1,9 +1,12 @@
 // How many threads every contender may use, set in one place for all of them, so that the
 // single-thread and all-thread columns come from the same process:
 //   - Halide (opgen's kernels and the autoschedulers' pipelines, all JIT-compiled): the JIT shared
-//     runtime's halide_set_num_threads, looked up in the runtime module itself (HL_NUM_THREADS is
-//     read only once, at the first parallel loop, so it cannot switch between columns);
-//   - oneDNN: Debian builds it on OpenMP (DNNL_CPU_THREADING_RUNTIME is OMP), so omp_set_num_threads;
+//     runtime's halide_shutdown_thread_pool and then halide_set_num_threads, both looked up in the
+//     runtime module itself. HL_NUM_THREADS is read only once, and halide_set_num_threads alone
+//     only bounds how many workers are created, never how many of those already created take
+//     work, so the pool is shut down and rebuilt at the new size on the next parallel loop;
+//   - oneDNN: Debian builds it on OpenMP (DNNL_CPU_THREADING_RUNTIME is OMP), so
+//   omp_set_num_threads;
 //   - OpenBLAS: openblas_set_num_threads (Debian's default is the pthread build).
 // The naive loop is always serial.
 #ifndef OPGEN_BENCH_THREADS_H
@@ -23,6 +26,6 @@ struct ThreadCounts {
 };
 ThreadCounts thread_counts();
 
-}  // namespace opgen::bench
+} // namespace opgen::bench
 
 #endif

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 namespace {
 
@@ -35,8 +36,8 @@ struct Args {
     std::string db_path = "opgen.db";
     std::string out_dir = "bench-out";
     std::vector<int> threads;
-    int rounds = 0;        // 0: 5, or 3 with --quick
-    double turn_ms = 0;    // 0: 100, or 50 with --quick
+    int rounds = 0;     // 0: 5, or 3 with --quick
+    double turn_ms = 0; // 0: 100, or 50 with --quick
     bool no_tune = false;
     bool no_naive = false;
     bool verbose = false;
@@ -66,16 +67,32 @@ void write_file(const std::filesystem::path &path, const std::string &text) {
     std::filesystem::rename(tmp, path);
 }
 
-void log_line(const std::string &line) { std::cerr << line << std::endl; }
+// The first three fields of /proc/loadavg.
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string a, b, c;
+    if (!(in >> a >> b >> c))
+        return "unknown";
+    return a + " " + b + " " + c;
+}
+
+void log_line(const std::string &line) {
+    std::cerr << line << std::endl;
+}
 
 // Every contender of one problem at one thread count, in the order of the report's columns.
-std::vector<Entrant> make_entrants(const Problem &p, int threads, db::KernelCache *cache, const Args &a) {
+std::vector<Entrant> make_entrants(const Problem &p, int threads, db::KernelCache *cache,
+                                   const Args &a) {
     std::vector<Entrant> all;
     all.push_back(make_opgen(p, threads, cache, a.opgen));
-    for (auto &e : make_onednn(p)) all.push_back(std::move(e));
-    for (auto &e : make_openblas(p)) all.push_back(std::move(e));
-    for (auto &e : make_autoscheduled(p, threads, a.as)) all.push_back(std::move(e));
-    if (threads == 1 && !a.no_naive) all.push_back(make_naive(p));
+    for (auto &e : make_onednn(p))
+        all.push_back(std::move(e));
+    for (auto &e : make_openblas(p))
+        all.push_back(std::move(e));
+    for (auto &e : make_autoscheduled(p, threads, a.as))
+        all.push_back(std::move(e));
+    if (threads == 1 && !a.no_naive)
+        all.push_back(make_naive(p));
     return all;
 }
 
@@ -97,8 +114,8 @@ std::optional<ComputeDef> load_op(const OpLibrary &lib, const SuiteEntry &s, Ent
     }
 }
 
-void bench_entry(const SuiteEntry &s, const OpLibrary &lib, const Target &host, db::KernelCache *cache,
-                 const Args &a, const RoundOptions &ro, BenchRun &run) {
+void bench_entry(const SuiteEntry &s, const OpLibrary &lib, const Target &host,
+                 db::KernelCache *cache, const Args &a, const RoundOptions &ro, BenchRun &run) {
     EntryResult proto;
     proto.label = s.label;
     proto.op = s.op;
@@ -133,15 +150,25 @@ void bench_entry(const SuiteEntry &s, const OpLibrary &lib, const Target &host, 
         std::vector<Entrant> entrants = make_entrants(problem, t, cache, a);
         for (const auto &e : entrants) {
             if (e.setup_s > 1 || e.tune_s > 0) {
-                log_line("    " + e.name + ": setup " + std::to_string(e.setup_s).substr(0, 5) + " s" +
+                log_line("    " + e.name + ": setup " + std::to_string(e.setup_s).substr(0, 5) +
+                         " s" +
                          (e.tune_s > 0 ? ", tuning " + std::to_string(int(e.tune_s)) + " s" : ""));
             }
         }
         EntryResult r = proto;
         r.threads = t;
-        r.contenders = run_rounds(problem, entrants, ro, [](const std::string &l) { log_line("    " + l); });
+        if (t > 1) {
+            // Whether the other cores are free right now: what the column's figures rest on.
+            MachineFigures probe = measure_machine({1, t}, 3);
+            r.fma_scaling = probe.at(t).peak_gflops / probe.at(1).peak_gflops;
+            run.machine.push_back(probe);
+        }
+        r.contenders =
+            run_rounds(problem, entrants, ro, [](const std::string &l) { log_line("    " + l); });
         for (const auto &c : r.contenders) {
-            if (c.ok()) log_line("    " + c.name + ": " + std::to_string(r.gflops(c)).substr(0, 6) + " GFLOP/s");
+            if (c.ok())
+                log_line("    " + c.name + ": " + std::to_string(r.gflops(c)).substr(0, 6) +
+                         " GFLOP/s");
         }
         run.entries.push_back(std::move(r));
     }
@@ -151,7 +178,8 @@ int bench_main(const Args &a_in, const std::string &command) {
     Args a = a_in;
     auto t0 = std::chrono::steady_clock::now();
     Target host = host_target();
-    if (a.threads.empty()) a.threads = host.cores > 1 ? std::vector<int>{1, host.cores} : std::vector<int>{1};
+    if (a.threads.empty())
+        a.threads = host.cores > 1 ? std::vector<int>{1, host.cores} : std::vector<int>{1};
     RoundOptions ro;
     ro.rounds = a.rounds > 0 ? a.rounds : (a.quick ? 3 : 5);
     ro.min_turn_ms = a.turn_ms > 0 ? a.turn_ms : (a.quick ? 50 : 100);
@@ -162,7 +190,8 @@ int bench_main(const Args &a_in, const std::string &command) {
     OpLibrary lib = OpLibrary::standard(a.ops_dirs);
     std::unique_ptr<db::KernelCache> cache;
     try {
-        cache = db::open_kernel_cache(a.db_path, a.no_tune ? db::OpenMode::ReadOnly : db::OpenMode::ReadWrite);
+        cache = db::open_kernel_cache(a.db_path,
+                                      a.no_tune ? db::OpenMode::ReadOnly : db::OpenMode::ReadWrite);
     } catch (const db::DbError &e) {
         log_line(std::string("warning: no kernel cache, opgen's column stays empty: ") + e.what());
     }
@@ -179,12 +208,22 @@ int bench_main(const Args &a_in, const std::string &command) {
     run.rounds = ro.rounds;
     run.min_turn_ms = ro.min_turn_ms;
 
+    run.load_start = load_average();
+    for (const char *name : {"OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT"}) {
+        const char *value = std::getenv(name);
+        run.environment += std::string(run.environment.empty() ? "" : " ") + name + "=" +
+                           (value ? value : "(unset)");
+    }
     log_line("measuring FMA peak and triad bandwidth");
-    run.machine_before = measure_machine(a.threads);
-    run.cpu = run.machine_before.cpu;
-    for (const auto &e : entries) bench_entry(e, lib, host, cache.get(), a, ro, run);
+    run.machine.push_back(measure_machine(a.threads));
+    run.cpu = run.machine.front().cpu;
+    for (const auto &e : entries) {
+        bench_entry(e, lib, host, cache.get(), a, ro, run);
+        run.machine.push_back(measure_machine(a.threads, 3));
+    }
     log_line("measuring FMA peak and triad bandwidth again");
-    run.machine_after = measure_machine(a.threads);
+    run.machine.push_back(measure_machine(a.threads));
+    run.load_end = load_average();
     run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     std::filesystem::create_directories(a.out_dir);
@@ -197,32 +236,66 @@ int bench_main(const Args &a_in, const std::string &command) {
     return 0;
 }
 
-}  // namespace
+} // namespace
+
+// OpenMP (oneDNN's threads) and OpenBLAS read their environment once, when they load, so it is set
+// here and the process started again. Spinning idle workers (GOMP's default, OpenBLAS's 2^28-cycle
+// timeout) take a core from whichever contender runs next; on this two-core, shared machine that
+// made oneDNN's two-thread calls 10-100x slower. A value the user set is kept.
+void settle_environment(char **argv) {
+    bool changed = false;
+    for (const auto &[name, value] :
+         {std::pair<const char *, const char *>{"OMP_WAIT_POLICY", "passive"},
+          {"OPENBLAS_THREAD_TIMEOUT", "4"}}) {
+        if (std::getenv(name))
+            continue;
+        setenv(name, value, 1);
+        changed = true;
+    }
+    if (!changed)
+        return;
+    execv("/proc/self/exe", argv);
+    std::cerr
+        << "warning: could not restart with OMP_WAIT_POLICY and OPENBLAS_THREAD_TIMEOUT set\n";
+}
 
 int main(int argc, char **argv) {
-    CLI::App app{"opgen_bench: opgen's cached winners against oneDNN, OpenBLAS, Halide's autoschedulers and a naive "
+    settle_environment(argv);
+    CLI::App app{"opgen_bench: opgen's cached winners against oneDNN, OpenBLAS, Halide's "
+                 "autoschedulers and a naive "
                  "loop, with the machine's FMA peak and memory bandwidth, in one run"};
     Args a;
     app.add_option("--suite", a.suite, "suite manifest (default: tests/bench/suite.json)");
     app.add_flag("--quick", a.quick, "only the suite's quick entries, 3 rounds of 50 ms turns");
-    app.add_option("--only", a.only, "only entries whose label contains this text or whose op is this (repeatable)");
+    app.add_option("--only", a.only,
+                   "only entries whose label contains this text or whose op is this (repeatable)");
     app.add_option("--db", a.db_path, "kernel cache file (default: opgen.db)");
     app.add_option("--out", a.out_dir, "report folder (default: bench-out)");
-    app.add_option("--threads", a.threads, "thread counts, one column each (default: 1 and all cores)")
+    app.add_option("--threads", a.threads,
+                   "thread counts, one column each (default: 1 and all cores)")
         ->delimiter(',')
         ->check(CLI::Range(1, 1024));
-    app.add_option("--rounds", a.rounds, "interleaved rounds (default 5; 3 with --quick)")->check(CLI::Range(1, 1000));
-    app.add_option("--turn-ms", a.turn_ms, "minimum time of each contender's turn in a round (default 100; 50 with --quick)")
+    app.add_option("--rounds", a.rounds, "interleaved rounds (default 5; 3 with --quick)")
+        ->check(CLI::Range(1, 1000));
+    app.add_option(
+           "--turn-ms", a.turn_ms,
+           "minimum time of each contender's turn in a round (default 100; 50 with --quick)")
         ->check(CLI::Range(1.0, 100000.0));
-    app.add_option("--trials", a.opgen.trials, "candidates the tuner measures for a key the cache lacks (default 32)")
+    app.add_option("--trials", a.opgen.trials,
+                   "candidates the tuner measures for a key the cache lacks (default 32)")
         ->check(CLI::Range(1, 100000));
     app.add_option("--seed", a.opgen.seed, "tuner seed");
-    app.add_flag("--no-tune", a.no_tune, "do not tune keys the cache lacks (opens the cache read-only)");
-    app.add_option("--autoschedulers", a.as.names, "Halide autoschedulers to run (default: Adams2019,Mullapudi2016,Li2018; 'none' for none)")
+    app.add_flag("--no-tune", a.no_tune,
+                 "do not tune keys the cache lacks (opens the cache read-only)");
+    app.add_option("--autoschedulers", a.as.names,
+                   "Halide autoschedulers to run (default: Adams2019,Mullapudi2016,Li2018; 'none' "
+                   "for none)")
         ->delimiter(',');
-    app.add_option("--adams-beam", a.as.adams_beam, "Adams2019 beam size (HL_BEAM_SIZE; default: Halide's 32, 1 = greedy)")
+    app.add_option("--adams-beam", a.as.adams_beam,
+                   "Adams2019 beam size (HL_BEAM_SIZE; default: Halide's 32, 1 = greedy)")
         ->check(CLI::Range(0, 1024));
-    app.add_option("--adams-max-gflop", a.as.adams_max_gflop, "skip Adams2019 for problems above this many GFLOP (default: no limit)")
+    app.add_option("--adams-max-gflop", a.as.adams_max_gflop,
+                   "skip Adams2019 for problems above this many GFLOP (default: no limit)")
         ->check(CLI::Range(0.0, 1e9));
     app.add_flag("--no-naive", a.no_naive, "leave out the naive loop");
     app.add_option("--ops-dir", a.ops_dirs, "extra folder of .op files (also OPGEN_OPS_PATH)");
@@ -235,12 +308,14 @@ int main(int argc, char **argv) {
     a.as.names.erase(std::remove(a.as.names.begin(), a.as.names.end(), "none"), a.as.names.end());
     for (const auto &n : a.as.names) {
         if (n != "Adams2019" && n != "Mullapudi2016" && n != "Li2018") {
-            std::cerr << "error: unknown autoscheduler '" << n << "' (known: Adams2019, Mullapudi2016, Li2018)\n";
+            std::cerr << "error: unknown autoscheduler '" << n
+                      << "' (known: Adams2019, Mullapudi2016, Li2018)\n";
             return 2;
         }
     }
     std::string command;
-    for (int i = 0; i < argc; i++) command += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 0; i < argc; i++)
+        command += (i ? " " : "") + std::string(argv[i]);
     try {
         return bench_main(a, command);
     } catch (const UserError &e) {

@@ -3,8 +3,8 @@
 // casts round to their type and back), transcendental functions work in every type, and the
 // lowered Funcs have the declared types. Kernels run on f32 inputs and outputs, so the other types
 // appear as locals.
-#include "opgen/Kernel.h"
 #include "opgen/Lower.h"
+#include "opgen/Kernel.h"
 #include "opgen/Parser.h"
 #include "opgen/Reference.h"
 #include "opgen/Schedule.h"
@@ -52,25 +52,26 @@ void expect_agree(const std::string &type, const std::string &body, double tol) 
     ComputeDef def = typed_op(type, body);
     BoundShape shape = bind_shape(def, "M=67");
     auto inputs = random_inputs(def, shape, 11);
-    for (auto &v : inputs["Z"].data) v *= 100.0f;
+    for (auto &v : inputs["Z"].data)
+        v *= 100.0f;
     HostTensor out = run(def, shape, inputs, false);
     Verification v = verify_output(def, shape, inputs, out, tol);
     EXPECT_TRUE(v.ok) << v.first_mismatch << " (max error " << v.max_error << ")";
     EXPECT_EQ(v.points_checked, 67);
 }
 
-}  // namespace
+} // namespace
 
 TEST(Lower, IntegerStatementsMatchTheReferenceExactly) {
     expect_agree("i32", "i32(Z[i]) / 7", 0.0);
     expect_agree("i32", "Z[i] / -7", 0.0);
-    expect_agree("i32", "(i - 33) / 4 * 3 - 5 / 2", 0.0);  // rounds down: (-33) / 4 is -9
-    expect_agree("i32", "Z[i] / (i - 30)", 0.0);         // and x / 0 is 0
+    expect_agree("i32", "(i - 33) / 4 * 3 - 5 / 2", 0.0); // rounds down: (-33) / 4 is -9
+    expect_agree("i32", "Z[i] / (i - 30)", 0.0);          // and x / 0 is 0
     expect_agree("i32", "i32(X[i] * 1000.0) + 3", 0.0);
-    expect_agree("i32", "f32(Z[i]) * 0.5", 0.0);  // 0.5 truncates to 0 in an i32 statement
+    expect_agree("i32", "f32(Z[i]) * 0.5", 0.0); // 0.5 truncates to 0 in an i32 statement
     expect_agree("i32", "select(Z[i] > 0 && i < 40, Z[i] * 1000, -Z[i])", 0.0);
-    expect_agree("i32", "i8(Z[i] * 3) + abs(Z[i])", 0.0);  // i8() saturates
-    expect_agree("i8", "Z[i] * 3", 0.0);                    // i8 arithmetic wraps
+    expect_agree("i32", "i8(Z[i] * 3) + abs(Z[i])", 0.0); // i8() saturates
+    expect_agree("i8", "Z[i] * 3", 0.0);                  // i8 arithmetic wraps
     expect_agree("i8", "Z[i] + Z[i] + 100", 0.0);
     expect_agree("i8", "abs(Z[i] - 100)", 0.0);
     expect_agree("i8", "-Z[i] / 3", 0.0);
@@ -114,10 +115,11 @@ TEST(Lower, FuncTypesAreTheDeclaredTypes) {
 }
 
 TEST(Lower, VariablesAreInnermostFirst) {
-    ComputeDef def = parse_compute("op t\nparam M, N, K\ninput A: f32[M, K]\ninput B: f32[K, N]\n"
-                                   "output C: f32[M, N]\nC[m, n] = sum(k: K, j: 2) A[m, k] * B[k, n]"
-                                   "\n",
-                                   "t.op");
+    ComputeDef def =
+        parse_compute("op t\nparam M, N, K\ninput A: f32[M, K]\ninput B: f32[K, N]\n"
+                      "output C: f32[M, N]\nC[m, n] = sum(k: K, j: 2) A[m, k] * B[k, n]"
+                      "\n",
+                      "t.op");
     LoweredOp op = lower_to_halide(def, bind_shape(def, "M=2,N=3,K=4"));
     const LoweredStage &s = op.stage("C");
     EXPECT_EQ(s.var_names, (std::vector<std::string>{"n", "m"}));

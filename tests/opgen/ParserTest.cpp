@@ -1,8 +1,8 @@
 // parse_compute on well-formed ops: what the parsed ComputeDef holds, operator precedence, printing
 // and parsing again, and the definition hash that keys the kernel cache. Malformed ops are in
 // tests/error/.
-#include "opgen/OpLibrary.h"
 #include "opgen/Parser.h"
+#include "opgen/OpLibrary.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,9 @@ using namespace opgen;
 
 namespace {
 
-std::string ops_dir() { return std::string(OPGEN_SOURCE_DIR) + "/ops"; }
+std::string ops_dir() {
+    return std::string(OPGEN_SOURCE_DIR) + "/ops";
+}
 
 // The body of the op's only (or last) statement, printed.
 std::string body_of(const std::string &expr_text) {
@@ -32,12 +34,13 @@ bool same(const Expr &a, const Expr &b) {
         return false;
     }
     for (size_t i = 0; i < a->args.size(); i++) {
-        if (!same(a->args[i], b->args[i])) return false;
+        if (!same(a->args[i], b->args[i]))
+            return false;
     }
     return true;
 }
 
-}  // namespace
+} // namespace
 
 TEST(Parser, ParsesMatmul) {
     ComputeDef def = load_op_file(ops_dir() + "/matmul.op");
@@ -94,8 +97,8 @@ TEST(Parser, DocIsTheCommentBlockBeforeOp) {
                                    "Y[i] = X[i]  # trailing comment\n",
                                    "t.op");
     EXPECT_EQ(def.doc, "First line.\n  indented second\n\nfourth");
-    ComputeDef none = parse_compute("op t\nparam M\ninput X: f32[M]\noutput Y: f32[M]\nY[i] = X[i]\n",
-                                    "t.op");
+    ComputeDef none =
+        parse_compute("op t\nparam M\ninput X: f32[M]\noutput Y: f32[M]\nY[i] = X[i]\n", "t.op");
     EXPECT_EQ(none.doc, "");
     ComputeDef crlf = parse_compute("# Doc.\r\nop t\r\nparam M\r\ninput X: f32[M]\r\n"
                                     "output Y: f32[M]\r\nY[i] = X[i]\r\n",
@@ -116,9 +119,10 @@ TEST(Parser, Precedence) {
     EXPECT_EQ(body_of("select(X[i] < 1.0 || X[i] > 2.0 && Z[i] == 0.0, 1.0, 0.0)"),
               "select(X[i] < 1.0 || X[i] > 2.0 && Z[i] == 0.0, 1.0, 0.0)");
 
-    ComputeDef def = parse_compute("op t\nparam M\ninput X: f32[M]\noutput Y: f32[M]\n"
-                                   "Y[i] = 1.0 + X[i] * 2.0 < 3.0 || !(X[i] > 0.0) && -X[i] >= 1.0\n",
-                                   "t.op");
+    ComputeDef def =
+        parse_compute("op t\nparam M\ninput X: f32[M]\noutput Y: f32[M]\n"
+                      "Y[i] = 1.0 + X[i] * 2.0 < 3.0 || !(X[i] > 0.0) && -X[i] >= 1.0\n",
+                      "t.op");
     const Expr &e = def.statements[0].body;
     ASSERT_EQ(e->name, "||");
     EXPECT_EQ(e->args[0]->name, "<");
@@ -169,13 +173,15 @@ TEST(Parser, MaxAndMinAreReductionsOrCalls) {
 TEST(Parser, ToStringRoundTrip) {
     int checked = 0;
     for (const auto &entry : std::filesystem::directory_iterator(ops_dir())) {
-        if (entry.path().extension() != ".op") continue;
+        if (entry.path().extension() != ".op")
+            continue;
         ComputeDef def = load_op_file(entry.path().string());
         // Rebuild the op with every statement printed in place of the original text.
         std::string rebuilt;
         for (const auto &t : def.statements) {
             std::string lhs = t.tensor + "[";
-            for (size_t i = 0; i < t.vars.size(); i++) lhs += (i ? ", " : "") + t.vars[i];
+            for (size_t i = 0; i < t.vars.size(); i++)
+                lhs += (i ? ", " : "") + t.vars[i];
             lhs += "] = ";
             if (t.reduce != ReduceKind::None) {
                 lhs += std::string(reduce_name(t.reduce)) + "(";
@@ -241,10 +247,13 @@ TEST(Parser, DefinitionHashIgnoresLineEndingsOnly) {
     ComputeDef a = parse_compute(crlf, "a.op");
     EXPECT_EQ(a.source, crlf);
     EXPECT_EQ(definition_hash(a.source), definition_hash(lf));
-    // The bundled matmul's text is part of existing cache keys: it must not change.
+}
+
+// The bundled matmul's text is part of existing cache keys: an edit to the file (even a comment)
+// would orphan every kernel tuned for it, so its hash is pinned here.
+TEST(Parser, BundledMatmulHashIsPinned) {
     ComputeDef m = load_op_file(ops_dir() + "/matmul.op");
-    EXPECT_EQ(definition_hash(m.source), definition_hash(m.source));
-    EXPECT_EQ(definition_hash(m.source).size(), 16u);
+    EXPECT_EQ(definition_hash(m.source), "572689c3c8606970");
 }
 
 TEST(Parser, StatementsMayWrapInsideBrackets) {

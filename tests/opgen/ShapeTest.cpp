@@ -1,8 +1,8 @@
 // bind_shape and the counts derived from a bound shape: canonical text, defaults, lets (the
 // convolution output size), flop counts and bytes moved. Malformed shapes are in tests/error/.
+#include "opgen/Shape.h"
 #include "opgen/OpLibrary.h"
 #include "opgen/Parser.h"
-#include "opgen/Shape.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@ ComputeDef bundled(const std::string &op) {
     return load_op_file(std::string(OPGEN_SOURCE_DIR) + "/ops/" + op + ".op");
 }
 
-}  // namespace
+} // namespace
 
 TEST(Shape, CanonicalTextIsSortedByName) {
     ComputeDef def = bundled("matmul");
@@ -74,19 +74,20 @@ TEST(Shape, LetsGiveTheConvOutputSize) {
     EXPECT_EQ(same.values.at("OW"), 11);
     EXPECT_EQ(same.dims.at("Y"), (std::vector<int64_t>{2, 4, 9, 11}));
     BoundShape strided = bind_shape(def, "N=1,C=3,H=9,W=10,F=4,stride=2");
-    EXPECT_EQ(strided.values.at("OH"), 5);  // (9 + 2 - 2 - 1) / 2 + 1
-    EXPECT_EQ(strided.values.at("OW"), 5);  // (10 + 2 - 2 - 1) / 2 + 1 = 4 + 1 (rounded down)
+    EXPECT_EQ(strided.values.at("OH"), 5); // (9 + 2 - 2 - 1) / 2 + 1
+    EXPECT_EQ(strided.values.at("OW"), 5); // (10 + 2 - 2 - 1) / 2 + 1 = 4 + 1 (rounded down)
     BoundShape dilated = bind_shape(def, "N=1,C=3,H=9,W=9,F=4,dilation=2,pad=0,KH=3,KW=5");
-    EXPECT_EQ(dilated.values.at("OH"), 5);  // 9 - 4
-    EXPECT_EQ(dilated.values.at("OW"), 1);  // 9 - 8
+    EXPECT_EQ(dilated.values.at("OH"), 5); // 9 - 4
+    EXPECT_EQ(dilated.values.at("OW"), 1); // 9 - 8
     EXPECT_EQ(dilated.dims.at("Wt"), (std::vector<int64_t>{4, 3, 3, 5}));
 }
 
 TEST(Shape, LetsMayBeZeroOrNegativeWhenNotASize) {
-    ComputeDef def = parse_compute("op t\nparam M, K = 1\nlet half = (K - 1) / 2\nlet neg = half - 1\n"
-                                   "input X: f32[M] zero_pad\noutput Y: f32[M]\n"
-                                   "Y[i] = sum(r: K) X[i + r - half]\n",
-                                   "t.op");
+    ComputeDef def =
+        parse_compute("op t\nparam M, K = 1\nlet half = (K - 1) / 2\nlet neg = half - 1\n"
+                      "input X: f32[M] zero_pad\noutput Y: f32[M]\n"
+                      "Y[i] = sum(r: K) X[i + r - half]\n",
+                      "t.op");
     BoundShape s = bind_shape(def, "M=5");
     EXPECT_EQ(s.values.at("half"), 0);
     EXPECT_EQ(s.values.at("neg"), -1);
@@ -117,7 +118,7 @@ TEST(Shape, FlopCountOfMatmulIsTwoMNK) {
 
 TEST(Shape, FlopCountOfConvIsTwoPerMultiplyAdd) {
     ComputeDef def = bundled("conv2d_nchw");
-    BoundShape s = bind_shape(def, "N=2,C=3,H=8,W=8,F=4");  // OH = OW = 8
+    BoundShape s = bind_shape(def, "N=2,C=3,H=8,W=8,F=4"); // OH = OW = 8
     EXPECT_DOUBLE_EQ(flop_count(def, s), 2.0 * 2 * 4 * 8 * 8 * 3 * 3 * 3);
     BoundShape strided = bind_shape(def, "N=1,C=16,H=32,W=32,F=8,stride=2,KH=5,KW=5,pad=2");
     // OH = OW = (32 + 4 - 4 - 1) / 2 + 1 = 16
