@@ -66,7 +66,10 @@ public:
             if (f == "i32") return "cast<" + vt_ + ">(cast<int32_t>(" + value(e->args[0]) + "))";
             if (f == "i8") return "cast<" + vt_ + ">(saturating_cast<int8_t>(" + value(e->args[0]) + "))";
             if (f == "abs") return "cast<" + vt_ + ">(abs(" + value(e->args[0]) + "))";
-            return f + "(" + value(e->args[0]) + ")";
+            // Transcendental functions are float32 math, as in lower_to_halide: a statement of
+            // another type converts the argument to float32 and the result back.
+            if (vt_ == "float") return f + "(" + value(e->args[0]) + ")";
+            return "cast<" + vt_ + ">(" + f + "(cast<float>(" + value(e->args[0]) + ")))";
         }
         }
         return "0";

@@ -88,7 +88,12 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
                    (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) {
                 j++;
             }
-            out.push_back({Tok::Ident, text.substr(i, j - i), loc});
+            std::string word = text.substr(i, j - i);
+            // Schedules name the loops they add <var>__o, <var>__r, ...; a user name with "__"
+            // could collide with them.
+            user_check(word.find("__") == std::string::npos, loc)
+                << "name '" << word << "' contains '__', which is reserved for generated loop variables";
+            out.push_back({Tok::Ident, word, loc});
             advance(j - i);
             continue;
         }

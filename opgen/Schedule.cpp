@@ -102,7 +102,9 @@ std::string AppliedSchedule::source() const {
 
 namespace {
 
-// Applies Halide primitives and prints each as a line of C++.
+// Applies Halide primitives and prints each as a line of C++. Loop variables a schedule adds are
+// named <var>__o, <var>__r, ...: the op language refuses "__" in names, so they never collide with
+// an op's own variables.
 class Recorder {
 public:
     std::vector<std::string> lines;
@@ -143,6 +145,11 @@ const char *tail_name(Halide::TailStrategy t) {
     }
 }
 
+bool reads_tensor(const Expr &e, const std::string &tensor) {
+    if (e->kind == ExprKind::Access && e->name == tensor) return true;
+    return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return reads_tensor(a, tensor); });
+}
+
 struct Tiled {
     std::vector<Halide::Var> vo, vr, vi;  // innermost first, per axis
     Halide::VarOrRVar outer_compute_level = Halide::Var();  // innermost loop outside the register tiles
@@ -165,7 +172,7 @@ Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const
         user_check(a.reg >= 1 && a.reg <= a.tile && a.tile <= extent)
             << "schedule: axis " << a.var << " needs 1 <= reg (" << a.reg << ") <= tile (" << a.tile << ") <= extent ("
             << extent << ")";
-        Halide::Var vo(a.var + "_o"), vt(a.var + "_t"), vr(a.var + "_r"), vi(a.var + "_i");
+        Halide::Var vo(a.var + "__o"), vt(a.var + "__t"), vr(a.var + "__r"), vi(a.var + "__i");
         for (const auto &n : {vo.name(), vt.name(), vr.name(), vi.name()}) rec.declare_var(n);
         out.split(v, vo, vt, int(a.tile), Halide::TailStrategy::ShiftInwards);
         out.split(vt, vr, vi, int(a.reg), Halide::TailStrategy::ShiftInwards);
@@ -345,6 +352,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         for (const auto &name : p.packed) {
             auto in = op.input_funcs.find(name);
             user_check(in != op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
+            user_check(reads_tensor(ms.body, name)) << "schedule: packed '" << name << "' is not read by the reduction of " << ms.tensor;
             Halide::Func pk = in->second.in(acc);
             pk.compute_at(Halide::LoopLevel(op.output, t.outer_compute_level));
             rec.line("Func " + name + "_panel = " + name + ".in(" + a + ");");
@@ -372,7 +380,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     std::vector<Halide::Var> ur, ui;
     std::vector<std::string> uin;
     for (size_t i = 0; i < main.vars.size(); i++) {
-        Halide::Var vr(main.var_names[i] + "_ur"), vi(main.var_names[i] + "_ui");
+        Halide::Var vr(main.var_names[i] + "__ur"), vi(main.var_names[i] + "__ui");
         rec.declare_var(vr.name());
         rec.declare_var(vi.name());
         u.split(main.vars[i], vr, vi, int(p.axes[i].reg), Halide::TailStrategy::GuardWithIf);
@@ -389,7 +397,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         for (const auto &r : p.reduce) {
             if (r.var == rn) block = r.block;
         }
-        Halide::RVar rvo(rn + "_o"), rvi(rn + "_i");
+        Halide::RVar rvo(rn + "__o"), rvi(rn + "__i");
         rec.declare_rvar(rvo.name());
         rec.declare_rvar(rvi.name());
         u.split(main.rdom[i], rvo, rvi, int(block));
@@ -416,6 +424,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     for (const auto &name : p.packed) {
         auto in = op.input_funcs.find(name);
         user_check(in != op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
+        user_check(reads_tensor(ms.body, name)) << "schedule: packed '" << name << "' is not read by the reduction of " << ms.tensor;
         Halide::Func pk = in->second.in(acc);
         pk.compute_at(acc, ro.front());
         rec.line("Func " + name + "_panel = " + name + ".in(" + a + ");");

@@ -494,3 +494,8 @@ TEST(ReferenceError, ReadOutsideALocal) {
                                "it zero_pad if out-of-range reads should give zero)");
     }
 }
+
+TEST(OpLanguageError, DoubleUnderscoreIsReserved) {
+    EXPECT_EQ(parse_error("op t\nparam M\ninput X: f32[M]\noutput Y: f32[M]\nY[i__o] = X[i__o]\n"),
+              "bad.op:5:3: name 'i__o' contains '__', which is reserved for generated loop variables");
+}

@@ -71,3 +71,16 @@ TEST(Measurer, BadPointIsRecordedAsFailure) {
     EXPECT_EQ(r.status, "compile_error");
     EXPECT_NE(r.error.find("reg"), std::string::npos);
 }
+
+// A hand-written point may name any input; packing one the reduction never reads is refused with
+// a message, not a Halide internal error.
+TEST(Measurer, PackingAnInputTheReductionDoesNotReadIsRefused) {
+    ComputeDef def = OpLibrary::standard().load("matmul_bias_relu");
+    BoundShape shape = bind_shape(def, "M=11,N=35,K=16");
+    TaskContext task(def, shape, host_target(), 3);
+    SchedulePoint p = heuristic_point(def, shape, host_target());
+    p.packed = {"A", "B", "bias"};
+    MeasureResult r = measure(task, p, 1, 1);
+    EXPECT_EQ(r.status, "compile_error");
+    EXPECT_NE(r.error.find("packed 'bias' is not read by the reduction"), std::string::npos) << r.error;
+}
