@@ -119,3 +119,23 @@ TEST(TilingSpace, ContainsRegisterBlockedPackedParallelSchedule) {
     }
     EXPECT_TRUE(found);
 }
+
+// Toy target, conv2d_nchw 1x1: N=1 C=2 H=4 W=4 F=2, one thread. Output axes (innermost first):
+//   x extent 4: reg {4}, pairs (4,4)                                              -> 1
+//   y extent 4: pairs (1,1) (1,2) (1,4) (2,2) (2,4) (3,3) (3,4) (4,4)             -> 8
+//   f extent 2: pairs (1,1) (1,2) (2,2)                                           -> 3
+//   n: 1; reductions rx, ry, c whole; knobs 2 orders x 4 packings                 -> 8
+//   total 1 * 8 * 3 * 8 = 192.
+// REG (64 B): X row slice 4*ry floats (16*ry B), one Wt register (16 B), accumulator 16*ry*rf B:
+//   16 ry + 16 + 16 ry rf <= 64  =>  ry (1 + rf) <= 3  =>  ry = 1.
+// L1 (32 ry + 8 rf B) and L2 (32 ty + 8 tf B) always fit.
+// Legal: y in {(1,1), (1,2), (1,4)} x 3 f pairs x 8 knobs = 72.
+TEST(TilingSpace, CountsConvSpaceOnToyTarget) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    BoundShape shape = bind_shape(def, "N=1,C=2,H=4,W=4,F=2,KH=1,KW=1,pad=0");
+    Target toy = load_target("toy");
+    TilingSpace s = make_tiling_space(def, shape, toy, 1);
+    EXPECT_EQ(s.total_points, 192);
+    EXPECT_EQ(s.legal.size(), 72u);
+    for (const auto &p : s.legal) EXPECT_EQ(p.axes[1].reg, 1) << p.summary();
+}
