@@ -385,6 +385,8 @@ std::vector<std::string> notes(const BenchRun &run) {
 
 std::string header_lines_md(const BenchRun &run) {
     std::ostringstream s;
+    if (!run.progress.empty())
+        s << "- **" << run.progress << "**\n";
     s << "- run: " << run.started_at << ", " << fixed(run.wall_s, 0) << " s, `" << run.command
       << "`\n";
     s << "- CPU: " << run.cpu << "; FMA microbenchmark "
@@ -503,6 +505,8 @@ std::string html_report(const BenchRun &run) {
          "12px;vertical-align:middle}"
       << "</style></head><body>\n";
     s << "<h1>opgen against the anchors</h1>\n<ul>\n";
+    if (!run.progress.empty())
+        s << "<li><b>" << esc(run.progress) << "</b></li>\n";
     s << "<li>run: " << esc(run.started_at) << ", " << fixed(run.wall_s, 0) << " s, <code>"
       << esc(run.command) << "</code></li>\n";
     s << "<li>CPU: " << esc(run.cpu) << "; FMA microbenchmark "
@@ -552,6 +556,7 @@ nlohmann::json json_report(const BenchRun &run) {
     j["load_start"] = run.load_start;
     j["load_end"] = run.load_end;
     j["environment"] = run.environment;
+    j["progress"] = run.progress;
     j["rounds"] = run.rounds;
     j["min_turn_ms"] = run.min_turn_ms;
     j["wall_s"] = run.wall_s;

@@ -50,6 +50,7 @@ struct BenchRun {
     std::string cache_path;
     std::string load_start, load_end; // /proc/loadavg: other processes share these cores
     std::string environment;          // the threading variables the anchors ran under
+    std::string progress;             // empty when the run is complete
     std::vector<int> threads;
     int rounds = 0;
     double min_turn_ms = 0;

@@ -217,21 +217,28 @@ int bench_main(const Args &a_in, const std::string &command) {
     log_line("measuring FMA peak and triad bandwidth");
     run.machine.push_back(measure_machine(a.threads));
     run.cpu = run.machine.front().cpu;
-    for (const auto &e : entries) {
-        bench_entry(e, lib, host, cache.get(), a, ro, run);
+    std::filesystem::create_directories(a.out_dir);
+    // The report is rewritten after every entry, so a long run that is stopped still leaves one.
+    auto write_reports = [&] {
+        run.load_end = load_average();
+        run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::filesystem::path dir(a.out_dir);
+        write_file(dir / "bench.md", markdown_report(run));
+        write_file(dir / "bench.html", html_report(run));
+        write_file(dir / "bench.json", json_report(run).dump(2) + "\n");
+    };
+    for (size_t i = 0; i < entries.size(); i++) {
+        bench_entry(entries[i], lib, host, cache.get(), a, ro, run);
         run.machine.push_back(measure_machine(a.threads, 3));
+        run.progress = "partial: " + std::to_string(i + 1) + " of " +
+                       std::to_string(entries.size()) + " entries so far";
+        write_reports();
     }
     log_line("measuring FMA peak and triad bandwidth again");
     run.machine.push_back(measure_machine(a.threads));
-    run.load_end = load_average();
-    run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-    std::filesystem::create_directories(a.out_dir);
-    std::string md = markdown_report(run);
-    write_file(std::filesystem::path(a.out_dir) / "bench.md", md);
-    write_file(std::filesystem::path(a.out_dir) / "bench.html", html_report(run));
-    write_file(std::filesystem::path(a.out_dir) / "bench.json", json_report(run).dump(2) + "\n");
-    std::cout << md;
+    run.progress.clear();
+    write_reports();
+    std::cout << markdown_report(run);
     log_line("wrote " + a.out_dir + "/bench.md, bench.html, bench.json");
     return 0;
 }
