@@ -79,7 +79,7 @@ Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const 
     double tune_s = 0;
     try {
         rec = cache->lookup(key);
-        if (!rec && o.tune_missing) {
+        if ((!rec || o.retune) && o.tune_missing) {
             std::cerr << "  tuning " << p.def->name << " " << p.shape.canonical << " for "
                       << threads << " thread(s), " << o.trials << " trials\n";
             auto t0 = Clock::now();

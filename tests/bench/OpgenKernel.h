@@ -16,6 +16,9 @@ namespace opgen::bench {
 
 struct OpgenOptions {
     bool tune_missing = true; // tune a key the cache lacks (else: status "not_in_cache")
+    // Tune every key, cached or not; the cache keeps the faster of the old and new winners (a
+    // winner tuned while another process held a core can be a serial schedule).
+    bool retune = false;
     int trials = 32;          // candidates measured when tuning
     uint64_t seed = 1;
     bool verbose = false; // the tuner's progress lines on stderr

@@ -292,8 +292,12 @@ int main(int argc, char **argv) {
                    "candidates the tuner measures for a key the cache lacks (default 32)")
         ->check(CLI::Range(1, 100000));
     app.add_option("--seed", a.opgen.seed, "tuner seed");
+    auto *retune = app.add_flag(
+        "--retune", a.opgen.retune,
+        "tune every entry again, cached or not (the cache keeps the faster winner)");
     app.add_flag("--no-tune", a.no_tune,
-                 "do not tune keys the cache lacks (opens the cache read-only)");
+                 "do not tune keys the cache lacks (opens the cache read-only)")
+        ->excludes(retune);
     app.add_option("--autoschedulers", a.as.names,
                    "Halide autoschedulers to run (default: Adams2019,Mullapudi2016,Li2018; 'none' "
                    "for none)")
