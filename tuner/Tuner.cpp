@@ -213,4 +213,17 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
     return result;
 }
 
+db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r) {
+    db::KernelRecord rec;
+    rec.key = key;
+    rec.schedule_json = r.best.to_json().dump();
+    rec.schedule_source = r.schedule_source;
+    rec.time_ms = r.best_result.timing.median_ms;
+    rec.gflops = r.best_result.gflops;
+    rec.default_time_ms = r.default_result.ok() ? r.default_result.timing.median_ms : 0;
+    rec.verified = true;
+    rec.trials = int64_t(r.trials.size());
+    return rec;
+}
+
 }  // namespace opgen::tuner

@@ -62,6 +62,9 @@ db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const T
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &options,
                 db::KernelCache *cache = nullptr, const db::KernelKey *key = nullptr);
 
+// The cache row of a found winner (r.found must hold): schedule, printed source, times, trials.
+db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r);
+
 }  // namespace opgen::tuner
 
 #endif

@@ -51,15 +51,7 @@ std::optional<db::KernelRecord> tune_into(const Problem &p, int threads, db::Ker
         why = "no candidate of " + std::to_string(r.trials.size()) + " produced a correct result";
         return std::nullopt;
     }
-    db::KernelRecord rec;
-    rec.key = key;
-    rec.schedule_json = r.best.to_json().dump();
-    rec.schedule_source = r.schedule_source;
-    rec.time_ms = r.best_result.timing.median_ms;
-    rec.gflops = r.best_result.gflops;
-    rec.default_time_ms = r.default_result.ok() ? r.default_result.timing.median_ms : 0;
-    rec.verified = true;
-    rec.trials = int64_t(r.trials.size());
+    db::KernelRecord rec = tuner::winner_record(key, r);
     cache.put_kernel(rec);
     return cache.lookup(key).value_or(rec);
 }

@@ -1,0 +1,49 @@
+// The opgen command's parts: each file registers its subcommands on the CLI11 app, with a
+// callback that does the work. Callbacks raise UserError (and db/costmodel errors) for bad input;
+// main turns every such error into one `error: ...` line and a non-zero exit.
+#ifndef OPGEN_CLI_CLI_H
+#define OPGEN_CLI_CLI_H
+
+#include "db/KernelCache.h"
+#include "opgen/Target.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace opgen::cli {
+
+// Options most commands share.
+struct Common {
+    std::vector<std::string> ops_dirs;
+    std::string target = "host";
+    std::string db_path = "opgen.db";
+    int threads = 0;
+};
+
+void add_common_options(CLI::App *cmd, Common &c, bool with_db);
+
+// Cores a kernel may use: --threads, else every core of the target.
+int threads_of(const Common &c, const Target &t);
+
+// The Halide runtime reads its thread count once, at its first parallel loop.
+void set_threads(int threads);
+
+// A cached kernel as the JSON answer of `query` and `tune --json`; `answer` says how it was found.
+nlohmann::json record_json(const db::KernelRecord &r, const std::string &answer);
+
+std::string fixed(double v, int precision = 2);
+
+// One line per kernel: op, shape, time, GFLOP/s, default time, speedup, trials.
+void print_table(const std::vector<db::KernelRecord> &rows);
+
+// Registration, one function per file.
+void add_tune_commands(CLI::App &app);  // tune, query, batch (TuneCommands.cpp)
+void add_emit_command(CLI::App &app);   // emit (EmitCommand.cpp)
+void add_info_commands(CLI::App &app);  // ops, space, target (InfoCommands.cpp)
+
+}  // namespace opgen::cli
+
+#endif

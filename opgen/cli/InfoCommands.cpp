@@ -1,0 +1,129 @@
+// ops, space and target: commands that inspect, measure nothing and write nothing.
+#include "opgen/OpLibrary.h"
+#include "opgen/StageGraph.h"
+#include "opgen/cli/Cli.h"
+#include "tuner/TilingSpace.h"
+
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace opgen::cli {
+
+namespace {
+
+template <typename T>
+std::string joined(const std::vector<T> &v) {
+    std::ostringstream s;
+    for (size_t i = 0; i < v.size(); i++) s << (i ? "," : "") << v[i];
+    return s.str();
+}
+
+void print_space(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
+    tuner::TilingSpace s = tuner::make_tiling_space(def, shape, target, threads);
+    std::cout << "op " << def.name << " at " << shape.canonical << " on " << target.name << "\n\nstage graph:\n";
+    for (const Stage &st : s.graph.stages) {
+        std::cout << "  " << std::left << std::setw(14) << st.name << " " << std::setw(9) << stage_kind_name(st.kind)
+                  << " " << std::setw(5) << st.buffer << " " << std::setw(12)
+                  << (st.primitive.empty() ? "-" : st.primitive) << " loops(" << joined(st.loop_vars) << ")"
+                  << (st.producer >= 0 ? "  <- " + s.graph.stages[size_t(st.producer)].name : "") << "\n";
+    }
+    std::cout << "\ngroups (tensor@buffer: stages, lead first; tiling axes):\n";
+    for (const auto &g : s.groups) {
+        std::cout << "  " << g.tensor << "@" << g.buffer << ": ";
+        for (size_t i = 0; i < g.stages.size(); i++)
+            std::cout << (i ? ", " : "") << s.graph.stages[size_t(g.stages[i])].name;
+        std::cout << "; axes(" << joined(g.axes) << ")\n";
+    }
+    std::cout << "\noptions:\n";
+    for (const auto &a : s.axes)
+        std::cout << "  axis " << a.var << " (extent " << a.extent << "): reg {" << joined(a.regs) << "} tile {"
+                  << joined(a.tiles) << "}\n";
+    for (const auto &r : s.reduce)
+        std::cout << "  reduce " << r.var << " (extent " << r.extent << "): block {" << joined(r.blocks) << "}\n";
+    std::cout << "  outer orders " << s.orders.size() << ", parallel choices " << s.parallel_choices.size()
+              << ", packing choices " << s.pack_choices.size() << ", vector width " << s.vector_width << "\n";
+    std::cout << "\nbuffers:";
+    for (const auto &b : target.buffers)
+        std::cout << " " << b.name << "=" << (b.capacity ? std::to_string(b.capacity) : "unbounded");
+    std::cout << "\nlegal space: " << s.legal.size() << " of " << s.total_points << " points\n";
+}
+
+void add_ops(CLI::App &app) {
+    struct Args {
+        Common common;
+        std::string op, shape;
+    };
+    auto a = std::make_shared<Args>();
+    auto *ops = app.add_subcommand("ops", "list and show operators");
+    ops->require_subcommand(1);
+    auto *list = ops->add_subcommand("list", "list every op found");
+    auto *show = ops->add_subcommand("show", "show an op's parameters, tensors and statements");
+    show->add_option("op", a->op, "op name")->required();
+    show->add_option("--shape", a->shape, "also give FLOPs and bytes at this shape");
+    add_common_options(list, a->common, false);
+    add_common_options(show, a->common, false);
+    list->callback([a] {
+        OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
+        for (const auto &n : lib.list()) {
+            ComputeDef def = lib.load(n);
+            std::cout << std::left << std::setw(20) << n << " " << def.doc.substr(0, def.doc.find('\n')) << "\n";
+        }
+    });
+    show->callback([a] {
+        OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
+        ComputeDef def = lib.load(a->op);
+        std::cout << "op " << def.name << "  (" << def.filename << ", hash " << definition_hash(def.source) << ")\n";
+        if (!def.doc.empty()) std::cout << def.doc << "\n";
+        std::cout << "\n" << def.source.substr(def.source.find("op " + def.name));
+        if (!a->shape.empty()) {
+            BoundShape s = bind_shape(def, a->shape);
+            std::cout << "\nat " << s.canonical << ": " << flop_count(def, s) << " FLOPs, " << min_bytes_moved(def, s)
+                      << " bytes moved at least\n";
+        }
+    });
+}
+
+void add_space(CLI::App &app) {
+    struct Args {
+        Common common;
+        std::string op, shape;
+    };
+    auto a = std::make_shared<Args>();
+    auto *cmd = app.add_subcommand("space", "print the stage graph, groups, options and legal-space size");
+    cmd->add_option("--op", a->op, "op name")->required();
+    cmd->add_option("--shape", a->shape, "shape")->required();
+    add_common_options(cmd, a->common, false);
+    cmd->callback([a] {
+        OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
+        ComputeDef def = lib.load(a->op);
+        BoundShape shape = bind_shape(def, a->shape);
+        Target t = load_target(a->common.target);
+        print_space(def, shape, t, threads_of(a->common, t));
+    });
+}
+
+void add_target(CLI::App &app) {
+    auto name = std::make_shared<std::string>("host");
+    auto *cmd = app.add_subcommand("target", "targets");
+    cmd->require_subcommand(1);
+    auto *show = cmd->add_subcommand("show", "print a target (default: the detected host)");
+    show->add_option("name", *name, "target name or JSON file");
+    auto *list = cmd->add_subcommand("list", "list the bundled targets");
+    show->callback([name] { std::cout << load_target(*name).to_json().dump(2) << "\n"; });
+    list->callback([] {
+        std::cout << "host\n";
+        for (const auto &n : bundled_target_names()) std::cout << n << "\n";
+    });
+}
+
+}  // namespace
+
+void add_info_commands(CLI::App &app) {
+    add_ops(app);
+    add_space(app);
+    add_target(app);
+}
+
+}  // namespace opgen::cli
