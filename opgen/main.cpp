@@ -15,6 +15,8 @@ int main(int argc, char **argv) {
     CLI::App app{"opgen: generates and tunes tensor-operator kernels and serves them from a shape-keyed cache"};
     app.require_subcommand(1);
     cli::add_tune_commands(app);
+    cli::add_query_commands(app);
+    cli::add_batch_commands(app);
     cli::add_emit_command(app);
     cli::add_info_commands(app);
     try {

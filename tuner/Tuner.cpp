@@ -226,4 +226,24 @@ db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r) {
     return rec;
 }
 
+db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                 const TuneOptions &options, db::KernelCache &cache, bool force, bool *cached) {
+    user_check(target.measurable) << "target '" << target.name
+                                  << "' cannot be measured on this machine; use 'opgen space' to inspect its legal space";
+    db::KernelKey key = kernel_key(def, shape, target, options.threads);
+    *cached = false;
+    if (!force) {
+        if (auto hit = cache.lookup(key)) {
+            *cached = true;
+            return *hit;
+        }
+    }
+    TuneResult r = tune(def, shape, target, options, &cache, &key);
+    user_check(r.found) << "op '" << def.name << "' at " << shape.canonical
+                        << ": no candidate produced a correct result";
+    db::KernelRecord rec = winner_record(key, r);
+    cache.put_kernel(rec);
+    return cache.lookup(key).value_or(rec);
+}
+
 }  // namespace opgen::tuner

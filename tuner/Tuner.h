@@ -65,6 +65,12 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
 // The cache row of a found winner (r.found must hold): schedule, printed source, times, trials.
 db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r);
 
+// Tunes (def, shape) on `target` with `options.threads` into `cache` unless the cache already has its
+// key (or `force`); returns the stored row and sets *cached when it was already there. Raises
+// UserError when the target cannot be measured here or no candidate is correct.
+db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                 const TuneOptions &options, db::KernelCache &cache, bool force, bool *cached);
+
 }  // namespace opgen::tuner
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "db/KernelCache.h"
 #include "opgen/Target.h"
+#include "tuner/Tuner.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -39,8 +40,19 @@ std::string fixed(double v, int precision = 2);
 // One line per kernel: op, shape, time, GFLOP/s, default time, speedup, trials.
 void print_table(const std::vector<db::KernelRecord> &rows);
 
+// The tuning flags `tune` and `batch` share (TuneCommands.cpp).
+struct TuneFlags {
+    int trials = 24;
+    uint64_t seed = 1;
+    bool quiet = false;
+    explicit TuneFlags(CLI::App *cmd);
+};
+tuner::TuneOptions tune_options(const TuneFlags &f, const Common &c, const Target &t);
+
 // Registration, one function per file.
-void add_tune_commands(CLI::App &app);  // tune, query, batch (TuneCommands.cpp)
+void add_tune_commands(CLI::App &app);   // tune (TuneCommands.cpp)
+void add_query_commands(CLI::App &app);  // query (QueryCommands.cpp)
+void add_batch_commands(CLI::App &app);  // batch (BatchCommands.cpp)
 void add_emit_command(CLI::App &app);   // emit (EmitCommand.cpp)
 void add_info_commands(CLI::App &app);  // ops, space, target (InfoCommands.cpp)
 
