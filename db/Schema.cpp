@@ -82,6 +82,14 @@ CREATE TABLE models (
 
 CREATE INDEX models_by_target ON models (target, name);
 )sql",
+    // Version 2. The lookup library asks by (target, op, dtype, shape) without the op hash or the
+    // versions, and walks one op's shapes on one target for the nearest tuned one; the primary key
+    // (target, op_name, op_hash, shape, ...) serves neither once several hashes exist. The op's
+    // definition text is kept so that a cache file explains its own keys.
+    R"sql(
+CREATE INDEX kernels_by_shape ON kernels (target, op_name, dtype, shape, time_ms);
+ALTER TABLE ops ADD COLUMN source TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));

@@ -108,7 +108,8 @@ TEST(KernelCache, RefusesNewerSchema) {
     std::string before = read_bytes(path);
 
     std::string expected = "database '" + path +
-                           "' has schema version 99, newer than version 1 that this build of "
+                           "' has schema version 99, newer than version " +
+                           std::to_string(kernel_cache_schema_version()) + " that this build of "
                            "opgen reads; use a newer opgen";
     EXPECT_EQ(db_error_of([&] { open_kernel_cache(path); }), expected);
     EXPECT_EQ(db_error_of([&] { open_kernel_cache(path, OpenMode::ReadOnly); }), expected);

@@ -1,0 +1,314 @@
+#include "db/Lookup.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include "db/Rows.h"
+#include "db/Sqlite.h"
+
+namespace opgen::db {
+
+namespace {
+
+// The same busy timeout as the cache's readers: a lookup waits out one writer's commit.
+constexpr int kLookupBusyTimeoutMs = 10000;
+
+// Optional filters: an empty parameter matches any value.
+constexpr const char *kFilters = " AND (?4 = '' OR op_hash = ?4) AND (?5 = '' OR halide_version = ?5)"
+                                 " AND (?6 = '' OR tuner_version = ?6)";
+
+using ShapeValues = std::vector<std::pair<std::string, int64_t>>;
+
+std::optional<ShapeValues> parse_shape(const std::string &text) {
+    ShapeValues values;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find(',', start);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        std::string part = text.substr(start, end - start);
+        part.erase(std::remove(part.begin(), part.end(), ' '), part.end());
+        size_t equals = part.find('=');
+        if (equals == std::string::npos || equals == 0 || equals + 1 == part.size()) {
+            return std::nullopt;
+        }
+        char *stop = nullptr;
+        std::string number = part.substr(equals + 1);
+        long long value = std::strtoll(number.c_str(), &stop, 10);
+        if (*stop != '\0') {
+            return std::nullopt;
+        }
+        values.emplace_back(part.substr(0, equals), value);
+        start = end + 1;
+    }
+    std::sort(values.begin(), values.end());
+    for (size_t i = 1; i < values.size(); i++) {
+        if (values[i].first == values[i - 1].first) {
+            return std::nullopt;
+        }
+    }
+    return values;
+}
+
+std::string shape_text(const ShapeValues &values) {
+    std::string text;
+    for (const auto &[name, value] : values) {
+        text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    }
+    return text;
+}
+
+// How far apart two shapes of the same names are: the sum over names of |ln((a+1)/(b+1))|, so
+// doubling a size costs the same at any scale and a zero attribute (pad=0) still compares.
+// Infinite when the names differ.
+double shape_distance(const ShapeValues &a, const ShapeValues &b) {
+    if (a.size() != b.size()) {
+        return std::numeric_limits<double>::infinity();
+    }
+    double d = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        if (a[i].first != b[i].first) {
+            return std::numeric_limits<double>::infinity();
+        }
+        d += std::fabs(std::log((double(a[i].second) + 1) / (double(b[i].second) + 1)));
+    }
+    return d;
+}
+
+// One tuned shape of an op, kept in memory for the nearest-shape search.
+struct Candidate {
+    int64_t rowid = 0;
+    ShapeValues shape;
+    double time_ms = 0;
+};
+
+class SqliteKernelLookup final : public KernelLookup {
+public:
+    explicit SqliteKernelLookup(std::unique_ptr<SqliteConnection> connection)
+        : connection_(std::move(connection)) {}
+
+    LookupAnswer find(const LookupRequest &request) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        LookupAnswer answer;
+        if (request.op_name.empty() || request.shape.empty() || request.target.empty()) {
+            answer.reason = "the request needs an op, a shape and a target";
+            return answer;
+        }
+        std::optional<ShapeInfo> info;
+        if (extension_) {
+            info = extension_->resolve(request.op_name, request.shape);
+        }
+        std::string canonical;
+        if (info) {
+            canonical = info->canonical;
+        } else if (auto sorted = sorted_shape(request.shape)) {
+            canonical = *sorted;
+        } else {
+            answer.reason = "shape '" + request.shape + "' is not NAME=INT pairs";
+            return answer;
+        }
+        if (auto hit = exact_locked(request, canonical)) {
+            answer.kind = AnswerKind::Exact;
+            answer.kernel = std::move(*hit);
+            return answer;
+        }
+        if (!info) {
+            answer.reason = extension_ ? "op '" + request.op_name + "' at '" + request.shape +
+                                             "' is unknown to the lookup extension"
+                                       : "no exact kernel, and no lookup extension is attached "
+                                         "for derived or predicted answers";
+            return answer;
+        }
+        if (derived_locked(request, *info, answer)) {
+            return answer;
+        }
+        if (auto predicted = extension_->predict(request, *info)) {
+            answer = std::move(*predicted);
+            answer.kind = AnswerKind::Predicted;
+            answer.kernel.key.shape = canonical;
+            return answer;
+        }
+        answer.reason = "no kernel of op '" + request.op_name + "' on target '" + request.target +
+                        "' to derive from, and the model has no prediction";
+        return answer;
+    }
+
+    std::optional<KernelRecord> exact(const LookupRequest &request) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::optional<std::string> canonical = sorted_shape(request.shape);
+        if (!canonical) {
+            return std::nullopt;
+        }
+        return exact_locked(request, *canonical);
+    }
+
+    void set_extension(std::shared_ptr<LookupExtension> extension) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        extension_ = std::move(extension);
+    }
+
+    std::string path() const override { return connection_->path(); }
+
+private:
+    std::string describe(const LookupRequest &request, const std::string &shape) const {
+        return "op '" + request.op_name + "' shape '" + shape + "' on target '" + request.target +
+               "'";
+    }
+
+    std::optional<KernelRecord> exact_locked(const LookupRequest &request,
+                                             const std::string &canonical) {
+        SqliteQuery query(*connection_,
+                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                              " FROM kernels WHERE target = ?1 AND op_name = ?2 AND dtype = ?3"
+                              " AND shape = ?7" +
+                              kFilters +
+                              " ORDER BY time_ms, op_hash, halide_version, tuner_version LIMIT 1",
+                          "looking up the kernel for " + describe(request, canonical));
+        bind_request(query, request);
+        query.bind(7, canonical);
+        if (!query.step()) {
+            return std::nullopt;
+        }
+        KernelRecord record;
+        record.key = read_key(query, 0);
+        read_record(query, 7, record);
+        return record;
+    }
+
+    void bind_request(SqliteQuery &query, const LookupRequest &request) {
+        query.bind(1, request.target)
+            .bind(2, request.op_name)
+            .bind(3, request.dtype)
+            .bind(4, request.op_hash)
+            .bind(5, request.halide_version)
+            .bind(6, request.tuner_version);
+    }
+
+    // The tuned shapes of the request's op, from memory unless the file changed since they were
+    // read (PRAGMA data_version moves when another connection commits).
+    const std::vector<Candidate> &candidates(const LookupRequest &request) {
+        SqliteQuery version(*connection_, "PRAGMA data_version", "reading the data version");
+        version.step();
+        int64_t data_version = version.integer(0);
+        std::string key = request.target + '\n' + request.op_name + '\n' + request.dtype + '\n' +
+                          request.op_hash + '\n' + request.halide_version + '\n' +
+                          request.tuner_version;
+        if (data_version != data_version_) {
+            candidates_.clear();
+            data_version_ = data_version;
+        }
+        auto found = candidates_.find(key);
+        if (found != candidates_.end()) {
+            return found->second;
+        }
+        std::vector<Candidate> list;
+        SqliteQuery query(*connection_,
+                          std::string("SELECT rowid, shape, time_ms FROM kernels WHERE target = ?1 "
+                                      "AND op_name = ?2 AND dtype = ?3") +
+                              kFilters + " ORDER BY shape, time_ms, rowid",
+                          "listing the kernels of op '" + request.op_name + "' on target '" +
+                              request.target + "'");
+        bind_request(query, request);
+        while (query.step()) {
+            std::optional<ShapeValues> shape = parse_shape(query.text(1));
+            if (!shape) {
+                continue; // a shape we cannot read is no neighbour
+            }
+            list.push_back({query.integer(0), std::move(*shape), query.real(2)});
+        }
+        return candidates_.emplace(std::move(key), std::move(list)).first->second;
+    }
+
+    bool derived_locked(const LookupRequest &request, const ShapeInfo &info, LookupAnswer &answer) {
+        std::optional<ShapeValues> wanted = parse_shape(info.canonical);
+        if (!wanted) {
+            return false;
+        }
+        // Nearest first; among equals the faster kernel, then the lower row: deterministic.
+        const Candidate *best = nullptr;
+        double best_distance = std::numeric_limits<double>::infinity();
+        for (const Candidate &c : candidates(request)) {
+            double d = shape_distance(*wanted, c.shape);
+            if (d < best_distance || (d == best_distance && best && c.time_ms < best->time_ms)) {
+                best = &c;
+                best_distance = d;
+            }
+        }
+        if (!best) {
+            return false;
+        }
+        SqliteQuery query(*connection_,
+                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                              " FROM kernels WHERE rowid = ?1",
+                          "reading the kernel nearest to " + describe(request, info.canonical));
+        query.bind(1, best->rowid);
+        if (!query.step()) {
+            return false; // removed meanwhile; the next call re-reads the list
+        }
+        KernelRecord record;
+        record.key = read_key(query, 0);
+        read_record(query, 7, record);
+        std::optional<std::string> fitted = refit_schedule(record.schedule_json, info.extents);
+        if (!fitted) {
+            return false;
+        }
+        answer.kind = AnswerKind::Derived;
+        answer.from_shape = record.key.shape;
+        answer.distance = best_distance;
+        record.key.shape = info.canonical;
+        record.schedule_json = std::move(*fitted);
+        record.schedule_source.clear(); // printed for the neighbour's extents, not these
+        record.trials = 0;
+        answer.kernel = std::move(record);
+        return true;
+    }
+
+    std::mutex mutex_;
+    std::unique_ptr<SqliteConnection> connection_;
+    std::shared_ptr<LookupExtension> extension_;
+    int64_t data_version_ = -1;
+    std::map<std::string, std::vector<Candidate>> candidates_;
+};
+
+} // namespace
+
+const char *answer_kind_name(AnswerKind kind) {
+    switch (kind) {
+    case AnswerKind::Exact:
+        return "exact";
+    case AnswerKind::Derived:
+        return "derived";
+    case AnswerKind::Predicted:
+        return "predicted";
+    case AnswerKind::None:
+        break;
+    }
+    return "none";
+}
+
+std::optional<std::string> sorted_shape(const std::string &shape) {
+    std::optional<ShapeValues> values = parse_shape(shape);
+    if (!values) {
+        return std::nullopt;
+    }
+    return shape_text(*values);
+}
+
+std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path) {
+    // The cache's own read-only open gives every check and message (missing, not a database,
+    // corrupt, older or newer schema); the lookup then keeps a lighter connection of its own.
+    open_kernel_cache(path, OpenMode::ReadOnly);
+    auto connection = std::make_unique<SqliteConnection>(
+        path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, kLookupBusyTimeoutMs);
+    return std::make_unique<SqliteKernelLookup>(std::move(connection));
+}
+
+} // namespace opgen::db

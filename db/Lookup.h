@@ -1,0 +1,113 @@
+// The online lookup of the kernel cache (library opgen_cache): "which kernel for this op at this
+// shape on this target?", answered in microseconds by an inference runtime.
+//
+// An answer is, in order of preference:
+//   Exact      the tuned winner of exactly this shape;
+//   Derived    the winner of the nearest tuned shape of the same op, dtype and target, its schedule
+//              re-fitted to the new shape's loop extents (refit_schedule);
+//   Predicted  the cost model's pick over the new shape's legal space;
+//   None       nothing could be said (the reason is given).
+// Every answer says which it is. Every query filters by target: a winner tuned on one target is
+// never the answer on another.
+//
+// db/ knows nothing of Halide or of op definitions. What needs them, the loop extents of a shape
+// (for Derived) and the legal space and cost model (for Predicted), comes from a LookupExtension
+// attached at run time; the tuner provides one (tuner/Predict.h, library opgen_cache_predict).
+// Without an extension only Exact answers are given, with the shape canonicalised by sorting its
+// names.
+#ifndef OPGEN_DB_LOOKUP_H
+#define OPGEN_DB_LOOKUP_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "db/KernelCache.h"
+
+namespace opgen::db {
+
+enum class AnswerKind { None, Exact, Derived, Predicted };
+
+// "none", "exact", "derived", "predicted".
+const char *answer_kind_name(AnswerKind kind);
+
+struct LookupRequest {
+    std::string op_name;
+    std::string shape;  // "M=512,N=512,K=512", names in any order
+    std::string target; // the cache's target key, e.g. "host-x86-64-avx512:t2"; required
+    std::string dtype = "f32";
+    // Optional filters; empty matches any. Among several matching rows the fastest answers.
+    std::string op_hash;
+    std::string halide_version;
+    std::string tuner_version;
+};
+
+struct LookupAnswer {
+    AnswerKind kind = AnswerKind::None;
+    // Exact: the cached row. Derived: the neighbour's row with key.shape set to the requested
+    // shape, schedule_json re-fitted, schedule_source empty and the neighbour's time_ms/gflops
+    // kept as a hint. Predicted: key and schedule_json only; time_ms is the model's estimate (NaN
+    // when it has none).
+    KernelRecord kernel;
+    std::string from_shape; // Derived: the tuned shape the schedule came from
+    double distance = 0;    // Derived: the log-distance between the shapes
+    std::string reason;     // None: why there is no answer; otherwise empty
+};
+
+// The loop extents of an op at one shape, and the shape's canonical text (every parameter and
+// attribute, defaults filled in, names sorted), as the cache keys it.
+struct ShapeInfo {
+    std::string canonical;
+    std::map<std::string, int64_t> extents; // loop variable -> extent
+};
+
+// What the lookup needs to know about ops and models; implemented above db/. Calls come from the
+// lookup's own lock, one at a time.
+class LookupExtension {
+public:
+    virtual ~LookupExtension() = default;
+    // The canonical shape and loop extents of `op_name` at `shape`, or nullopt when the op is
+    // unknown here or the shape does not bind (then no Derived or Predicted answer is given).
+    virtual std::optional<ShapeInfo> resolve(const std::string &op_name, const std::string &shape) = 0;
+    // The model's pick for the request; `answer.kernel.schedule_json` must be filled. nullopt when
+    // it cannot predict (unknown target, empty space).
+    virtual std::optional<LookupAnswer> predict(const LookupRequest &request,
+                                                const ShapeInfo &shape) = 0;
+};
+
+class KernelLookup {
+public:
+    virtual ~KernelLookup() = default;
+    // The best answer for the request (see the top of this file). Raises DbError when the file
+    // fails under it (corrupt, removed); a request without op, shape or target gives None.
+    virtual LookupAnswer find(const LookupRequest &request) = 0;
+    // Only the Exact step of find().
+    virtual std::optional<KernelRecord> exact(const LookupRequest &request) = 0;
+    // Attaches (or, with nullptr, detaches) the extension used for Derived and Predicted answers.
+    virtual void set_extension(std::shared_ptr<LookupExtension> extension) = 0;
+    virtual std::string path() const = 0;
+};
+
+// Opens the cache at `path` read-only for lookups. Raises DbError as open_kernel_cache does in
+// ReadOnly mode (missing, not a database, corrupt, older or newer schema). Thread-safe: calls on
+// one lookup are serialised by a lock.
+std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path);
+
+// "N=1,M=2" with names sorted; nullopt when the text is not NAME=INT pairs (unique names).
+std::optional<std::string> sorted_shape(const std::string &shape);
+
+// Re-fits a schedule point (the JSON of opgen's SchedulePoint: axes innermost first with var, tile
+// and reg; reduce with var and block; vector_width) to new loop extents, keeping the structure of
+// the tuner's legal space: register tiles at most the extent (whole vectors on the innermost
+// axis), cache tiles a power-of-two multiple of the register tile or the whole extent, reduction
+// blocks a multiple of 16 dividing the extent or the whole extent. Tiles never grow beyond the
+// neighbour's, so a point that fitted the buffers still fits. Returns nullopt when the JSON is not
+// such a point or names a variable missing from `extents`.
+std::optional<std::string> refit_schedule(const std::string &schedule_json,
+                                          const std::map<std::string, int64_t> &extents);
+
+} // namespace opgen::db
+
+#endif
