@@ -45,6 +45,13 @@ struct TrainOptions {
     double eta = 0.2;
     int threads = 0;  // 0: all cores
     uint64_t seed = 0;
+    // What the pack-sum is fitted to. Regression: squared error against the throughput over the
+    // task's best, weighted by that label. Pairwise: a logistic loss on every pair of candidates of
+    // a task whose throughputs differ by more than `pair_margin` (relative), which asks only for
+    // the order the tuner needs, and ignores pairs closer than the measurement noise.
+    enum class Objective { Regression, Pairwise };
+    Objective objective = Objective::Regression;
+    double pair_margin = 0.03;
 };
 
 class CostModel {

@@ -103,6 +103,57 @@ std::vector<float> normalised_labels(const TrainingSet &set) {
     return labels;
 }
 
+// One ordered pair of candidates of a task: `faster` is measured faster than `slower`.
+struct Pair {
+    uint32_t faster, slower;
+    float weight;
+};
+
+// Every pair of candidates of the same task whose normalised throughputs differ by more than
+// `margin` (relative): closer pairs are within the measurement noise and only teach the noise.
+// Each task's pairs are weighted so that a candidate's summed weight is about one whatever the
+// task's size: tasks count alike, and the gradients stay on the regression objective's scale.
+std::vector<Pair> ordered_pairs(const std::vector<int32_t> &task, const std::vector<float> &labels, double margin) {
+    std::map<int32_t, std::vector<uint32_t>> members;
+    for (size_t i = 0; i < task.size(); i++) {
+        members[task[i]].push_back(uint32_t(i));
+    }
+    std::vector<Pair> pairs;
+    for (const auto &[id, m] : members) {
+        const size_t first = pairs.size();
+        for (size_t a = 0; a < m.size(); a++) {
+            for (size_t b = 0; b < m.size(); b++) {
+                if (labels[m[a]] > labels[m[b]] * (1.0 + margin)) {
+                    pairs.push_back({m[a], m[b], 0.0f});
+                }
+            }
+        }
+        const size_t count = pairs.size() - first;
+        for (size_t k = first; k < pairs.size(); k++) {
+            pairs[k].weight = float(double(m.size()) / double(count));
+        }
+    }
+    return pairs;
+}
+
+// RankNet's logistic loss log(1 + exp(-(s_faster - s_slower))) per pair, its gradient and
+// (diagonal) Hessian with respect to each candidate's score, replacing the regression terms.
+void pairwise_gradients(const std::vector<Pair> &pairs, const std::vector<double> &scores, std::vector<double> &grad,
+                        std::vector<double> &hess) {
+    std::fill(grad.begin(), grad.end(), 0.0);
+    std::fill(hess.begin(), hess.end(), 1e-6);
+    for (const Pair &p : pairs) {
+        const double d = scores[p.faster] - scores[p.slower];
+        const double wrong = 1.0 / (1.0 + std::exp(d));  // probability the model orders them wrongly
+        const double g = p.weight * wrong;
+        const double h = p.weight * wrong * (1.0 - wrong);
+        grad[p.faster] -= g;
+        grad[p.slower] += g;
+        hess[p.faster] += h;
+        hess[p.slower] += h;
+    }
+}
+
 class XGBoostModel : public CostModel {
 public:
     explicit XGBoostModel(int num_features) : num_features_(num_features) {
@@ -171,6 +222,14 @@ public:
         set_param(booster.get(), "base_score", "0");
         set_param(booster.get(), "disable_default_eval_metric", "1");
 
+        const bool pairwise = options.objective == TrainOptions::Objective::Pairwise;
+        const std::vector<Pair> pairs = pairwise ? ordered_pairs(set.task, labels, options.pair_margin)
+                                                 : std::vector<Pair>{};
+        if (pairwise && pairs.empty()) {
+            throw ModelError("xgboost model: pairwise objective needs a task with two candidates whose "
+                             "throughputs differ");
+        }
+        std::vector<double> cand_grad(num_candidates), cand_hess(num_candidates), sums(num_candidates);
         std::vector<float> grad(num_rows), hess(num_rows);
         // Margins ("type": 1) on the cached training matrix: the hist updater refreshes that
         // cache after every round (checked against a fresh DMatrix: identical), so these are the
@@ -190,10 +249,18 @@ public:
                 for (int32_t r = batch.row_begin[c]; r < batch.row_begin[c + 1]; r++) {
                     sum += margin[r];
                 }
-                const float g = float((sum - labels[c]) * weights[c]);
+                sums[c] = sum;
+                cand_grad[c] = (sum - labels[c]) * weights[c];
+                cand_hess[c] = weights[c];
+            }
+            if (pairwise) {
+                pairwise_gradients(pairs, sums, cand_grad, cand_hess);
+            }
+            // d(sum)/d(row margin) = 1: every row of a candidate gets the candidate's gradient.
+            for (size_t c = 0; c < num_candidates; c++) {
                 for (int32_t r = batch.row_begin[c]; r < batch.row_begin[c + 1]; r++) {
-                    grad[size_t(r)] = g;
-                    hess[size_t(r)] = weights[c];
+                    grad[size_t(r)] = float(cand_grad[c]);
+                    hess[size_t(r)] = float(cand_hess[c]);
                 }
             }
             check(XGBoosterBoostOneIter(booster.get(), dtrain.get(), grad.data(), hess.data(),
