@@ -1,6 +1,8 @@
 #include "opgen/Schedule.h"
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <sstream>
 
 namespace opgen {
@@ -16,6 +18,8 @@ nlohmann::json SchedulePoint::to_json() const {
     j["packed"] = packed;
     j["vector_width"] = vector_width;
     j["unroll"] = unroll;
+    if (!tile_order.empty()) j["tile_order"] = tile_order;
+    if (prefetch) j["prefetch"] = prefetch;
     return j;
 }
 
@@ -33,10 +37,25 @@ SchedulePoint SchedulePoint::from_json(const nlohmann::json &j) {
         p.packed = j.at("packed").get<std::vector<std::string>>();
         p.vector_width = j.at("vector_width").get<int>();
         p.unroll = j.value("unroll", true);
+        p.tile_order = j.value("tile_order", std::vector<std::string>{});
+        p.prefetch = j.value("prefetch", 0);
     } catch (const nlohmann::json::exception &e) {
         user_check(false) << "schedule point: " << e.what();
     }
     return p;
+}
+
+SchedulePoint SchedulePoint::read_file(const std::string &path) {
+    std::ifstream in(path);
+    user_check(in.good()) << "cannot read schedule point '" << path << "'";
+    try {
+        return from_json(nlohmann::json::parse(in));
+    } catch (const nlohmann::json::exception &e) {
+        user_check(false) << "schedule point '" << path << "': " << e.what();
+    } catch (const UserError &e) {
+        user_check(false) << "'" << path << "': " << e.what();
+    }
+    return {};
 }
 
 std::string SchedulePoint::summary() const {
@@ -49,6 +68,12 @@ std::string SchedulePoint::summary() const {
     for (size_t i = 0; i < packed.size(); i++) s << (i ? "," : "") << packed[i];
     if (packed.empty()) s << "-";
     s << " vw=" << vector_width;
+    if (!tile_order.empty()) {
+        s << " tiles=";
+        for (auto it = tile_order.rbegin(); it != tile_order.rend(); ++it) s << (it == tile_order.rbegin() ? "" : ",") << *it;
+    }
+    if (!unroll) s << " nounroll";
+    if (prefetch) s << " prefetch=" << prefetch;
     return s.str();
 }
 
@@ -145,6 +170,27 @@ const char *tail_name(Halide::TailStrategy t) {
     }
 }
 
+// Places `f` in the memory the target asks for `buffer` (Func::store_in); nothing for "auto".
+void store_in(Recorder &rec, Halide::Func f, const std::string &fname, const Target &target,
+              const std::string &buffer) {
+    const BufferLevel *b = target.find_buffer(buffer);
+    if (!b || b->memory == "auto") return;
+    static const std::map<std::string, std::pair<Halide::MemoryType, const char *>> kinds = {
+        {"heap", {Halide::MemoryType::Heap, "MemoryType::Heap"}},
+        {"stack", {Halide::MemoryType::Stack, "MemoryType::Stack"}},
+        {"register", {Halide::MemoryType::Register, "MemoryType::Register"}},
+    };
+    const auto &[type, text] = kinds.at(b->memory);
+    f.store_in(type);
+    rec.line(fname + ".store_in(" + text + ");  // " + buffer);
+}
+
+// The buffer a packed panel of `input` lives in: the cache-tile level of its path (L2 on a CPU).
+std::string panel_buffer(const Target &target, size_t input) {
+    auto path = target.input_path(input);
+    return path.size() >= 3 ? path[path.size() - 3] : path.back();
+}
+
 bool reads_tensor(const Expr &e, const std::string &tensor) {
     if (e->kind == ExprKind::Access && e->name == tensor) return true;
     return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return reads_tensor(a, tensor); });
@@ -194,7 +240,16 @@ Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const
         order_text += (order_text.empty() ? "" : ", ") + v.name();
     };
     for (const auto &v : t.vi) add(v);
-    for (const auto &v : t.vr) add(v);
+    if (p.tile_order.empty()) {
+        for (const auto &v : t.vr) add(v);
+    } else {
+        user_check(p.tile_order.size() == p.axes.size()) << "schedule: tile_order must name every axis once";
+        for (const auto &name : p.tile_order) {
+            auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const AxisTiling &a) { return a.var == name; });
+            user_check(it != p.axes.end()) << "schedule: tile_order names unknown axis '" << name << "'";
+            add(t.vr[size_t(it - p.axes.begin())]);
+        }
+    }
     std::vector<Halide::Var> outer;
     user_check(p.outer_order.size() == p.axes.size()) << "schedule: outer_order must name every axis once";
     for (const auto &name : p.outer_order) {
@@ -273,6 +328,33 @@ void schedule_root_reduction(Recorder &rec, LoweredStage &st, const BoundShape &
     }
 }
 
+// Position of `input` among the inputs the main statement reads (its path is the target's
+// "input<position>").
+size_t input_position(const ComputeDef &def, const Statement &ms, const std::string &input) {
+    size_t pos = 0;
+    for (const TensorDecl *t : def.inputs()) {
+        if (t->name == input) return pos;
+        if (reads_tensor(ms.body, t->name)) pos++;
+    }
+    return 0;
+}
+
+// Prefetches every input the reduction reads directly (not through a packed panel) `distance`
+// steps ahead along the reduction loop `r`.
+void prefetch_inputs(Recorder &rec, LoweredOp &op, const Statement &ms, const SchedulePoint &p, Halide::Stage u,
+                     const std::string &un, const Halide::VarOrRVar &r, const std::string &rn) {
+    if (p.prefetch <= 0) return;
+    for (size_t i = 0; i < op.params.size(); i++) {
+        const std::string &name = op.param_names[i];
+        if (!reads_tensor(ms.body, name) ||
+            std::find(p.packed.begin(), p.packed.end(), name) != p.packed.end())
+            continue;
+        u.prefetch(op.params[i], r, r, p.prefetch, Halide::PrefetchBoundStrategy::NonFaulting);
+        rec.line(un + ".prefetch(" + name + ", " + rn + ", " + rn + ", " + std::to_string(p.prefetch) +
+                 ", PrefetchBoundStrategy::NonFaulting);");
+    }
+}
+
 }  // namespace
 
 AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Target &target) {
@@ -335,6 +417,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     if (!blocked) {
         acc.compute_at(op.output, t.vr[0]);
         rec.line(a + ".compute_at(" + o + ", " + t.vr[0].name() + ");");
+        store_in(rec, acc, a, target, target.output_path().front());
         vec(Halide::Stage(acc), a, main.vars[0], main.var_names[0], p.axes[0].reg);
         unroll_rest(Halide::Stage(acc), a, main.vars, main.var_names);
         Halide::Stage u = acc.update();
@@ -349,6 +432,10 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         rec.line(a + ".update().reorder(" + order_text + ");");
         vec(u, a + ".update()", main.vars[0], main.var_names[0], p.axes[0].reg);
         unroll_rest(u, a + ".update()", main.vars, main.var_names);
+        if (main.rdom.dimensions() > 0) {
+            int last = main.rdom.dimensions() - 1;
+            prefetch_inputs(rec, op, ms, p, u, a + ".update()", main.rdom[last], main.rvar_names[size_t(last)]);
+        }
         for (const auto &name : p.packed) {
             auto in = op.input_funcs.find(name);
             user_check(in != op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
@@ -357,6 +444,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
             pk.compute_at(Halide::LoopLevel(op.output, t.outer_compute_level));
             rec.line("Func " + name + "_panel = " + name + ".in(" + a + ");");
             rec.line(name + "_panel.compute_at(" + o + ", " + t.outer_compute_name + ");");
+            store_in(rec, pk, name + "_panel", target, panel_buffer(target, input_position(def, ms, name)));
             if (vw > 1) {
                 pk.vectorize(pk.args()[0], vw, Halide::TailStrategy::GuardWithIf);
                 rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");
@@ -374,6 +462,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     }
     acc.compute_at(Halide::LoopLevel(op.output, t.outer_compute_level));
     rec.line(a + ".compute_at(" + o + ", " + t.outer_compute_name + ");");
+    store_in(rec, acc, a, target, panel_buffer(target, 0));
     vec(Halide::Stage(acc), a, main.vars[0], main.var_names[0], p.axes[0].tile);
     Halide::Stage u = acc.update();
     std::string un = a + ".update()";
@@ -421,6 +510,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     rec.line(un + ".reorder(" + order_text + ");");
     vec(u, un, ui[0], ui[0].name(), p.axes[0].reg);
     unroll_rest(u, un, ui, uin);
+    prefetch_inputs(rec, op, ms, p, u, un, ri.back(), rin.back());
     for (const auto &name : p.packed) {
         auto in = op.input_funcs.find(name);
         user_check(in != op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
@@ -429,6 +519,15 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         pk.compute_at(acc, ro.front());
         rec.line("Func " + name + "_panel = " + name + ".in(" + a + ");");
         rec.line(name + "_panel.compute_at(" + a + ", " + ron.front() + ");");
+        std::string buffer = panel_buffer(target, input_position(def, ms, name));
+        store_in(rec, pk, name + "_panel", target, buffer);
+        const BufferLevel *b = target.find_buffer(buffer);
+        if (b && b->double_buffered) {
+            // Double buffering: the panel's storage spans the reduction-block loop, and an async
+            // producer fills the next block while the current one is consumed.
+            pk.store_at(acc, Halide::Var::outermost()).async();
+            rec.line(name + "_panel.store_at(" + a + ", Var::outermost()).async();  // double-buffered " + buffer);
+        }
         if (vw > 1) {
             pk.vectorize(pk.args()[0], vw, Halide::TailStrategy::GuardWithIf);
             rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");

@@ -41,19 +41,25 @@ struct SchedulePoint {
     std::vector<AxisTiling> axes;       // output variables, innermost first
     std::vector<ReduceTiling> reduce;   // main reduction variables, innermost first
     std::vector<std::string> outer_order;  // outer (cache-tile) loops, innermost first
+    std::vector<std::string> tile_order;   // register-tile loops inside a cache tile, innermost
+                                           // first; empty means the axes' own order
     int parallel_loops = 1;             // outermost tile loops fused into one parallel loop
     std::vector<std::string> packed;    // inputs copied into contiguous panels (cache_read)
     int vector_width = 1;               // lanes on axes[0]
     bool unroll = true;                 // unroll the register tile
+    int prefetch = 0;                   // prefetch unpacked inputs this many reduction steps
+                                        // ahead (0: no prefetch)
 
     nlohmann::json to_json() const;
     static SchedulePoint from_json(const nlohmann::json &j);
+    // Reads a point from a JSON file; UserError naming the file when it cannot.
+    static SchedulePoint read_file(const std::string &path);
     // Compact one-line description: "m:64/8 n:256/32 k:256 order=n,m par=1 pack=B vw=16".
     std::string summary() const;
     bool operator==(const SchedulePoint &o) const {
         return axes == o.axes && reduce == o.reduce && outer_order == o.outer_order &&
                parallel_loops == o.parallel_loops && packed == o.packed && vector_width == o.vector_width &&
-               unroll == o.unroll;
+               unroll == o.unroll && tile_order == o.tile_order && prefetch == o.prefetch;
     }
 };
 

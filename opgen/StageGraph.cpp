@@ -61,10 +61,12 @@ StageGraph build_stages(const ComputeDef &def, const Target &target) {
     const Statement &ms = main_statement(def);
     std::vector<std::string> all_vars = ms.vars;
     for (const auto &r : ms.reduce_vars) all_vars.push_back(r.name);
-    auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
-    auto out_path = target.paths.count("output") ? target.paths.at("output") : std::vector<std::string>{"DRAM"};
+    auto out_path = target.output_path();
     std::vector<int> last_of_input;
-    for (const std::string &in : inputs_read(def, ms)) {
+    std::vector<std::string> ins = inputs_read(def, ms);
+    for (size_t i = 0; i < ins.size(); i++) {
+        const std::string &in = ins[i];
+        auto in_path = target.input_path(i);
         std::vector<std::string> loops = vars_reading(ms, in);
         int prev = int(g.stages.size());
         g.stages.push_back({in, in, in_path.front(), StageKind::Source, "", loops, -1});
@@ -148,14 +150,20 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
                                   const std::vector<StageGroup> &groups, const SchedulePoint &p) {
     const Statement &ms = main_statement(def);
     const Statement &out = *def.statement_for(def.output().name);
-    auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
+    std::vector<std::string> ins = inputs_read(def, ms);
+    auto path_of = [&](const std::string &tensor) {
+        auto it = std::find(ins.begin(), ins.end(), tensor);
+        return target.input_path(it == ins.end() ? 0 : size_t(it - ins.begin()));
+    };
+    const std::vector<std::string> in_path = target.input_path(0);
     // Extent of each loop variable inside one tile of a buffer level. Levels count from the
-    // innermost buffer of the input path: 0 registers (one reduction step), 1 the register tile over
-    // a reduction block, 2 the cache tile over a reduction block, beyond that everything.
-    auto level_of = [&](const std::string &buffer) {
-        auto it = std::find(in_path.begin(), in_path.end(), buffer);
-        if (it == in_path.end()) return 0;
-        return int(in_path.end() - it) - 1;
+    // innermost buffer of the tensor's input path: 0 registers (one reduction step), 1 the register
+    // tile over a reduction block, 2 the cache tile over a reduction block, beyond that everything.
+    auto level_of = [&](const std::string &tensor, const std::string &buffer) {
+        auto path = def.find_tensor(tensor)->role == TensorRole::Input ? path_of(tensor) : in_path;
+        auto it = std::find(path.begin(), path.end(), buffer);
+        if (it == path.end()) return 0;
+        return int(path.end() - it) - 1;
     };
     bool blocked = false;
     for (const auto &r : p.reduce) blocked |= r.block < shape.var_extent(ms, r.var);
@@ -188,7 +196,7 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
         const BufferLevel *buf = target.find_buffer(g.buffer);
         if (!buf || buf->capacity == 0) continue;
         const TensorDecl *t = def.find_tensor(g.tensor);
-        int level = level_of(g.buffer);
+        int level = level_of(g.tensor, g.buffer);
         int64_t elements = 1;
         if (t->role == TensorRole::Input) {
             // The region of the input read inside one tile: per dimension, the span of its affine index.
@@ -214,7 +222,11 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
             for (const auto &v : ms.vars) elements *= extent_at(v, acc_level);
         }
         int64_t bytes = elements * dtype_bytes(t->dtype);
-        if (level == 0) bytes = (bytes + reg_bytes - 1) / reg_bytes * reg_bytes;
+        // In registers, every vector takes a whole register, however few lanes it uses.
+        if (level == 0) {
+            bytes = p.vector_width > 1 ? (elements + p.vector_width - 1) / p.vector_width * reg_bytes
+                                       : (bytes + reg_bytes - 1) / reg_bytes * reg_bytes;
+        }
         if (buf->double_buffered) bytes *= 2;
         result.push_back({g.tensor, g.buffer, bytes});
     }

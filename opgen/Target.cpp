@@ -21,6 +21,17 @@ const BufferLevel *Target::find_buffer(const std::string &buffer) const {
     return nullptr;
 }
 
+std::vector<std::string> Target::input_path(size_t index) const {
+    auto it = paths.find("input" + std::to_string(index));
+    if (it == paths.end()) it = paths.find("input");
+    return it == paths.end() ? std::vector<std::string>{"DRAM"} : it->second;
+}
+
+std::vector<std::string> Target::output_path() const {
+    auto it = paths.find("output");
+    return it == paths.end() ? std::vector<std::string>{"DRAM"} : it->second;
+}
+
 std::string Target::fingerprint() const {
     std::ostringstream f;
     f << halide_target << ";cores=" << cores;
@@ -38,7 +49,8 @@ nlohmann::json Target::to_json() const {
     j["cores"] = cores;
     j["measurable"] = measurable;
     for (const auto &b : buffers) {
-        j["buffers"].push_back({{"name", b.name}, {"capacity", b.capacity}, {"double_buffered", b.double_buffered}});
+        j["buffers"].push_back({{"name", b.name}, {"capacity", b.capacity}, {"double_buffered", b.double_buffered},
+                                {"memory", b.memory}});
     }
     j["paths"] = paths;
     return j;
@@ -132,11 +144,12 @@ Target host_target() {
             if (level == "3") l3 = size;
         }
     }
-    t.buffers.push_back({"DRAM", 0, false});
-    if (l3 > 0) t.buffers.push_back({"L3", l3, false});
-    t.buffers.push_back({"L2", l2, false});
-    t.buffers.push_back({"L1", l1, false});
-    t.buffers.push_back({"REG", int64_t(t.vector_registers) * (t.vector_bits / 8), false});
+    // Register tiles live on the stack (LLVM keeps them in registers); cache-tile panels on the heap.
+    t.buffers.push_back({"DRAM", 0, false, "auto"});
+    if (l3 > 0) t.buffers.push_back({"L3", l3, false, "auto"});
+    t.buffers.push_back({"L2", l2, false, "heap"});
+    t.buffers.push_back({"L1", l1, false, "auto"});
+    t.buffers.push_back({"REG", int64_t(t.vector_registers) * (t.vector_bits / 8), false, "stack"});
     t.paths["input"] = {"DRAM", "L2", "L1", "REG"};
     t.paths["output"] = {"REG", "DRAM"};
     t.measurable = true;
@@ -177,6 +190,11 @@ Target parse_target(const nlohmann::json &j, const std::string &where) {
             level.name = b.at("name").get<std::string>();
             level.capacity = b.at("capacity").get<int64_t>();
             level.double_buffered = b.value("double_buffered", false);
+            level.memory = b.value("memory", "auto");
+            user_check(level.memory == "auto" || level.memory == "heap" || level.memory == "stack" ||
+                       level.memory == "register")
+                << "target " << where << ": buffer '" << level.name << "' has memory '" << level.memory
+                << "' (expected auto, heap, stack or register)";
             user_check(level.capacity >= 0) << "target " << where << ": buffer '" << level.name << "' has negative capacity";
             t.buffers.push_back(level);
         }

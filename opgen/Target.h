@@ -19,6 +19,9 @@ struct BufferLevel {
     std::string name;       // "DRAM", "L2", "L1", "REG"
     int64_t capacity = 0;   // bytes; 0 means unbounded (main memory)
     bool double_buffered = false;
+    // How a schedule stores data it places in this buffer: "auto" (Halide decides), "heap",
+    // "stack" or "register" (Halide's MemoryType, through Func::store_in).
+    std::string memory = "auto";
 };
 
 struct Target {
@@ -30,8 +33,14 @@ struct Target {
     int cores = 1;
     bool measurable = true;   // kernels for it can run on this machine
     std::vector<BufferLevel> buffers;  // outermost (main memory) first
-    // The buffers each tensor role passes through, in order: "input", "output".
+    // The buffers each tensor role passes through, in order: "input", "output", and optionally
+    // "input0", "input1", ... for the main statement's inputs by position (the seed's A through
+    // L0A and B through L0B); a missing positional path falls back to "input".
     std::map<std::string, std::vector<std::string>> paths;
+
+    // The path of the main statement's `index`-th input, and of the output.
+    std::vector<std::string> input_path(size_t index) const;
+    std::vector<std::string> output_path() const;
 
     int vector_lanes(int element_bytes) const { return vector_bits / 8 / element_bytes; }
     const BufferLevel *find_buffer(const std::string &buffer) const;

@@ -1,8 +1,13 @@
 // The legal tiling space (seed 004, paragraphs 61 and 72): per loop axis of the main statement,
-// the split factors at each buffer level (register tile, cache tile, reduction block), and the
-// knobs a CPU needs (outer loop order, parallel loops, packing of each input). Groups that share
-// an axis share its factor, so every point is one realisable schedule; a point is legal when the
-// footprints of the groups in each buffer add up to no more than the buffer's capacity.
+// the split factors at each buffer level (register tile, cache tile, reduction block) and the
+// vector width, times the knobs a CPU needs (loop order at the cache-tile and register-tile levels,
+// parallel loops, packing of each input, unrolling, prefetching). Groups that share an axis share
+// its factor, so every point is one realisable schedule; a tiling is legal when the footprints of
+// the groups in each buffer add up to no more than the buffer's capacity.
+//
+// The space is held as its legal tilings times each tiling's knob combinations, never as a list of
+// every point: its size is exact without enumerating the knobs, and point i is computed on demand
+// (tilings in a stable order, knobs as a mixed-radix number inside each tiling).
 #ifndef OPGEN_TUNER_TILING_SPACE_H
 #define OPGEN_TUNER_TILING_SPACE_H
 
@@ -13,7 +18,10 @@
 #include "opgen/Target.h"
 
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace opgen::tuner {
@@ -32,23 +40,80 @@ struct ReduceOptions {
     std::vector<int64_t> blocks;  // divisors of the extent; the extent itself means "not blocked"
 };
 
+// The knob choices every tiling multiplies by (tile orders apply only where they differ).
+struct KnobChoices {
+    std::vector<std::vector<std::string>> outer_orders;  // innermost first
+    std::vector<std::vector<std::string>> tile_orders;   // [0] is the natural order (stored empty)
+    std::vector<int> parallel_choices;
+    // (packed inputs, prefetch distance) pairs: prefetching is offered only while an input is
+    // read unpacked.
+    std::vector<std::pair<std::vector<std::string>, int>> pack_prefetch;
+    std::vector<bool> unroll_choices;
+};
+
+// The legal points: a random-access view over (legal tiling, knob combination).
+class LegalPoints {
+public:
+    size_t size() const { return size_t(offsets_.empty() ? 0 : offsets_.back()); }
+    bool empty() const { return size() == 0; }
+    SchedulePoint operator[](size_t i) const;
+    SchedulePoint front() const { return (*this)[0]; }
+
+    class iterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = SchedulePoint;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const SchedulePoint *;
+        using reference = SchedulePoint;
+        iterator(const LegalPoints *p, size_t i) : p_(p), i_(i) {}
+        SchedulePoint operator*() const { return (*p_)[i_]; }
+        iterator &operator++() {
+            ++i_;
+            return *this;
+        }
+        bool operator!=(const iterator &o) const { return i_ != o.i_; }
+        bool operator==(const iterator &o) const { return i_ == o.i_; }
+
+    private:
+        const LegalPoints *p_;
+        size_t i_;
+    };
+    iterator begin() const { return {this, 0}; }
+    iterator end() const { return {this, size()}; }
+
+    // The legal tilings (knobs at their first choice) and how many knob combinations each has.
+    const std::vector<SchedulePoint> &tilings() const { return tilings_; }
+    int64_t knob_count(size_t tiling) const { return offsets_[tiling + 1] - offsets_[tiling]; }
+    // Index of the legal tiling `p` uses, or -1.
+    int64_t tiling_index(const SchedulePoint &p) const;
+    // Whether `p`'s knobs are among its tiling's combinations.
+    bool knobs_valid(const SchedulePoint &p, size_t tiling) const;
+
+private:
+    friend struct TilingSpaceBuilder;
+    std::vector<SchedulePoint> tilings_;
+    std::vector<int64_t> offsets_{0};  // prefix sums of knob counts
+    std::shared_ptr<const KnobChoices> knobs_;
+    std::unordered_map<std::string, size_t> index_;  // tiling key -> position
+};
+
 struct TilingSpace {
     StageGraph graph;
     std::vector<StageGroup> groups;
     std::vector<AxisOptions> axes;
     std::vector<ReduceOptions> reduce;
-    std::vector<std::vector<std::string>> orders;  // outer loop orders, innermost first
-    std::vector<int> parallel_choices;
-    std::vector<std::vector<std::string>> pack_choices;
-    int vector_width = 1;
-    // Every legal point, in a stable order (axes, then reduction, then knobs, each ascending).
-    std::vector<SchedulePoint> legal;
-    // Points enumerated before the capacity check.
-    int64_t total_points = 0;
+    std::vector<int> vector_widths;  // widths offered on the innermost axis
+    KnobChoices knobs;
+    int vector_width = 1;            // the target's lanes for the output's type (or 1)
+    LegalPoints legal;               // every legal point, in a stable order
+    int64_t total_points = 0;        // points before the capacity check
+    int64_t total_tilings = 0;       // tilings before the capacity check
 
-    // True when `p` is one of the space's points and fits the buffers.
+    // True when `p` is one of the space's points (and so fits the buffers).
     bool contains(const SchedulePoint &p) const;
-    // `n` distinct legal points drawn uniformly with `seed` (all of them when n >= size).
+    // `n` distinct legal points drawn uniformly with `seed` (all of them when n >= size), in
+    // draw order.
     std::vector<SchedulePoint> sample(size_t n, uint64_t seed) const;
 };
 

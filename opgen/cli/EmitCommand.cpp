@@ -5,7 +5,6 @@
 #include "opgen/cli/Cli.h"
 #include "tuner/Tuner.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -35,13 +34,7 @@ void add_emit_command(CLI::App &app) {
         Target t = load_target(a->common.target);
         std::optional<SchedulePoint> point;
         if (!a->point.empty()) {
-            std::ifstream in(a->point);
-            user_check(in.good()) << "cannot read schedule point '" << a->point << "'";
-            try {
-                point = SchedulePoint::from_json(nlohmann::json::parse(in));
-            } catch (const nlohmann::json::exception &e) {
-                user_check(false) << "schedule point '" << a->point << "': " << e.what();
-            }
+            point = SchedulePoint::read_file(a->point);
         } else if (!a->default_schedule) {
             auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadOnly);
             db::KernelKey key = tuner::kernel_key(def, shape, t, threads_of(a->common, t));

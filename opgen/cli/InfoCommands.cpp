@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace opgen::cli {
@@ -20,7 +21,8 @@ std::string joined(const std::vector<T> &v) {
     return s.str();
 }
 
-void print_space(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
+void print_space(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads,
+                 const std::optional<SchedulePoint> &point) {
     tuner::TilingSpace s = tuner::make_tiling_space(def, shape, target, threads);
     std::cout << "op " << def.name << " at " << shape.canonical << " on " << target.name << "\n\nstage graph:\n";
     for (const Stage &st : s.graph.stages) {
@@ -29,25 +31,56 @@ void print_space(const ComputeDef &def, const BoundShape &shape, const Target &t
                   << (st.primitive.empty() ? "-" : st.primitive) << " loops(" << joined(st.loop_vars) << ")"
                   << (st.producer >= 0 ? "  <- " + s.graph.stages[size_t(st.producer)].name : "") << "\n";
     }
-    std::cout << "\ngroups (tensor@buffer: stages, lead first; tiling axes):\n";
+    // A group's options: those of its tiling axes (the lead's loops).
+    auto axis_text = [&](const std::string &var) -> std::string {
+        for (const auto &a : s.axes) {
+            if (a.var == var) return a.var + " reg{" + joined(a.regs) + "} tile{" + joined(a.tiles) + "}";
+        }
+        for (const auto &r : s.reduce) {
+            if (r.var == var) return r.var + " block{" + joined(r.blocks) + "}";
+        }
+        return var + " whole";
+    };
+    std::cout << "\ngroups (tensor@buffer: stages, lead first; tiling axes and their options):\n";
     for (const auto &g : s.groups) {
         std::cout << "  " << g.tensor << "@" << g.buffer << ": ";
         for (size_t i = 0; i < g.stages.size(); i++)
             std::cout << (i ? ", " : "") << s.graph.stages[size_t(g.stages[i])].name;
-        std::cout << "; axes(" << joined(g.axes) << ")\n";
+        const BufferLevel *b = target.find_buffer(g.buffer);
+        if (!b || b->capacity == 0) {
+            std::cout << "  (main memory: not tiled)\n";
+            continue;
+        }
+        std::cout << "\n";
+        for (const auto &v : g.axes) std::cout << "      " << axis_text(v) << "\n";
     }
-    std::cout << "\noptions:\n";
-    for (const auto &a : s.axes)
-        std::cout << "  axis " << a.var << " (extent " << a.extent << "): reg {" << joined(a.regs) << "} tile {"
-                  << joined(a.tiles) << "}\n";
-    for (const auto &r : s.reduce)
-        std::cout << "  reduce " << r.var << " (extent " << r.extent << "): block {" << joined(r.blocks) << "}\n";
-    std::cout << "  outer orders " << s.orders.size() << ", parallel choices " << s.parallel_choices.size()
-              << ", packing choices " << s.pack_choices.size() << ", vector width " << s.vector_width << "\n";
+    const tuner::KnobChoices &k = s.knobs;
+    std::cout << "\nknobs: vector widths {" << joined(s.vector_widths) << "}, " << k.outer_orders.size()
+              << " cache-tile loop orders, " << k.tile_orders.size() << " register-tile loop orders, parallel {"
+              << joined(k.parallel_choices) << "}, " << k.pack_prefetch.size() << " packing/prefetch choices, unroll {on,off}\n";
     std::cout << "\nbuffers:";
     for (const auto &b : target.buffers)
-        std::cout << " " << b.name << "=" << (b.capacity ? std::to_string(b.capacity) : "unbounded");
-    std::cout << "\nlegal space: " << s.legal.size() << " of " << s.total_points << " points\n";
+        std::cout << " " << b.name << "=" << (b.capacity ? std::to_string(b.capacity) : "unbounded")
+                  << (b.double_buffered ? "(x2)" : "");
+    std::cout << "\nlegal space: " << s.legal.size() << " points (" << s.legal.tilings().size()
+              << " legal tilings of " << s.total_tilings << ") of " << s.total_points << "\n";
+    if (point) {
+        auto fp = footprints(def, shape, target, s.groups, *point);
+        std::cout << "\npoint " << point->summary() << ": " << (s.contains(*point) ? "in the legal space" : "NOT in the legal space")
+                  << "\n";
+        for (const auto &b : target.buffers) {
+            if (b.capacity == 0) continue;
+            int64_t sum = 0;
+            std::string parts;
+            for (const auto &f : fp) {
+                if (f.buffer != b.name) continue;
+                sum += f.bytes;
+                parts += (parts.empty() ? "" : " + ") + f.tensor + " " + std::to_string(f.bytes);
+            }
+            std::cout << "  " << b.name << ": " << (parts.empty() ? "0" : parts) << " = " << sum << " of " << b.capacity
+                      << " bytes (" << fixed(100.0 * double(sum) / double(b.capacity), 1) << "%)\n";
+        }
+    }
 }
 
 void add_ops(CLI::App &app) {
@@ -88,19 +121,22 @@ void add_ops(CLI::App &app) {
 void add_space(CLI::App &app) {
     struct Args {
         Common common;
-        std::string op, shape;
+        std::string op, shape, point;
     };
     auto a = std::make_shared<Args>();
     auto *cmd = app.add_subcommand("space", "print the stage graph, groups, options and legal-space size");
     cmd->add_option("--op", a->op, "op name")->required();
     cmd->add_option("--shape", a->shape, "shape")->required();
+    cmd->add_option("--point", a->point, "a schedule point (JSON file): print its footprints per buffer and whether it is legal");
     add_common_options(cmd, a->common, false);
     cmd->callback([a] {
         OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
         ComputeDef def = lib.load(a->op);
         BoundShape shape = bind_shape(def, a->shape);
         Target t = load_target(a->common.target);
-        print_space(def, shape, t, threads_of(a->common, t));
+        std::optional<SchedulePoint> point;
+        if (!a->point.empty()) point = SchedulePoint::read_file(a->point);
+        print_space(def, shape, t, threads_of(a->common, t), point);
     });
 }
 

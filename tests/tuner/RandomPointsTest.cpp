@@ -82,3 +82,48 @@ INSTANTIATE_TEST_SUITE_P(BundledOps, RandomPoints, ::testing::ValuesIn([] {
                              return names;
                          }()),
                          [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+// The knobs beyond split factors, each compiled and checked against the reference: a
+// double-buffered panel buffer (async producers), prefetching, the register-tile loop order,
+// half-width vectors and no unrolling.
+TEST(ScheduleKnobs, CompileAndMatchTheReference) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    BoundShape shape = bind_shape(def, "M=40,N=64,K=96");
+    Target t = host_target();
+    for (auto &b : t.buffers) {
+        if (b.name == "L2") b.double_buffered = true;
+    }
+    TaskContext task(def, shape, t, 5);
+    int lanes = t.vector_lanes(4);
+    SchedulePoint base = heuristic_point(def, shape, t);
+    base.axes[0] = {"n", 64, 2 * lanes <= 64 ? 2 * lanes : lanes};
+    base.axes[1] = {"m", 20, 4};
+    base.reduce[0].block = 32;
+    base.packed = {"A", "B"};
+    base.parallel_loops = 1;
+
+    SchedulePoint async_panels = base;  // blocked, both panels double-buffered
+    SchedulePoint prefetch = base;
+    prefetch.reduce[0].block = 96;
+    prefetch.packed = {"A"};
+    prefetch.prefetch = 4;
+    prefetch.axes[0] = {"n", 64, lanes / 2 >= 4 ? lanes / 2 : lanes};
+    prefetch.vector_width = prefetch.axes[0].reg;
+    prefetch.tile_order = {"m", "n"};
+    SchedulePoint blocked_prefetch = base;
+    blocked_prefetch.packed = {};
+    blocked_prefetch.prefetch = 2;
+    blocked_prefetch.unroll = false;
+    for (const SchedulePoint &p : {async_panels, prefetch, blocked_prefetch}) {
+        LoweredOp op = lower_to_halide(def, shape);
+        std::string src = apply_schedule(op, p, t).source();
+        MeasureResult r = measure(task, p, 0.5, 1);
+        EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error << "\n" << src;
+        if (&p == &async_panels) {
+            EXPECT_NE(src.find(".async()"), std::string::npos) << src;
+        }
+        if (p.prefetch) {
+            EXPECT_NE(src.find(".prefetch(B"), std::string::npos) << src;
+        }
+    }
+}

@@ -19,23 +19,34 @@ ComputeDef matmul() { return OpLibrary::standard().load("matmul"); }
 // matmul M=4 N=8 K=8, one thread:
 //   n: regs {4, 8}, (reg, tile) pairs (4,4) (4,8) (8,8)                          -> 3
 //   m: regs {1,2,3,4}, pairs (1,1) (1,2) (1,4) (2,2) (2,4) (3,3) (3,4) (4,4)      -> 8
-//   k: block {8}; knobs: 2 orders x 1 parallel choice x 4 packings              -> 8
-//   total 3 * 8 * 8 = 192.
+//   k: block {8}.
+// Knobs per tiling: 2 cache-tile orders x 1 parallel choice x 7 (packing, prefetch) pairs
+//   ({} {A} {B} each with prefetch off/on, {A,B} without) x 2 unroll = 28, doubled by the
+//   register-tile order where both axes hold several register tiles per cache tile (n (4,8) with
+//   m (1,2) (1,4) (2,4) (3,4): 4 tilings).
+//   total 28 * (24 + 4) = 784.
 // REG holds A (one broadcast register, 16 B), B (4*rn bytes) and the accumulator (4*rm*rn):
 //   16 + 4 rn (1 + rm) <= 64  =>  rn = 4 and rm <= 2.
 // L1 holds A rm x 8 and B 8 x rn floats: 32 (rm + rn) <= 256, true for those. L2 always fits.
-// Legal: n in {(4,4), (4,8)} x m in {(1,1),(1,2),(1,4),(2,2),(2,4)} x 8 knobs = 80.
+// Legal tilings: n in {(4,4), (4,8)} x m in {(1,1),(1,2),(1,4),(2,2),(2,4)} = 10, of which 3
+// (n (4,8) with m (1,2) (1,4) (2,4)) have both tile orders: 28 * (10 + 3) = 364.
 TEST(TilingSpace, CountsMatmulSpaceOnToyTarget) {
     ComputeDef def = matmul();
     BoundShape shape = bind_shape(def, "M=4,N=8,K=8");
     Target toy = load_target("toy");
     TilingSpace s = make_tiling_space(def, shape, toy, 1);
-    EXPECT_EQ(s.total_points, 192);
-    EXPECT_EQ(s.legal.size(), 80u);
+    EXPECT_EQ(s.total_tilings, 24);
+    EXPECT_EQ(s.total_points, 784);
+    EXPECT_EQ(s.legal.tilings().size(), 10u);
+    EXPECT_EQ(s.legal.size(), 364u);
+    std::set<std::string> distinct;
     for (const auto &p : s.legal) {
+        distinct.insert(p.to_json().dump());
+        EXPECT_TRUE(s.contains(p)) << p.summary();
         EXPECT_EQ(p.axes[0].reg, 4);
         EXPECT_LE(p.axes[1].reg, 2);
     }
+    EXPECT_EQ(distinct.size(), 364u);
 }
 
 TEST(TilingSpace, GroupsOneTensorPerBuffer) {
@@ -110,11 +121,13 @@ TEST(TilingSpace, ContainsRegisterBlockedPackedParallelSchedule) {
     Target host = load_target("x86-64-avx512");
     TilingSpace s = make_tiling_space(def, shape, host, 2);
     bool found = false;
-    for (const auto &p : s.legal) {
-        if (p.axes[0].reg == 32 && p.axes[1].reg == 8 && p.packed.size() == 2 && p.parallel_loops >= 1 &&
-            p.reduce[0].block < 1024) {
-            found = true;
-            break;
+    for (const auto &t : s.legal.tilings()) {
+        if (t.axes[0].reg == 32 && t.axes[1].reg == 8 && t.reduce[0].block < 1024) {
+            SchedulePoint p = t;
+            p.packed = {"A", "B"};
+            p.parallel_loops = 1;
+            found = s.contains(p);
+            if (found) break;
         }
     }
     EXPECT_TRUE(found);
@@ -124,18 +137,78 @@ TEST(TilingSpace, ContainsRegisterBlockedPackedParallelSchedule) {
 //   x extent 4: reg {4}, pairs (4,4)                                              -> 1
 //   y extent 4: pairs (1,1) (1,2) (1,4) (2,2) (2,4) (3,3) (3,4) (4,4)             -> 8
 //   f extent 2: pairs (1,1) (1,2) (2,2)                                           -> 3
-//   n: 1; reductions rx, ry, c whole; knobs 2 orders x 4 packings                 -> 8
-//   total 1 * 8 * 3 * 8 = 192.
+//   n: 1; reductions rx, ry, c whole                                            -> 24 tilings
+// Knobs: 6 cache-tile orders (every order of x, y, f; n outermost) x 7 (packing, prefetch) pairs x
+//   2 unroll = 84 (x is a single register tile, so the register-tile order never matters).
+//   total 24 * 84 = 2016.
 // REG (64 B): X row slice 4*ry floats (16*ry B), one Wt register (16 B), accumulator 16*ry*rf B:
 //   16 ry + 16 + 16 ry rf <= 64  =>  ry (1 + rf) <= 3  =>  ry = 1.
 // L1 (32 ry + 8 rf B) and L2 (32 ty + 8 tf B) always fit.
-// Legal: y in {(1,1), (1,2), (1,4)} x 3 f pairs x 8 knobs = 72.
+// Legal: y in {(1,1), (1,2), (1,4)} x 3 f pairs = 9 tilings x 84 knobs = 756.
 TEST(TilingSpace, CountsConvSpaceOnToyTarget) {
     ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
     BoundShape shape = bind_shape(def, "N=1,C=2,H=4,W=4,F=2,KH=1,KW=1,pad=0");
     Target toy = load_target("toy");
     TilingSpace s = make_tiling_space(def, shape, toy, 1);
-    EXPECT_EQ(s.total_points, 192);
-    EXPECT_EQ(s.legal.size(), 72u);
+    EXPECT_EQ(s.total_points, 2016);
+    EXPECT_EQ(s.legal.size(), 756u);
     for (const auto &p : s.legal) EXPECT_EQ(p.axes[1].reg, 1) << p.summary();
+}
+
+// Point i of the space is computed, not stored: the same index gives the same point, every point
+// is a member, and a knob outside the choices (or a tile order where it changes nothing) is not.
+TEST(TilingSpace, IndexedPointsAreStableMembers) {
+    ComputeDef def = matmul();
+    BoundShape shape = bind_shape(def, "M=1024,N=1024,K=1024");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    ASSERT_GT(s.legal.size(), 100000u);
+    for (size_t i : {size_t(0), s.legal.size() / 3, s.legal.size() - 1}) {
+        SchedulePoint p = s.legal[i];
+        EXPECT_EQ(p, s.legal[i]);
+        EXPECT_TRUE(s.contains(p)) << p.summary();
+        SchedulePoint q = p;
+        q.prefetch = 3;
+        EXPECT_FALSE(s.contains(q));
+        q = p;
+        q.parallel_loops = 5;
+        EXPECT_FALSE(s.contains(q));
+    }
+    SchedulePoint t = s.legal.tilings().front();
+    t.tile_order = {"m", "n"};
+    EXPECT_EQ(s.contains(t), t.axes[0].tile > t.axes[0].reg && t.axes[1].tile > t.axes[1].reg);
+}
+
+// The accelerator of seed 004: A through UB, L1 and L0A, B through UB, L1 and L0B, the result from
+// L0C through UB to DDR; one group per tensor and buffer, double buffers counted twice.
+TEST(TilingSpace, AcceleratorGroupsFollowEachInputsPath) {
+    ComputeDef def = matmul();
+    Target acc = load_target("accelerator");
+    StageGraph g = build_stages(def, acc);
+    std::set<std::string> names;
+    for (const auto &gr : group_stages(g)) names.insert(gr.tensor + "@" + gr.buffer);
+    EXPECT_EQ(names, (std::set<std::string>{"A@DDR", "A@UB", "A@L1", "A@L0A", "B@DDR", "B@UB", "B@L1", "B@L0B",
+                                            "C@L0C", "C@UB", "C@DDR"}));
+    BoundShape shape = bind_shape(def, "M=1024,N=1024,K=1024");
+    TilingSpace s = make_tiling_space(def, shape, acc, 1);
+    ASSERT_FALSE(s.legal.empty());
+    for (const auto &p : s.sample(200, 5)) {
+        for (const auto &f : footprints(def, shape, acc, s.groups, p)) {
+            EXPECT_EQ(f.bytes % 2, 0) << f.tensor << "@" << f.buffer;
+            EXPECT_LE(f.bytes, acc.find_buffer(f.buffer)->capacity) << f.tensor << "@" << f.buffer;
+        }
+    }
+}
+
+// Where the full vector width leaves a remainder (56 = 3 x 16 + 8), half-width vectors are offered
+// and a whole row fits in registers: the register tile 56 x 2 of a 56x56 convolution.
+TEST(TilingSpace, OffersHalfWidthVectorsWhereTheyAvoidATail) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    BoundShape shape = bind_shape(def, "N=1,C=64,H=56,W=56,F=64,KH=3,KW=3,pad=1");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 1);
+    EXPECT_EQ(s.vector_widths, (std::vector<int>{16, 8}));
+    bool found = false;
+    for (const auto &t : s.legal.tilings()) found |= t.vector_width == 8 && t.axes[0].reg == 56 && t.axes[1].reg == 2;
+    EXPECT_TRUE(found);
 }
