@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_set>
 
 namespace opgen::tuner {
@@ -126,6 +127,11 @@ SchedulePoint LegalPoints::operator[](size_t i) const {
     p.prefetch = k.pack_prefetch[digit[3]].second;
     p.unroll = k.unroll_choices[digit[4]];
     return p;
+}
+
+SchedulePoint LegalPoints::at(size_t i) const {
+    if (i >= size()) throw std::out_of_range("legal point " + std::to_string(i) + " of " + std::to_string(size()));
+    return (*this)[i];
 }
 
 int64_t LegalPoints::tiling_index(const SchedulePoint &p) const {

@@ -57,6 +57,7 @@ public:
     size_t size() const { return size_t(offsets_.empty() ? 0 : offsets_.back()); }
     bool empty() const { return size() == 0; }
     SchedulePoint operator[](size_t i) const;
+    SchedulePoint at(size_t i) const;  // std::out_of_range past the end
     SchedulePoint front() const { return (*this)[0]; }
 
     class iterator {
