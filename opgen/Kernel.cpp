@@ -53,12 +53,19 @@ Timing JitKernel::time(double min_total_ms, int min_runs, int max_runs) {
         samples.push_back(ms);
         total += ms;
     }
-    std::sort(samples.begin(), samples.end());
+    return summarize_samples(std::move(samples));
+}
+
+Timing summarize_samples(std::vector<double> samples) {
     Timing t;
-    t.runs = int(samples.size());
-    t.median_ms = samples[samples.size() / 2];
+    if (samples.empty()) return t;
+    std::sort(samples.begin(), samples.end());
+    size_t n = samples.size();
+    t.runs = int(n);
+    t.median_ms = samples[n / 2];
     t.min_ms = samples.front();
     t.max_ms = samples.back();
+    t.spread = t.median_ms > 0 ? (samples[(3 * n) / 4] - samples[n / 4]) / t.median_ms : 0;
     return t;
 }
 

@@ -19,7 +19,11 @@ struct Timing {
     double min_ms = 0;
     double max_ms = 0;
     int runs = 0;
+    double spread = 0;  // interquartile range over the median: the run-to-run noise of the samples
 };
+
+// Median, extremes and spread of timing samples in milliseconds (empty: all zero).
+Timing summarize_samples(std::vector<double> samples);
 
 class JitKernel {
 public:

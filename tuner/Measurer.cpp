@@ -1,5 +1,9 @@
 #include "tuner/Measurer.h"
 
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
 namespace opgen::tuner {
 
 TaskContext::TaskContext(const ComputeDef &d, const BoundShape &s, const Target &t, uint64_t seed)
@@ -11,29 +15,30 @@ TaskContext::TaskContext(const ComputeDef &d, const BoundShape &s, const Target 
     flops = flop_count(d, s);
 }
 
-MeasureResult measure(TaskContext &task, const std::optional<SchedulePoint> &point, double min_time_ms, int min_runs) {
-    MeasureResult r;
+std::unique_ptr<CompiledCandidate> compile_and_verify(TaskContext &task, const std::optional<SchedulePoint> &point,
+                                                      MeasureResult &r) {
+    r = MeasureResult();
     try {
-        LoweredOp op = lower_to_halide(*task.def, task.shape);
+        auto c = std::make_unique<CompiledCandidate>();
+        c->op = std::make_unique<LoweredOp>(lower_to_halide(*task.def, task.shape));
         if (point) {
-            apply_schedule(op, *point, task.target);
+            apply_schedule(*c->op, *point, task.target);
         } else {
-            apply_default_schedule(op, task.target);
+            apply_default_schedule(*c->op, task.target);
         }
-        JitKernel kernel(op, task.target);
+        c->kernel = std::make_unique<JitKernel>(*c->op, task.target);
         // A poisoned output, so a kernel that skips points cannot pass on stale values.
         std::fill(task.output.data.begin(), task.output.data.end(), std::numeric_limits<float>::quiet_NaN());
-        kernel.bind(task.inputs, task.output);
-        kernel.run();
+        c->kernel->bind(task.inputs, task.output);
+        c->kernel->run();
         Verification v = check_output(task.reference, task.output);
         r.max_error = v.max_error;
         if (!v.ok) {
             r.status = "wrong_result";
             r.error = v.first_mismatch;
-            return r;
+            return nullptr;
         }
-        r.timing = kernel.time(min_time_ms, min_runs);
-        r.gflops = task.flops / (r.timing.median_ms * 1e6);
+        return c;
     } catch (const Halide::CompileError &e) {
         r.status = "compile_error";
         r.error = e.what();
@@ -45,6 +50,55 @@ MeasureResult measure(TaskContext &task, const std::optional<SchedulePoint> &poi
         r.error = e.what();
     } catch (const UserError &e) {
         r.status = "compile_error";
+        r.error = e.what();
+    }
+    return nullptr;
+}
+
+PairedTiming time_paired(JitKernel &candidate, JitKernel &reference, double min_total_ms, int min_runs,
+                         int max_runs) {
+    using clock = std::chrono::steady_clock;
+    auto timed = [](JitKernel &k) {
+        auto t0 = clock::now();
+        k.run();
+        return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    };
+    reference.run();  // warm-up: page faults, thread pool start, caches
+    candidate.run();
+    std::vector<double> cand, ref, ratios;
+    double total = 0;
+    while ((total < min_total_ms || int(cand.size()) < min_runs) && int(cand.size()) < max_runs) {
+        // Alternate which kernel goes first, so neither always runs on the other's warm caches.
+        double r_ms, c_ms;
+        if (cand.size() % 2 == 0) {
+            r_ms = timed(reference);
+            c_ms = timed(candidate);
+        } else {
+            c_ms = timed(candidate);
+            r_ms = timed(reference);
+        }
+        cand.push_back(c_ms);
+        ref.push_back(r_ms);
+        ratios.push_back(r_ms > 0 ? c_ms / r_ms : 0);
+        total += c_ms;
+    }
+    PairedTiming p;
+    p.candidate = summarize_samples(cand);
+    p.reference = summarize_samples(ref);
+    std::sort(ratios.begin(), ratios.end());
+    p.ratio = ratios.empty() ? 0 : ratios[ratios.size() / 2];
+    return p;
+}
+
+MeasureResult measure(TaskContext &task, const std::optional<SchedulePoint> &point, double min_time_ms, int min_runs) {
+    MeasureResult r;
+    std::unique_ptr<CompiledCandidate> c = compile_and_verify(task, point, r);
+    if (!c) return r;
+    try {
+        r.timing = c->kernel->time(min_time_ms, min_runs);
+        r.gflops = task.flops / (r.timing.median_ms * 1e6);
+    } catch (const Halide::RuntimeError &e) {
+        r.status = "runtime_error";
         r.error = e.what();
     }
     return r;

@@ -1,7 +1,12 @@
 // Measuring one candidate: lower the op afresh, apply the point, JIT-compile, run once and check
 // the output against the reference sample, then time it. Failures (compile error, run-time error,
 // wrong result) come back as data with their reason; nothing here throws for a bad candidate.
-// Every JIT module and buffer of a candidate is released when the call returns.
+// Every JIT module and buffer of a candidate is released when its CompiledCandidate (or the
+// measure() call) goes away.
+//
+// measure() does all of it in the calling process; the tuner runs the same steps in isolated
+// worker processes (tuner/WorkerPool.h), which add the failures a process can have: "crash" (a
+// signal) and "timeout" (a hang).
 #ifndef OPGEN_TUNER_MEASURER_H
 #define OPGEN_TUNER_MEASURER_H
 
@@ -10,6 +15,7 @@
 #include "opgen/Schedule.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,16 +36,47 @@ struct TaskContext {
 };
 
 struct MeasureResult {
-    std::string status = "ok";  // ok, compile_error, runtime_error, wrong_result
+    std::string status = "ok";  // ok, compile_error, runtime_error, wrong_result, crash, timeout
     std::string error;
     Timing timing;
     double gflops = 0;
     double max_error = 0;
+    // Timed interleaved with a fixed reference kernel (worker measurements): the reference's
+    // median in the same window, and the median of the per-call candidate/reference time ratios.
+    // 0 when there was no reference.
+    double reference_ms = 0;
+    double ratio = 0;
 
     bool ok() const { return status == "ok"; }
 };
 
-// Measures `point`, or Halide's default schedule when `point` is empty.
+// A candidate compiled and checked against the reference, held for timing. Destroying it releases
+// its JIT module and buffers.
+struct CompiledCandidate {
+    std::unique_ptr<LoweredOp> op;
+    std::unique_ptr<JitKernel> kernel;
+};
+
+// Lowers, schedules (`point`, or Halide's default schedule when empty), JIT-compiles and runs once
+// on a poisoned output, checking it against the task's reference. On failure `r` holds the status
+// and reason and the result is null; on success `r.max_error` is set and the kernel is bound to the
+// task's tensors.
+std::unique_ptr<CompiledCandidate> compile_and_verify(TaskContext &task, const std::optional<SchedulePoint> &point,
+                                                      MeasureResult &r);
+
+// Times `candidate` and `reference` alternately, one call each per step, after a warm-up call of
+// each, until the candidate's calls add up to `min_total_ms` (at least `min_runs`, at most
+// `max_runs` steps). `ratio` is the median of the per-step time ratios, so a clock that drifts
+// between windows moves both sides alike. Halide::RuntimeError propagates.
+struct PairedTiming {
+    Timing candidate;
+    Timing reference;
+    double ratio = 0;
+};
+PairedTiming time_paired(JitKernel &candidate, JitKernel &reference, double min_total_ms, int min_runs,
+                         int max_runs = 1000);
+
+// Measures `point`, or Halide's default schedule when `point` is empty, in this process.
 MeasureResult measure(TaskContext &task, const std::optional<SchedulePoint> &point, double min_time_ms = 100,
                       int min_runs = 3);
 

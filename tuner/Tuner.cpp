@@ -1,15 +1,20 @@
 #include "tuner/Tuner.h"
 
 #include "tuner/Features.h"
+#include "tuner/Search.h"
+#include "tuner/Worker.h"
 
 #include <Halide.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <numeric>
-#include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace opgen::tuner {
 
@@ -55,161 +60,322 @@ db::MeasurementRecord to_record(const db::KernelKey &key, const Trial &t) {
 
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &o,
                 db::KernelCache *cache, const db::KernelKey *key) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     TuneResult result;
     TilingSpace space = make_tiling_space(def, shape, target, o.threads);
     result.legal_size = int64_t(space.legal.size());
+    result.flops = flop_count(def, shape);
+
+    // Measurements a killed run already recorded under this key are reused, never taken again.
+    std::map<std::string, db::MeasurementRecord> recorded;
+    if (cache && key) {
+        for (auto &m : cache->measurements_for(*key)) {
+            try {
+                recorded.emplace(point_key(SchedulePoint::from_json(nlohmann::json::parse(m.schedule_json))), m);
+            } catch (const std::exception &) {
+                // A row this version cannot read is training data for others, not a point to reuse.
+            }
+        }
+    }
+
+    SearchOptions so;
+    so.seed = o.seed;
+    so.epsilon = o.epsilon;
+    so.exhaustive_limit = size_t(std::max(0, o.max_pool));
+    std::unique_ptr<SearchStrategy> search = make_search(space, so);
+    result.search = search->name();
     std::ostringstream head;
     head << def.name << " " << shape.canonical << ": legal space " << space.legal.size() << " of "
-         << space.total_points << " points, " << space.groups.size() << " stage groups";
+         << space.total_points << " points, " << space.groups.size() << " stage groups, " << result.search
+         << " search";
+    if (!recorded.empty()) head << ", " << recorded.size() << " measurements already recorded";
     say(o, head.str());
 
-    // The pool scored each round: the whole space, or a seeded sample of it, plus the hand-written
-    // heuristic point so that the tuner never does worse than it.
-    std::vector<SchedulePoint> pool = space.sample(size_t(o.max_pool), o.seed);
-    SchedulePoint fallback = heuristic_point(def, shape, target);
-    if (o.threads <= 1) fallback.parallel_loops = 0;
-    if (std::find(pool.begin(), pool.end(), fallback) == pool.end()) pool.push_back(fallback);
+    // The reference kernel every timing is paired with, and the first candidate measured: the
+    // hand-written heuristic point, so the tuner never does worse than it.
+    SchedulePoint reference = heuristic_point(def, shape, target);
+    if (o.threads <= 1) reference.parallel_loops = 0;
 
-    costmodel::FeatureBatch batch;
-    batch.num_features = num_features();
-    std::vector<std::vector<float>> pool_rows(pool.size());
-    std::vector<int> pool_nrows(pool.size());
-    std::vector<double> score(pool.size()), prior(pool.size());
-    for (size_t i = 0; i < pool.size(); i++) {
-        pool_nrows[i] = group_features(def, shape, target, space, pool[i], o.threads, pool_rows[i]);
-        batch.add_candidate(pool_rows[i].data(), pool_nrows[i]);
-        prior[i] = score[i] = -roofline_seconds(def, shape, target, space, pool[i], o.threads);
+    std::unique_ptr<WorkerPool> own_pool;
+    WorkerPool *pool = o.pool;
+    if (!pool) {
+        int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+        own_pool = std::make_unique<WorkerPool>(jobs);
+        pool = own_pool.get();
     }
-    // A model trained on a handful of measurements extrapolates wildly across a large space; it
-    // re-ranks only the roofline's best share of the pool, while the random explorers still reach
-    // all of it.
-    std::vector<char> shortlisted(pool.size(), 0);
+    int restarts_before = pool->restarts();
+    WorkerTask wt;
+    wt.def = &def;
+    wt.shape = shape;
+    wt.target = target;
+    wt.seed = o.seed;
+    wt.threads = o.threads;
+    wt.reference = reference;
+    pool->set_task(wt);
+    PoolOptions po;
+    po.min_time_ms = o.min_time_ms;
+    po.timeout_s = o.timeout_s;
+
+    // Features and roofline estimates, computed once per point.
+    struct Scored {
+        std::vector<float> rows;
+        int nrows = 0;
+        double roofline = 0;
+    };
+    std::map<std::string, Scored> scored;
+    auto features_of = [&](const SchedulePoint &p) -> const Scored & {
+        std::string k = point_key(p);
+        auto it = scored.find(k);
+        if (it != scored.end()) return it->second;
+        if (scored.size() > 50000) scored.clear();  // bounded: memory must not grow with the trials
+        Scored s;
+        s.nrows = group_features(def, shape, target, space, p, o.threads, s.rows);
+        s.roofline = -roofline_seconds(def, shape, target, space, p, o.threads);
+        return scored.emplace(k, std::move(s)).first->second;
+    };
+    // A model trained on a handful of measurements extrapolates wildly across a large space: it
+    // orders the roofline's best share of the space first, the rest after.
+    double shortlist_roofline;
     {
-        std::vector<size_t> by_prior(pool.size());
-        std::iota(by_prior.begin(), by_prior.end(), 0);
-        std::stable_sort(by_prior.begin(), by_prior.end(), [&](size_t a, size_t b) { return prior[a] > prior[b]; });
-        size_t keep = std::min(pool.size(), std::max<size_t>(200, pool.size() / 20));
-        for (size_t i = 0; i < keep; i++) shortlisted[by_prior[i]] = 1;
-        shortlisted[pool.size() - 1] = 1;
+        std::vector<double> r;
+        for (const auto &p : space.sample(20000, o.seed)) r.push_back(features_of(p).roofline);
+        std::sort(r.begin(), r.end(), std::greater<double>());
+        size_t keep = std::min(r.size(), std::max<size_t>(200, r.size() / 20));
+        shortlist_roofline = r.empty() ? 0 : r[keep - 1];
     }
+    auto model = costmodel::make_xgboost_model(num_features());
+    bool trained = false;
+    ScoreFn score = [&](const std::vector<SchedulePoint> &pts) {
+        std::vector<double> out(pts.size());
+        if (!trained) {
+            for (size_t i = 0; i < pts.size(); i++) out[i] = features_of(pts[i]).roofline;
+            return out;
+        }
+        costmodel::FeatureBatch fb;
+        fb.num_features = num_features();
+        for (const auto &p : pts) {
+            const Scored &s = features_of(p);
+            fb.add_candidate(s.rows.data(), s.nrows);
+        }
+        out = model->predict(fb);
+        for (size_t i = 0; i < pts.size(); i++) {
+            if (features_of(pts[i]).roofline < shortlist_roofline) out[i] -= 1e12;
+        }
+        return out;
+    };
 
-    TaskContext task(def, shape, target, o.seed);
-    result.flops = task.flops;
-    result.default_result = measure(task, std::nullopt, o.min_time_ms, 2);
+    auto baseline = pool->measure({{std::nullopt, ""}}, po, result.flops);
+    result.default_result = baseline[0];
     say(o, "default schedule: " + (result.default_result.ok()
                                        ? std::to_string(result.default_result.timing.median_ms) + " ms"
                                        : result.default_result.status + ": " + result.default_result.error));
 
-    std::mt19937_64 rng(o.seed);
-    std::set<size_t> measured;
-    auto model = costmodel::make_xgboost_model(num_features());
+    // Throughputs are scaled to one reference time, so that candidates timed in windows where the
+    // clock ran at different speeds compare by their ratio to the reference in their own window.
+    double ref_ms = 0;
+    {
+        auto it = recorded.find(point_key(reference));
+        if (it != recorded.end() && it->second.status == "ok") ref_ms = it->second.time_ms;
+    }
+    auto corrected = [&](MeasureResult &r) {
+        if (!r.ok()) return;
+        if (ref_ms <= 0 && r.reference_ms > 0) ref_ms = r.reference_ms;
+        if (r.ratio > 0 && ref_ms > 0) {
+            r.timing.median_ms = r.ratio * ref_ms;
+            r.gflops = result.flops / (r.timing.median_ms * 1e6);
+        }
+    };
+
     costmodel::TrainingSet training;
     training.batch.num_features = num_features();
-    double best_gflops = 0;
-    int round = 0;
-    while (int(result.trials.size()) < o.trials && measured.size() < pool.size()) {
+    std::set<std::string> measured_keys;
+    auto is_measured = [&](const SchedulePoint &p) { return measured_keys.count(point_key(p)) > 0; };
+    double best_gflops = 0, best_at_last_round = 0;
+    int stale_rounds = 0;
+    auto report = [&](bool finished = false) {
+        if (!o.progress) return;
+        TuneProgress tp;
+        tp.finished = finished;
+        tp.done = int(result.trials.size());
+        tp.planned = o.trials;
+        tp.best_gflops = best_gflops;
+        tp.elapsed_s = elapsed();
+        if (result.measured > 0) {
+            double per = tp.elapsed_s / std::max(1, tp.done);
+            tp.eta_s = per * std::max(0, tp.planned - tp.done);
+            if (o.time_budget_s > 0) tp.eta_s = std::min(tp.eta_s, std::max(0.0, o.time_budget_s - tp.elapsed_s));
+        }
+        o.progress(tp);
+    };
+    auto log_trial = [&](const Trial &t) {
+        if (!o.trial_lines) return;
+        std::ostringstream line;
+        line << "trial " << result.trials.size() << "/" << o.trials << "  " << t.point.summary() << "  ";
+        if (t.result.ok()) {
+            line << t.result.timing.median_ms << " ms  " << t.result.gflops << " GFLOP/s  (best " << best_gflops
+                 << ")";
+        } else {
+            line << t.result.status << ": " << t.result.error.substr(0, 160);
+        }
+        if (t.reused) line << "  [recorded]";
+        say(o, line.str());
+    };
+    auto add_trial = [&](Trial t) {
+        const Scored &s = features_of(t.point);
+        t.features = s.rows;
+        t.feature_rows = s.nrows;
+        measured_keys.insert(point_key(t.point));
+        if (t.result.ok()) {
+            best_gflops = std::max(best_gflops, t.result.gflops);
+            training.batch.add_candidate(t.features.data(), t.feature_rows);
+            training.task.push_back(0);
+            training.throughput.push_back(t.result.gflops);
+        } else {
+            result.failed++;
+        }
+        (t.reused ? result.reused : result.measured)++;
+        result.trials.push_back(std::move(t));
+        log_trial(result.trials.back());
+        report();
+    };
+
+    bool first = true;
+    for (;;) {
+        if (int(result.trials.size()) >= o.trials) {
+            result.stop_reason = "trial budget";
+            break;
+        }
+        // The budgets stop a run after its first round, so that there is always a winner to name.
+        if (o.time_budget_s > 0 && !first && elapsed() >= o.time_budget_s) {
+            result.stop_reason = "time budget";
+            break;
+        }
+        if (o.patience > 0 && stale_rounds >= o.patience) {
+            result.stop_reason = "no improvement";
+            break;
+        }
         int want = std::min<int>(o.batch, o.trials - int(result.trials.size()));
-        // Take the best-scored unmeasured points, keeping a share for random exploration.
-        std::vector<size_t> order(pool.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
-        std::vector<size_t> chosen;
-        int explore = round == 0 ? 0 : int(std::floor(want * o.epsilon));
-        for (size_t i : order) {
-            if (int(chosen.size()) >= want - explore) break;
-            if (!measured.count(i)) chosen.push_back(i);
+        std::vector<SchedulePoint> elite;
+        {
+            std::vector<size_t> ok;
+            for (size_t i = 0; i < result.trials.size(); i++) {
+                if (result.trials[i].result.ok()) ok.push_back(i);
+            }
+            std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
+                return result.trials[a].result.gflops > result.trials[b].result.gflops;
+            });
+            for (size_t k = 0; k < ok.size() && k < 16; k++) elite.push_back(result.trials[ok[k]].point);
         }
-        std::uniform_int_distribution<size_t> u(0, pool.size() - 1);
-        for (int tries = 0; int(chosen.size()) < want && tries < 1000; tries++) {
-            size_t i = u(rng);
-            if (!measured.count(i) && std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
+        std::vector<SchedulePoint> chosen;
+        if (first && !is_measured(reference)) {
+            chosen.push_back(reference);
+            measured_keys.insert(point_key(reference));  // so the search does not pick it twice
         }
-        if (round == 0 && !measured.count(pool.size() - 1) &&
-            std::find(chosen.begin(), chosen.end(), pool.size() - 1) == chosen.end() && !chosen.empty()) {
-            chosen.back() = pool.size() - 1;  // the heuristic point is always measured
+        for (auto &p : search->next_batch(want - int(chosen.size()), score, is_measured, elite, first)) {
+            chosen.push_back(p);
         }
-        std::vector<db::MeasurementRecord> records;
-        for (size_t i : chosen) {
-            measured.insert(i);
+        first = false;
+        if (chosen.empty()) {
+            result.stop_reason = "space exhausted";
+            break;
+        }
+        // Recorded points are taken as they are; the rest go to the workers.
+        std::vector<PoolCandidate> todo;
+        for (const auto &p : chosen) {
+            auto it = recorded.find(point_key(p));
+            if (it != recorded.end()) {
+                Trial t;
+                t.point = p;
+                t.reused = true;
+                t.result.status = it->second.status;
+                t.result.error = it->second.error;
+                if (t.result.ok()) {
+                    t.result.timing.median_ms = it->second.time_ms;
+                    t.result.gflops = it->second.gflops;
+                }
+                add_trial(std::move(t));
+                continue;
+            }
+            int n = int(result.trials.size() + todo.size()) + 1;
+            auto f = o.faults.find(n);
+            todo.push_back({p, f == o.faults.end() ? "" : f->second});
+        }
+        pool->measure(todo, po, result.flops, [&](size_t i, const MeasureResult &r) {
             Trial t;
-            t.point = pool[i];
-            t.result = measure(task, t.point, o.min_time_ms);
-            t.features = pool_rows[i];
-            t.feature_rows = pool_nrows[i];
-            if (t.result.ok()) {
-                best_gflops = std::max(best_gflops, t.result.gflops);
-                training.batch.add_candidate(t.features.data(), t.feature_rows);
-                training.task.push_back(0);
-                training.throughput.push_back(t.result.gflops);
-            }
-            std::ostringstream line;
-            line << "trial " << result.trials.size() + 1 << "/" << o.trials << "  " << t.point.summary() << "  ";
-            if (t.result.ok()) {
-                line << t.result.timing.median_ms << " ms  " << t.result.gflops << " GFLOP/s  (best " << best_gflops << ")";
-            } else {
-                line << t.result.status << ": " << t.result.error.substr(0, 160);
-            }
-            say(o, line.str());
-            if (key) records.push_back(to_record(*key, t));
-            result.trials.push_back(std::move(t));
-        }
-        if (cache && key && !records.empty()) cache->record_measurements(records);
-        // Retrain on everything measured so far and rescore the pool.
+            t.point = *todo[i].point;
+            t.result = r;
+            corrected(t.result);
+            add_trial(std::move(t));
+            // Recorded the moment it is known: a run killed now loses no measurement.
+            if (cache && key) cache->record_measurements({to_record(*key, result.trials.back())});
+        });
+        stale_rounds = best_gflops > best_at_last_round * 1.01 ? 0 : stale_rounds + 1;
+        best_at_last_round = std::max(best_at_last_round, best_gflops);
+        // Retrain on everything measured so far.
         if (training.throughput.size() >= 4) {
             costmodel::TrainOptions to;
             to.seed = o.seed;
             to.rounds = 60;
             model->train(training, to);
-            score = model->predict(batch);
-            for (size_t i = 0; i < pool.size(); i++) {
-                if (!shortlisted[i]) score[i] = -std::numeric_limits<double>::infinity();
-            }
+            trained = true;
         }
-        round++;
     }
+    report(true);
+    say(o, "stopped: " + result.stop_reason + " (" + std::to_string(result.trials.size()) + " trials, " +
+               std::to_string(result.reused) + " recorded, " + std::to_string(result.failed) + " failed)");
+    result.reference_ms = ref_ms;
 
-    // Re-measure the leading contenders interleaved (A B C A B C) and decide by median: one pass of
-    // a noisy clock does not survive re-measurement.
+    // Re-measure the leading contenders interleaved (A B C A B C) and decide by the median ratio to
+    // the reference: one pass of a noisy clock does not survive re-measurement.
     std::vector<size_t> ok;
     for (size_t i = 0; i < result.trials.size(); i++) {
         if (result.trials[i].result.ok()) ok.push_back(i);
     }
+    auto finish = [&] {
+        result.worker_restarts = pool->restarts() - restarts_before;
+        result.worker_peak_rss_kb = pool->worker_peak_rss_kb();
+        result.peak_rss_kb = peak_rss_kb();
+        result.elapsed_s = elapsed();
+    };
     if (ok.empty()) {
         say(o, "no candidate produced a correct result");
+        finish();
         return result;
     }
     std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
-        return result.trials[a].result.timing.median_ms < result.trials[b].result.timing.median_ms;
+        return result.trials[a].result.gflops > result.trials[b].result.gflops;
     });
-    ok.resize(std::min<size_t>(ok.size(), 3));
-    std::vector<std::vector<double>> again(ok.size());
-    for (int r = 0; r < 3; r++) {
-        for (size_t c = 0; c < ok.size(); c++) {
-            MeasureResult m = measure(task, result.trials[ok[c]].point, o.min_time_ms);
-            if (m.ok()) again[c].push_back(m.timing.median_ms);
-        }
-    }
+    ok.resize(std::min<size_t>(ok.size(), size_t(std::max(1, o.final_contenders))));
+    std::vector<PoolCandidate> finals;
+    for (size_t i : ok) finals.push_back({result.trials[i].point, ""});
+    auto rounds = pool->measure_rounds(finals, po, std::max(1, o.final_rounds), result.flops);
     size_t winner = 0;
-    double winner_ms = std::numeric_limits<double>::infinity();
+    double winner_ratio = std::numeric_limits<double>::infinity();
     for (size_t c = 0; c < ok.size(); c++) {
-        if (again[c].empty()) continue;
-        std::sort(again[c].begin(), again[c].end());
-        double med = again[c][again[c].size() / 2];
-        if (med < winner_ms) {
-            winner_ms = med;
+        std::vector<double> ratios;
+        for (const auto &round : rounds) {
+            if (round[c].ok() && round[c].ratio > 0) ratios.push_back(round[c].ratio);
+        }
+        if (ratios.empty()) continue;
+        std::sort(ratios.begin(), ratios.end());
+        double med = ratios[ratios.size() / 2];
+        if (med < winner_ratio) {
+            winner_ratio = med;
             winner = c;
         }
     }
     const Trial &w = result.trials[ok[winner]];
     result.best = w.point;
     result.best_result = w.result;
-    if (std::isfinite(winner_ms)) {
-        result.best_result.timing.median_ms = winner_ms;
-        result.best_result.gflops = task.flops / (winner_ms * 1e6);
+    if (std::isfinite(winner_ratio) && ref_ms > 0) {
+        result.best_result.timing.median_ms = winner_ratio * ref_ms;
+        result.best_result.gflops = result.flops / (result.best_result.timing.median_ms * 1e6);
     }
     result.found = true;
     LoweredOp op = lower_to_halide(def, shape);
     result.schedule_source = apply_schedule(op, result.best, target).source();
+    finish();
     return result;
 }
 
@@ -227,7 +393,8 @@ db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r) {
 }
 
 db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                                 const TuneOptions &options, db::KernelCache &cache, bool force, bool *cached) {
+                                 const TuneOptions &options, db::KernelCache &cache, bool force, bool *cached,
+                                 TuneResult *result) {
     user_check(target.measurable) << "target '" << target.name
                                   << "' cannot be measured on this machine; use 'opgen space' to inspect its legal space";
     db::KernelKey key = kernel_key(def, shape, target, options.threads);
@@ -243,6 +410,7 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
                         << ": no candidate produced a correct result";
     db::KernelRecord rec = winner_record(key, r);
     cache.put_kernel(rec);
+    if (result) *result = std::move(r);
     return cache.lookup(key).value_or(rec);
 }
 

@@ -12,9 +12,12 @@
 #include "costmodel/CostModel.h"
 #include "db/KernelCache.h"
 #include "tuner/Measurer.h"
+#include "tuner/Progress.h"
 #include "tuner/TilingSpace.h"
+#include "tuner/WorkerPool.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,15 +30,31 @@ struct TuneOptions {
     uint64_t seed = 1;
     double epsilon = 0.25;    // share of each round drawn at random from the space
     double min_time_ms = 60;  // timing budget per candidate
-    int max_pool = 20000;     // points scored per round (a seeded sample of a larger space)
+    int max_pool = 20000;     // spaces up to this size are scored whole; larger: evolutionary search
     std::function<void(const std::string &)> log;  // progress lines; may be empty
+    bool trial_lines = true;  // one log line per measured trial (off under a live progress line)
+    std::function<void(const TuneProgress &)> progress;  // after every trial; may be empty
+
+    // Measurement in worker processes (tuner/WorkerPool.h).
+    int jobs = 0;             // workers compiling in parallel; 0: the machine's cores
+    double timeout_s = 60;    // per candidate step (compile and verify; timing)
+    WorkerPool *pool = nullptr;  // a pool to reuse (a batch keeps one); null: tune() starts its own
+    // Stopping: the trial budget, a wall-time budget in seconds (0: none), or `patience` rounds in
+    // a row without a 1% better candidate (0: never).
+    double time_budget_s = 0;
+    int patience = 0;
+    int final_rounds = 3;     // interleaved re-measurement rounds of the final contenders
+    int final_contenders = 3;
+    // Test-only: trial number (1-based) -> "crash", "hang" or "crash-timing" in the worker.
+    std::map<int, std::string> faults;
 };
 
 struct Trial {
     SchedulePoint point;
-    MeasureResult result;
+    MeasureResult result;  // result.gflops is drift-corrected (see tune())
     std::vector<float> features;
     int feature_rows = 0;
+    bool reused = false;   // taken from the cache's recorded measurements, not measured again
 };
 
 struct TuneResult {
@@ -47,6 +66,16 @@ struct TuneResult {
     int64_t legal_size = 0;
     double flops = 0;
     bool found = false;  // at least one candidate was correct
+    std::string search;       // "exhaustive" or "evolutionary"
+    std::string stop_reason;  // "trial budget", "time budget", "no improvement", "space exhausted"
+    int measured = 0;         // trials measured in this run (the rest were reused)
+    int reused = 0;
+    int failed = 0;           // trials whose status is not ok
+    int worker_restarts = 0;
+    double reference_ms = 0;  // the reference kernel's time all throughputs are scaled to
+    double elapsed_s = 0;
+    int64_t peak_rss_kb = 0;         // this process
+    int64_t worker_peak_rss_kb = 0;  // the largest worker
 };
 
 // The tuner's version; part of every cache key.
@@ -58,7 +87,9 @@ std::string halide_version();
 db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
 
 // Tunes `def` at `shape` on `target`. When `cache` is given every measurement is recorded under
-// `key` as it happens, in one transaction per round.
+// `key` as it happens, in one transaction per round, and measurements already recorded under
+// `key` (a run that was killed) are reused instead of measured again. Raises std::runtime_error
+// when the measurement workers cannot be started.
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &options,
                 db::KernelCache *cache = nullptr, const db::KernelKey *key = nullptr);
 
@@ -69,7 +100,8 @@ db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r);
 // key (or `force`); returns the stored row and sets *cached when it was already there. Raises
 // UserError when the target cannot be measured here or no candidate is correct.
 db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                                 const TuneOptions &options, db::KernelCache &cache, bool force, bool *cached);
+                                 const TuneOptions &options, db::KernelCache &cache, bool force, bool *cached,
+                                 TuneResult *result = nullptr);
 
 }  // namespace opgen::tuner
 

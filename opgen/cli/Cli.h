@@ -45,6 +45,12 @@ struct TuneFlags {
     int trials = 24;
     uint64_t seed = 1;
     bool quiet = false;
+    int jobs = 0;               // measurement workers; 0: the machine's cores
+    double time_budget_s = 0;   // 0: none
+    int patience = 0;           // rounds without improvement before stopping; 0: never
+    double timeout_s = 60;      // per candidate step
+    double min_time_ms = 60;    // timing per candidate
+    std::string test_fault;     // test-only: "crash:2,hang:5"
     explicit TuneFlags(CLI::App *cmd);
 };
 tuner::TuneOptions tune_options(const TuneFlags &f, const Common &c, const Target &t);

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The tuner's convergence benchmark: best GFLOP/s against measured trials for matmul 1024^3 and
+# conv2d_nchw 1x64x56x56 -> 64 filters 3x3, each tuned from scratch, and whether the tuner reaches
+# 95% of its final best within 64 measured trials. The best-so-far uses the drift-corrected
+# throughput of each trial (timed against the reference kernel in the same window).
+# Usage: scripts/tuner-curve.sh [build-dir] (default: build); TRIALS (default 128), SEED, JOBS.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$here/build}"
+opgen="$build/opgen/opgen"
+trials="${TRIALS:-128}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+run() {
+    local name="$1" op="$2" shape="$3"
+    "$opgen" tune --op "$op" --shape "$shape" --trials "$trials" --seed "${SEED:-1}" --jobs "${JOBS:-2}" \
+        --db "$tmp/$name.db" --json --quiet >"$tmp/$name.json"
+    python3 - "$name" "$tmp/$name.json" <<'PY'
+import json, sys
+name, path = sys.argv[1], sys.argv[2]
+j = json.load(open(path))
+run = j["run"]
+best, curve = 0.0, []
+for t in run["trials"]:
+    if t["status"] == "ok":
+        best = max(best, t["gflops"])
+    curve.append(best)
+final = curve[-1] if curve else 0.0
+reach = next((i + 1 for i, b in enumerate(curve) if b >= 0.95 * final), None)
+marks = [n for n in (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256) if n <= len(curve)]
+print(f"{name}: search={run['search']} legal={run['legal_size']} trials={len(curve)} failed={run['failed']} "
+      f"elapsed={run['elapsed_s']:.0f}s")
+print("  trials:      " + " ".join(f"{n:>6}" for n in marks))
+print("  best GFLOP/s:" + " ".join(f"{curve[n - 1]:>6.1f}" for n in marks))
+print(f"  final best (search) {final:.1f} GFLOP/s; winner after interleaved re-measurement "
+      f"{j['gflops']:.1f} GFLOP/s; default schedule {j['default_time_ms']:.2f} ms")
+print(f"  95% of the final best reached at trial {reach}: "
+      f"{'within' if reach is not None and reach <= 64 else 'NOT within'} 64 trials")
+PY
+}
+run matmul_1024 matmul M=1024,N=1024,K=1024
+run conv2d_56x56x64 conv2d_nchw N=1,C=64,H=56,W=56,F=64
