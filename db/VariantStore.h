@@ -1,0 +1,42 @@
+// Schedule variants of one cache key (issue 11, seed 003): besides the winner on a quiet machine,
+// the winners measured under controlled memory-bandwidth contention, one row per contention level,
+// in the table `kernel_variants` of the kernel-cache file.
+//
+// The table is created by the first put_variant on a file (CREATE TABLE IF NOT EXISTS), not by a
+// schema step, so files without variants stay at the schema version they have and every reader
+// that does not know about variants is unaffected; a file without the table has no variants.
+#ifndef OPGEN_DB_VARIANT_STORE_H
+#define OPGEN_DB_VARIANT_STORE_H
+
+#include "db/KernelCache.h"
+
+#include <string>
+#include <vector>
+
+namespace opgen::db {
+
+struct VariantRecord {
+    KernelKey key;
+    double level = 0;             // contention level it was tuned under; 0 is the quiet machine
+    std::string load;             // how the load was made, e.g. "1 thread x 100% streaming 64 MiB"
+    std::string schedule_json;
+    std::string schedule_source;
+    double time_ms = 0;           // median time under its own level
+    double quiet_time_ms = 0;     // median time on the quiet machine, measured in the same run
+    int64_t trials = 0;
+    std::string created_at;       // ISO-8601 UTC; filled by put_variant when empty
+};
+
+// Stores `record` in the cache file at `path` (opened read-write, created or migrated as
+// open_kernel_cache does), replacing the key's variant at the same level. Raises DbError as
+// open_kernel_cache does, and for a time that is not positive.
+void put_variant(const std::string &path, const VariantRecord &record);
+
+// The variants of `key` in the file at `path`, by increasing level; empty when the file has no
+// variants table or the key no variants. Opens the file read-only; raises DbError as
+// open_kernel_cache does.
+std::vector<VariantRecord> variants_for(const std::string &path, const KernelKey &key);
+
+}  // namespace opgen::db
+
+#endif
