@@ -8,7 +8,10 @@ packages=(
     libhalide14-0-dev llvm-14-dev zlib1g-dev libpng-dev libjpeg-dev libxml2-dev
     libxgboost-dev xgboost libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev libgtest-dev
     libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
+    libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
 )
+# Optional extras a script needs only for itself (scripts/slurm: slurm-wlm munge; nightly: chromium).
+packages+=("$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,11 +1,17 @@
-// batch: tune every entry of a manifest into the kernel cache.
+// batch: tune every task of a manifest into the kernel cache (tuner/Manifest.h, tuner/Batch.h).
 #include "opgen/OpLibrary.h"
 #include "opgen/cli/Cli.h"
-#include "tuner/Tuner.h"
+#include "tuner/Batch.h"
+#include "tuner/Manifest.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 namespace opgen::cli {
 
@@ -13,61 +19,208 @@ namespace {
 
 using nlohmann::json;
 
-void add_batch(CLI::App &app) {
-    struct Args {
-        Common common;
-        std::unique_ptr<TuneFlags> flags;
+struct BatchArgs {
+    Common common;
+    std::unique_ptr<TuneFlags> flags;
+    std::string manifest;
+    std::string shard = "0/1";
+    std::string report;
+    size_t remeasure = 0;
+    double threshold = 0.25;
+    bool verbose = false;
+    bool dry_run = false;
+};
+
+std::string duration(double s) {
+    if (s < 0) return "?";
+    long t = long(s + 0.5);
+    char buf[32];
+    if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    else std::snprintf(buf, sizeof buf, "%lds", t);
+    return buf;
+}
+
+// On a terminal one line rewritten in place; otherwise (a log file, a Slurm job) a plain line
+// per task.
+std::function<void(const tuner::BatchProgress &)> progress_printer(bool quiet) {
+    if (quiet) return {};
+    bool tty = isatty(fileno(stderr));
+    return [tty](const tuner::BatchProgress &p) {
+        std::string line = "batch " + std::to_string(p.done) + "/" + std::to_string(p.total) + " done (" +
+                           std::to_string(p.tuned) + " tuned, " + std::to_string(p.cached) + " cached, " +
+                           std::to_string(p.failed) + " failed), elapsed " + duration(p.elapsed_s) + ", ETA " +
+                           duration(p.eta_s);
+        if (p.current) line += ": " + p.current->op + " " + p.current->shape;
+        if (tty)
+            std::cerr << "\r\033[K" << line << (p.current ? "" : "\n") << std::flush;
+        else
+            std::cerr << line << "\n";
     };
-    auto a = std::make_shared<Args>();
-    auto manifest = std::make_shared<std::string>();
-    auto *cmd = app.add_subcommand("batch", "tune every entry of a manifest (incremental: cached keys are skipped)");
-    cmd->add_option("manifest", *manifest, "JSON manifest: {\"entries\": [{\"op\": ..., \"shapes\": [...]}]}")
-        ->required();
+}
+
+void print_summary(const std::vector<tuner::TaskOutcome> &out) {
+    std::printf("%-5s %-16s %-34s %-7s %10s %9s %8s %6s %8s\n", "entry", "op", "shape", "status", "time_ms",
+                "GFLOP/s", "speedup", "trials", "wall_s");
+    double wall = 0;
+    for (const auto &o : out) {
+        const auto &r = o.record;
+        bool ok = o.status != tuner::TaskStatus::Failed;
+        std::printf("%-5zu %-16s %-34s %-7s %10s %9s %7sx %6lld %8s\n", o.task.entry, o.task.op.c_str(),
+                    o.task.shape.c_str(), tuner::task_status_name(o.status), ok ? fixed(r.time_ms, 3).c_str() : "-",
+                    ok ? fixed(r.gflops, 1).c_str() : "-",
+                    ok && r.time_ms > 0 ? fixed(r.default_time_ms / r.time_ms, 1).c_str() : "-",
+                    static_cast<long long>(ok ? r.trials : 0), fixed(o.wall_s, 1).c_str());
+        if (!o.stale.empty()) std::printf("      (stale key re-tuned: %s)\n", o.stale.c_str());
+        wall += o.wall_s;
+    }
+    std::printf("total: %zu tasks, %s\n", out.size(), duration(wall).c_str());
+}
+
+std::string now_utc() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+json task_json(const tuner::BatchTask &t) {
+    return {{"entry", t.entry}, {"op", t.op}, {"shape", t.shape}, {"dtype", t.dtype}, {"target", t.target},
+            {"trials", t.trials}, {"seed", t.seed}};
+}
+
+// Written to a temporary file and renamed, so a reader never sees half a report.
+void write_report(const std::string &path, const json &j) {
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp);
+        user_check(f.good()) << "cannot write report '" << path << "'";
+        f << j.dump(1) << "\n";
+        user_check(f.good()) << "cannot write report '" << path << "'";
+    }
+    user_check(std::rename(tmp.c_str(), path.c_str()) == 0) << "cannot write report '" << path << "'";
+}
+
+void run(const BatchArgs &a) {
+    OpLibrary lib = OpLibrary::standard(a.common.ops_dirs);
+    tuner::Shard shard = tuner::parse_shard(a.shard);
+    tuner::ManifestDefaults d;
+    d.target = a.common.target;
+    d.trials = a.flags->trials;
+    d.seed = a.flags->seed;
+    // Everything is validated before the database is touched.
+    tuner::Manifest m = tuner::load_manifest(a.manifest, lib, d);
+    std::vector<tuner::BatchTask> tasks = tuner::shard_tasks(m.tasks, shard);
+    int threads = 0;
+    for (const auto &t : tasks) {
+        int n = threads_of(a.common, load_target(t.target));
+        user_check(threads == 0 || threads == n)
+            << "manifest '" << a.manifest << "': its targets use different thread counts (" << threads << " and " << n
+            << "); pass --threads or run them as separate batches";
+        threads = n;
+    }
+    if (a.dry_run) {
+        for (const auto &t : tasks)
+            std::printf("%zu %s %s %s %s trials=%d seed=%llu\n", t.entry, t.op.c_str(), t.shape.c_str(),
+                        t.dtype.c_str(), t.target.c_str(), t.trials, static_cast<unsigned long long>(t.seed));
+        std::printf("shard %d/%d: %zu of %zu tasks (%zu entries, %zu repeats dropped)\n", shard.index, shard.count,
+                    tasks.size(), m.tasks.size(), m.entries, m.duplicates);
+        return;
+    }
+    if (threads == 0) threads = 1;
+    set_threads(threads);
+    tuner::BatchOptions o;
+    // The tuning flags as `tune` reads them (workers, budgets, timeouts); the batch prints its
+    // own progress, the tuner's lines only with --verbose.
+    o.tune = tune_options(*a.flags, a.common, load_target(tasks.empty() ? a.common.target : tasks[0].target));
+    o.tune.threads = threads;
+    o.tune.progress = {};
+    o.tune.trial_lines = a.verbose;
+    if (a.verbose) o.tune.log = [](const std::string &line) { std::cerr << "  " << line << "\n"; };
+    else o.tune.log = {};
+    o.progress = progress_printer(a.flags->quiet);
+    auto cache = db::open_kernel_cache(a.common.db_path, db::OpenMode::ReadWrite);
+    // One set of measurement workers for every task of the batch (seed 000: compile workers).
+    int jobs = o.tune.jobs > 0 ? o.tune.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    tuner::WorkerPool pool(jobs);
+    o.tune.pool = &pool;
+    std::string started = now_utc();
+    std::vector<tuner::TaskOutcome> out = tuner::run_batch(tasks, lib, *cache, o);
+    print_summary(out);
+
+    std::vector<tuner::Remeasure> again;
+    if (a.remeasure > 0) {
+        tuner::PoolOptions po;
+        po.min_time_ms = o.tune.min_time_ms;
+        po.timeout_s = o.tune.timeout_s;
+        again = tuner::remeasure_sample(tasks, lib, *cache, pool, po, threads, a.remeasure, a.flags->seed, a.threshold);
+        std::printf("\nre-measured %zu cached winners (regression: time relative to the default schedule up by more than %s%% since tuned)\n",
+                    again.size(), fixed(a.threshold * 100, 0).c_str());
+        for (const auto &r : again)
+            std::printf("  %-16s %-34s cached %s ms (default %s)  now %s ms (default %s)  %s\n", r.task.op.c_str(),
+                        r.task.shape.c_str(), fixed(r.cached_ms, 3).c_str(), fixed(r.cached_default_ms, 3).c_str(),
+                        fixed(r.now_ms, 3).c_str(), fixed(r.now_default_ms, 3).c_str(),
+                        !r.regressed ? "ok" : r.status == "ok" ? "REGRESSED" : ("REGRESSED (" + r.status + ")").c_str());
+    }
+
+    if (!a.report.empty()) {
+        json j;
+        j["manifest"] = a.manifest;
+        j["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+        j["db"] = a.common.db_path;
+        j["started_at"] = started;
+        j["finished_at"] = now_utc();
+        j["threads"] = threads;
+        j["halide_version"] = tuner::halide_version();
+        j["tuner_version"] = tuner::tuner_version();
+        j["tasks"] = json::array();
+        for (const auto &o : out) {
+            json t = task_json(o.task);
+            t["status"] = tuner::task_status_name(o.status);
+            t["wall_s"] = o.wall_s;
+            if (!o.error.empty()) t["error"] = o.error;
+            if (!o.stale.empty()) t["stale"] = o.stale;
+            if (o.status != tuner::TaskStatus::Failed) t["kernel"] = record_json(o.record, tuner::task_status_name(o.status));
+            j["tasks"].push_back(t);
+        }
+        j["remeasured"] = json::array();
+        for (const auto &r : again) {
+            json t = task_json(r.task);
+            t.update({{"cached_ms", r.cached_ms}, {"cached_default_ms", r.cached_default_ms}, {"now_ms", r.now_ms},
+                      {"now_default_ms", r.now_default_ms}, {"gflops_now", r.gflops_now}, {"status", r.status},
+                      {"regressed", r.regressed}, {"threshold", a.threshold}});
+            j["remeasured"].push_back(t);
+        }
+        write_report(a.report, j);
+    }
+
+    size_t failed = 0;
+    for (const auto &o : out)
+        if (o.status == tuner::TaskStatus::Failed) failed++;
+    if (failed == 0) return;
+    std::cerr << "failed tasks:\n";
+    for (const auto &o : out)
+        if (o.status == tuner::TaskStatus::Failed)
+            std::cerr << "  entry " << o.task.entry << " " << o.task.op << " " << o.task.shape << ": " << o.error << "\n";
+    user_check(false) << "batch '" << a.manifest << "': " << failed << " of " << out.size()
+                      << " tasks failed (listed above)";
+}
+
+void add_batch(CLI::App &app) {
+    auto a = std::make_shared<BatchArgs>();
+    auto *cmd = app.add_subcommand(
+        "batch", "tune every task of a manifest (incremental and resumable: cached keys are skipped)");
+    cmd->add_option("manifest", a->manifest, "JSON manifest (docs/batch.md)")->required();
+    cmd->add_option("--shard", a->shard, "run shard i of N (0-based, e.g. 2/8): task j goes to shard j mod N");
+    cmd->add_option("--report", a->report, "write every task's outcome as JSON to this file");
+    cmd->add_option("--remeasure", a->remeasure, "afterwards, measure again this many cached winners (seeded sample)");
+    cmd->add_option("--regression-threshold", a->threshold, "relative slowdown flagged as a regression (default 0.25)")
+        ->check(CLI::Range(0.0, 100.0));
+    cmd->add_flag("--verbose", a->verbose, "the tuner's own progress lines too");
+    cmd->add_flag("--dry-run", a->dry_run, "list this shard's tasks and stop");
     a->flags = std::make_unique<TuneFlags>(cmd);
     add_common_options(cmd, a->common, true);
-    cmd->callback([a, manifest] {
-        const std::string &path = *manifest;
-        OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
-        std::ifstream in(path);
-        user_check(in.good()) << "cannot read manifest '" << path << "'";
-        json m;
-        try {
-            m = json::parse(in);
-        } catch (const json::exception &e) {
-            user_check(false) << "manifest '" << path << "': " << e.what();
-        }
-        user_check(m.is_object() && m.contains("entries") && m["entries"].is_array())
-            << "manifest '" << path << "': expected an object with an array \"entries\"";
-        std::vector<std::pair<std::string, std::string>> work;
-        for (size_t i = 0; i < m["entries"].size(); i++) {
-            const json &e = m["entries"][i];
-            std::string where = "manifest '" + path + "' entry " + std::to_string(i);
-            user_check(e.is_object() && e.contains("op") && e["op"].is_string())
-                << where << ": field \"op\" must be a string";
-            user_check(e.contains("shapes") && e["shapes"].is_array() && !e["shapes"].empty())
-                << where << ": field \"shapes\" must be a non-empty array of shape strings";
-            ComputeDef def = lib.load(e["op"].get<std::string>());
-            for (const auto &s : e["shapes"]) {
-                user_check(s.is_string()) << where << ": every shape must be a string like \"M=512,N=512,K=512\"";
-                bind_shape(def, s.get<std::string>());  // validate every entry before tuning any
-                work.emplace_back(def.name, s.get<std::string>());
-            }
-        }
-        Target t = load_target(a->common.target);
-        set_threads(threads_of(a->common, t));
-        tuner::TuneOptions o = tune_options(*a->flags, a->common, t);
-        auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadWrite);
-        std::vector<db::KernelRecord> rows;
-        for (size_t i = 0; i < work.size(); i++) {
-            if (!a->flags->quiet)
-                std::cerr << "[" << i + 1 << "/" << work.size() << "] " << work[i].first << " " << work[i].second << "\n";
-            bool cached = false;
-            ComputeDef def = lib.load(work[i].first);
-            rows.push_back(tuner::tune_into_cache(def, bind_shape(def, work[i].second), t, o, *cache, false, &cached));
-            if (cached && !a->flags->quiet) std::cerr << "  cached, skipped\n";
-        }
-        print_table(rows);
-    });
+    cmd->callback([a] { run(*a); });
 }
 
 }  // namespace
