@@ -73,7 +73,7 @@ protected:
 };
 
 // Small matmuls, each a few seconds to tune with few trials.
-const char *small_manifest = R"({"defaults": {"trials": 3, "seed": 7},
+const char *small_manifest = R"({"defaults": {"trials": 2, "seed": 7},
   "entries": [{"op": "matmul", "shapes": [{"M": [32, 48, 64, 80, 96], "N": 32, "K": 32}]}]})";
 
 }  // namespace
