@@ -68,6 +68,13 @@ TEST(Manifest, EntryOverridesDefaultsOverrideCommandLine) {
     EXPECT_EQ(m.tasks[1].target, "toy");
 }
 
+TEST(Manifest, OtherToolsFieldsAreLeftAlone) {
+    // The benchmark suite (tests/bench/suite.json) is also a manifest, with labels of its own.
+    Manifest m = parse(R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8"], "labels": ["tiny"],
+                                       "quick": ["M=8,N=8,K=8"]}]})");
+    EXPECT_EQ(m.tasks.size(), 1u);
+}
+
 TEST(Manifest, RepeatedTasksAreDroppedOnce) {
     Manifest m = parse(R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8", "K=8, N=8, M=8"]},
                                       {"op": "matmul", "shapes": [{"M": 8, "N": 8, "K": [8, 16]}]}]})");
@@ -137,11 +144,15 @@ TEST(ManifestError, NamesTheEntryAndTheField) {
          "entry 0 field \"trials\": expected an integer"},
         {R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8"], "seed": -1}]})", "entry 0 field \"seed\""},
         {R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8"], "shape": "x"}]})",
-         "entry 0 field \"shape\": unknown field"},
+         "entry 0 field \"shape\": unknown field (did you mean \"shapes\"?)"},
+        {R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8"], "trails": 3}]})",
+         "entry 0 field \"trails\": unknown field (did you mean \"trials\"?)"},
         {R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8"]}], "defaults": {"trials": -3}})",
          "manifest 'm.json' field \"defaults.trials\": must be between"},
         {R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8"]}], "default": {}})",
-         "field \"default\": unknown field"},
+         "field \"default\": unknown field (did you mean \"defaults\"?)"},
+        {R"({"entries": [{"op": "matmul", "shapes": ["M=8,N=8,K=8"]}], "defaults": {"seeds": 1}})",
+         "field \"defaults.seeds\": unknown field (did you mean \"seed\"?)"},
         {R"({"entries": []})", "expected a non-empty array \"entries\""},
         {R"([1, 2])", "expected an object"},
         {R"({"entries": [)", "not valid JSON"},
