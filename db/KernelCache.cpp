@@ -431,6 +431,43 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
         return records;
     }
 
+    void put_model(const ModelRecord &record) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "storing model '" + record.name + "' of target '" + record.target + "'";
+        require_writable(what);
+        SqliteQuery insert(*connection_,
+                           "INSERT INTO models (target, name, created_at, train_rows, quality_json, bytes) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                           what);
+        insert.bind(1, record.target)
+            .bind(2, record.name)
+            .bind(3, record.created_at.empty() ? now_utc_iso8601() : record.created_at)
+            .bind(4, record.train_rows)
+            .bind(5, record.quality_json)
+            .bind_blob(6, record.bytes);
+        insert.run();
+    }
+
+    std::optional<ModelRecord> latest_model(const std::string &target, const std::string &name) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          "SELECT created_at, train_rows, quality_json, bytes FROM models "
+                          "WHERE target = ?1 AND name = ?2 ORDER BY id DESC LIMIT 1",
+                          "reading model '" + name + "' of target '" + target + "'");
+        query.bind(1, target).bind(2, name);
+        if (!query.step()) {
+            return std::nullopt;
+        }
+        ModelRecord record;
+        record.target = target;
+        record.name = name;
+        record.created_at = query.text(0);
+        record.train_rows = query.integer(1);
+        record.quality_json = query.text(2);
+        record.bytes = query.blob(3);
+        return record;
+    }
+
     CacheStats stats() override {
         std::lock_guard<std::mutex> lock(mutex_);
         CacheStats stats;

@@ -61,6 +61,17 @@ struct MeasurementRecord {
     std::string error;
 };
 
+// A trained cost model of one target (the `models` table): its serialized bytes, how many
+// measured candidates trained it and its evaluation figures as JSON text.
+struct ModelRecord {
+    std::string target;
+    std::string name;  // the model's kind, e.g. "xgboost"
+    int64_t train_rows = 0;
+    std::string quality_json = "{}";
+    std::vector<uint8_t> bytes;
+    std::string created_at;  // ISO-8601 UTC; filled by put_model when empty
+};
+
 struct CacheStats {
     int64_t kernels = 0;
     int64_t measurements = 0;
@@ -88,6 +99,9 @@ public:
     virtual std::vector<MeasurementRecord> measurements_for(const KernelKey &key) = 0;
     // Every measurement of every key on one target with status "ok" (training data).
     virtual std::vector<MeasurementRecord> measurements_on(const std::string &target) = 0;
+    // Appends a trained model; the newest of a (target, name) is the one latest_model returns.
+    virtual void put_model(const ModelRecord &record) = 0;
+    virtual std::optional<ModelRecord> latest_model(const std::string &target, const std::string &name) = 0;
     virtual CacheStats stats() = 0;
     virtual std::string path() const = 0;
 };

@@ -12,7 +12,8 @@ const std::vector<std::string> &feature_names() {
         "emit_bit",           "emit_num",           "footprint_log2",      "footprint_over_capacity",
         "arith_intensity",    "vector_lane_use",    "tail_waste",          "tasks_per_core",
         "unroll_size",        "packed",             "reduction_blocked",   "total_flops_log2",
-        "reg_tile_accumulators", "tile_outer_log2", "roofline_ns_log2"};
+        "reg_tile_accumulators", "tile_outer_log2", "roofline_ns_log2",
+        "unrolled",           "prefetch_distance",  "tile_order_changed"};
     return names;
 }
 
@@ -115,6 +116,9 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
             float(s.reg_elems / std::max(1, p.vector_width)),
             float(lg(s.tiles)),
             float(lg(roofline_ns)),
+            float(p.unroll),
+            float(p.prefetch),
+            float(!p.tile_order.empty()),
         };
         out.insert(out.end(), std::begin(row), std::end(row));
         rows++;

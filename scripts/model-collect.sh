@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Measures the cost model's training and held-out data on this machine: a seeded random sample of
+# legal points per task, each verified against the reference, one core per kernel, with a fixed
+# reference kernel interleaved every 20 candidates (it corrects for the clock's wander).
+#   scripts/model-collect.sh [train|holdout|all] [OUT_DIR] [OPGEN]
+# writes OUT_DIR/train.db and OUT_DIR/holdout.db (default OUT_DIR: model-data). A rerun resumes.
+# The held-out tasks are shapes never trained on: matmul 384^3 and a conv2d of its own shape.
+set -euo pipefail
+what=${1:-all}
+out=${2:-model-data}
+opgen=${3:-build/opgen/opgen}
+mkdir -p "$out"
+common=(--threads 1 --min-time-ms 15 --seed 1 --quiet)
+
+collect() {  # db op shape sample
+    "$opgen" model collect --db "$1" --op "$2" --shape "$3" --sample "$4" "${common[@]}"
+}
+
+if [[ $what == holdout || $what == all ]]; then
+    collect "$out/holdout.db" matmul M=384,N=384,K=384 500
+    collect "$out/holdout.db" conv2d_nchw N=1,C=64,H=28,W=28,F=64 500
+fi
+if [[ $what == train || $what == all ]]; then
+    collect "$out/train.db" matmul M=256,N=256,K=256 400
+    collect "$out/train.db" conv2d_nchw N=1,C=32,H=28,W=28,F=32 400
+    collect "$out/train.db" matmul M=128,N=512,K=256 400
+    collect "$out/train.db" conv2d_nchw N=1,C=64,H=14,W=14,F=128 400
+    collect "$out/train.db" matmul M=512,N=192,K=128 400
+    collect "$out/train.db" conv2d_nchw N=1,C=16,H=56,W=56,F=32 400
+    collect "$out/train.db" matmul M=192,N=320,K=384 400
+fi
