@@ -98,6 +98,8 @@ std::vector<float> decode_features(const std::vector<uint8_t> &bytes, const std:
     return features;
 }
 
+} // namespace
+
 int busy_timeout_from_environment(const std::string &path) {
     const char *text = std::getenv(kBusyTimeoutVariable);
     if (!text) {
@@ -112,6 +114,8 @@ int busy_timeout_from_environment(const std::string &path) {
     }
     return static_cast<int>(value);
 }
+
+namespace {
 
 std::string parent_directory(const std::string &path) {
     std::string parent = std::filesystem::path(path).parent_path().string();

@@ -17,12 +17,12 @@ namespace opgen::db {
 
 namespace {
 
-// The same busy timeout as the cache's readers: a lookup waits out one writer's commit.
-constexpr int kLookupBusyTimeoutMs = 10000;
-
 // Optional filters: an empty parameter matches any value.
 constexpr const char *kFilters = " AND (?4 = '' OR op_hash = ?4) AND (?5 = '' OR halide_version = ?5)"
                                  " AND (?6 = '' OR tuner_version = ?6)";
+
+// Derived and predicted answers kept per lookup before they are all forgotten.
+constexpr size_t kMaxRememberedAnswers = 4096;
 
 using ShapeValues = std::vector<std::pair<std::string, int64_t>>;
 
@@ -127,14 +127,22 @@ public:
                                          "for derived or predicted answers";
             return answer;
         }
+        std::string memo_key = request_key(request) + '\n' + canonical;
+        refresh_if_changed();
+        if (auto found = answers_.find(memo_key); found != answers_.end()) {
+            return found->second;
+        }
+        if (answers_.size() >= kMaxRememberedAnswers) {
+            answers_.clear();
+        }
         if (derived_locked(request, *info, answer)) {
-            return answer;
+            return answers_.emplace(memo_key, answer).first->second;
         }
         if (auto predicted = extension_->predict(request, *info)) {
             answer = std::move(*predicted);
             answer.kind = AnswerKind::Predicted;
             answer.kernel.key.shape = canonical;
-            return answer;
+            return answers_.emplace(memo_key, answer).first->second;
         }
         answer.reason = "no kernel of op '" + request.op_name + "' on target '" + request.target +
                         "' to derive from, and the model has no prediction";
@@ -153,6 +161,7 @@ public:
     void set_extension(std::shared_ptr<LookupExtension> extension) override {
         std::lock_guard<std::mutex> lock(mutex_);
         extension_ = std::move(extension);
+        answers_.clear();
     }
 
     std::string path() const override { return connection_->path(); }
@@ -192,19 +201,27 @@ private:
             .bind(6, request.tuner_version);
     }
 
-    // The tuned shapes of the request's op, from memory unless the file changed since they were
-    // read (PRAGMA data_version moves when another connection commits).
-    const std::vector<Candidate> &candidates(const LookupRequest &request) {
+    static std::string request_key(const LookupRequest &request) {
+        return request.target + '\n' + request.op_name + '\n' + request.dtype + '\n' +
+               request.op_hash + '\n' + request.halide_version + '\n' + request.tuner_version;
+    }
+
+    // Forgets the remembered shapes and answers when the file changed since they were read
+    // (PRAGMA data_version moves when another connection commits).
+    void refresh_if_changed() {
         SqliteQuery version(*connection_, "PRAGMA data_version", "reading the data version");
         version.step();
         int64_t data_version = version.integer(0);
-        std::string key = request.target + '\n' + request.op_name + '\n' + request.dtype + '\n' +
-                          request.op_hash + '\n' + request.halide_version + '\n' +
-                          request.tuner_version;
         if (data_version != data_version_) {
             candidates_.clear();
+            answers_.clear();
             data_version_ = data_version;
         }
+    }
+
+    // The tuned shapes of the request's op (refresh_if_changed() has run).
+    const std::vector<Candidate> &candidates(const LookupRequest &request) {
+        std::string key = request_key(request);
         auto found = candidates_.find(key);
         if (found != candidates_.end()) {
             return found->second;
@@ -256,7 +273,7 @@ private:
         KernelRecord record;
         record.key = read_key(query, 0);
         read_record(query, 7, record);
-        std::optional<std::string> fitted = refit_schedule(record.schedule_json, info.extents);
+        std::optional<std::string> fitted = extension_->refit(request, record.schedule_json, info);
         if (!fitted) {
             return false;
         }
@@ -276,6 +293,7 @@ private:
     std::shared_ptr<LookupExtension> extension_;
     int64_t data_version_ = -1;
     std::map<std::string, std::vector<Candidate>> candidates_;
+    std::map<std::string, LookupAnswer> answers_; // derived and predicted, by request and shape
 };
 
 } // namespace
@@ -307,7 +325,7 @@ std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path) {
     // corrupt, older or newer schema); the lookup then keeps a lighter connection of its own.
     open_kernel_cache(path, OpenMode::ReadOnly);
     auto connection = std::make_unique<SqliteConnection>(
-        path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, kLookupBusyTimeoutMs);
+        path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, busy_timeout_from_environment(path));
     return std::make_unique<SqliteKernelLookup>(std::move(connection));
 }
 

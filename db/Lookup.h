@@ -63,6 +63,16 @@ struct ShapeInfo {
     std::map<std::string, int64_t> extents; // loop variable -> extent
 };
 
+// Re-fits a schedule point (the JSON of opgen's SchedulePoint: axes innermost first with var, tile
+// and reg; reduce with var and block; vector_width) to new loop extents, keeping the structure of
+// the tuner's legal space: register tiles at most the extent (whole vectors on the innermost
+// axis), cache tiles a power-of-two multiple of the register tile or the whole extent, reduction
+// blocks a multiple of 16 dividing the extent or the whole extent. Tiles never grow beyond the
+// neighbour's, so a point that fitted the buffers still fits. Returns nullopt when the JSON is not
+// such a point or names a variable missing from `extents`.
+std::optional<std::string> refit_schedule(const std::string &schedule_json,
+                                          const std::map<std::string, int64_t> &extents);
+
 // What the lookup needs to know about ops and models; implemented above db/. Calls come from the
 // lookup's own lock, one at a time.
 class LookupExtension {
@@ -75,6 +85,15 @@ public:
     // it cannot predict (unknown target, empty space).
     virtual std::optional<LookupAnswer> predict(const LookupRequest &request,
                                                 const ShapeInfo &shape) = 0;
+    // The neighbour's schedule fitted to `shape` for `request`'s target; nullopt when it cannot
+    // be. The default re-fits the JSON by refit_schedule's generic rules; an extension that knows
+    // the legal space makes the answer one of its points.
+    virtual std::optional<std::string> refit(const LookupRequest &request,
+                                             const std::string &schedule_json,
+                                             const ShapeInfo &shape) {
+        (void)request;
+        return refit_schedule(schedule_json, shape.extents);
+    }
 };
 
 class KernelLookup {
@@ -82,6 +101,8 @@ public:
     virtual ~KernelLookup() = default;
     // The best answer for the request (see the top of this file). Raises DbError when the file
     // fails under it (corrupt, removed); a request without op, shape or target gives None.
+    // Derived and predicted answers are remembered per request until the file changes, so a shape
+    // asked for again is answered at exact-lookup speed.
     virtual LookupAnswer find(const LookupRequest &request) = 0;
     // Only the Exact step of find().
     virtual std::optional<KernelRecord> exact(const LookupRequest &request) = 0;
@@ -98,15 +119,6 @@ std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path);
 // "N=1,M=2" with names sorted; nullopt when the text is not NAME=INT pairs (unique names).
 std::optional<std::string> sorted_shape(const std::string &shape);
 
-// Re-fits a schedule point (the JSON of opgen's SchedulePoint: axes innermost first with var, tile
-// and reg; reduce with var and block; vector_width) to new loop extents, keeping the structure of
-// the tuner's legal space: register tiles at most the extent (whole vectors on the innermost
-// axis), cache tiles a power-of-two multiple of the register tile or the whole extent, reduction
-// blocks a multiple of 16 dividing the extent or the whole extent. Tiles never grow beyond the
-// neighbour's, so a point that fitted the buffers still fits. Returns nullopt when the JSON is not
-// such a point or names a variable missing from `extents`.
-std::optional<std::string> refit_schedule(const std::string &schedule_json,
-                                          const std::map<std::string, int64_t> &extents);
 
 } // namespace opgen::db
 

@@ -83,9 +83,15 @@ std::optional<std::string> refit_schedule(const std::string &schedule_json,
                 if (vector_width > 1 && extent < vector_width) {
                     vector_width = 1; // too narrow for one vector: scalar, whole axis
                 }
-                reg = vector_width > 1
-                          ? std::max(vector_width, std::min(old_reg, extent / vector_width * vector_width))
-                          : extent;
+                // One to four vectors, or the whole axis when it is a few vectors exactly.
+                std::vector<int64_t> regs;
+                for (int64_t k = 1; k <= 4 && k * vector_width <= extent; k++) {
+                    regs.push_back(k * vector_width);
+                }
+                if (extent % vector_width == 0 && extent / vector_width <= 8 && extent > 4 * vector_width) {
+                    regs.push_back(extent);
+                }
+                reg = vector_width > 1 ? largest_at_most(regs, old_reg) : extent;
             } else if (i == 1) {
                 reg = largest_at_most(kSecondAxisRegs, std::min(old_reg, extent));
             } else if (i == 2) {

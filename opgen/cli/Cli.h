@@ -61,6 +61,7 @@ void add_query_commands(CLI::App &app);  // query (QueryCommands.cpp)
 void add_batch_commands(CLI::App &app);  // batch (BatchCommands.cpp)
 void add_emit_command(CLI::App &app);   // emit (EmitCommand.cpp)
 void add_info_commands(CLI::App &app);  // ops, space, target (InfoCommands.cpp)
+void add_db_commands(CLI::App &app);    // db stats/merge/export (DbCommands.cpp)
 void add_model_commands(CLI::App &app);  // model collect/train/eval (ModelCommands.cpp)
 void add_extract_command(CLI::App &app);  // extract (ExtractCommand.cpp)
 

@@ -1,6 +1,10 @@
-// query: the cached kernel of an op at a shape, as JSON.
+// query: the cache's answer for an op at a shape, as JSON: the exact winner, else one derived from
+// the nearest tuned shape, else the cost model's prediction (the lookup library, db/Lookup.h, with
+// the tuner's extension, tuner/Predict.h). "answer" says which.
+#include "db/Lookup.h"
 #include "opgen/OpLibrary.h"
 #include "opgen/cli/Cli.h"
+#include "tuner/Predict.h"
 #include "tuner/Tuner.h"
 
 #include <iostream>
@@ -14,23 +18,51 @@ void add_query(CLI::App &app) {
     struct Args {
         Common common;
         std::string op, shape;
+        bool exact = false;
     };
     auto a = std::make_shared<Args>();
-    auto *cmd = app.add_subcommand("query", "print the cached kernel for an op and shape as JSON");
+    auto *cmd = app.add_subcommand(
+        "query", "print the cache's kernel for an op and shape as JSON: exact, derived or predicted");
     cmd->add_option("--op", a->op, "op name")->required();
     cmd->add_option("--shape", a->shape, "shape, e.g. M=512,N=512,K=512")->required();
+    cmd->add_flag("--exact", a->exact, "only an exact hit; no derived or predicted answer");
     add_common_options(cmd, a->common, true);
     cmd->callback([a] {
         OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
         ComputeDef def = lib.load(a->op);
-        BoundShape shape = bind_shape(def, a->shape);
+        BoundShape shape = bind_shape(def, a->shape);  // a bad shape is the user's error, named here
         Target t = load_target(a->common.target);
-        auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadOnly);
-        db::KernelKey key = tuner::kernel_key(def, shape, t, threads_of(a->common, t));
-        auto hit = cache->lookup(key);
-        user_check(hit.has_value()) << "no kernel for op '" << def.name << "' at " << shape.canonical
-                                    << " on target " << key.target << " in " << a->common.db_path;
-        std::cout << record_json(*hit, "exact").dump(2) << "\n";
+        int threads = threads_of(a->common, t);
+        db::KernelKey key = tuner::kernel_key(def, shape, t, threads);
+        auto lookup = db::open_kernel_lookup(a->common.db_path);
+        db::LookupRequest request;
+        request.op_name = key.op_name;
+        request.shape = key.shape;
+        request.target = key.target;
+        request.dtype = key.dtype;
+        request.op_hash = key.op_hash;
+        request.halide_version = key.halide_version;
+        request.tuner_version = key.tuner_version;
+        db::LookupAnswer answer;
+        if (a->exact) {
+            if (auto hit = lookup->exact(request)) {
+                answer.kind = db::AnswerKind::Exact;
+                answer.kernel = *hit;
+            }
+        } else {
+            lookup->set_extension(tuner::make_lookup_extension(lib, t, threads, a->common.db_path));
+            answer = lookup->find(request);
+        }
+        user_check(answer.kind != db::AnswerKind::None)
+            << "no kernel for op '" << def.name << "' at " << shape.canonical << " on target " << key.target
+            << " in " << a->common.db_path << (answer.reason.empty() ? "" : ": " + answer.reason);
+        nlohmann::json j = record_json(answer.kernel, db::answer_kind_name(answer.kind));
+        if (answer.kind == db::AnswerKind::Derived) {
+            j["from_shape"] = answer.from_shape;
+            j["distance"] = answer.distance;
+        }
+        j["time_is_estimate"] = answer.kind != db::AnswerKind::Exact;
+        std::cout << j.dump(2) << "\n";
     });
 }
 

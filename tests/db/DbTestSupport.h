@@ -112,6 +112,17 @@ inline MeasurementRecord make_measurement(const KernelKey &key, const std::strin
     return record;
 }
 
+// The message of the DbError that `action` raises; fails the test when it raises none.
+template <typename Action> std::string db_error_of(Action action) {
+    try {
+        action();
+    } catch (const DbError &error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "expected a DbError, none was raised";
+    return "";
+}
+
 inline std::string read_bytes(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -166,6 +177,46 @@ public:
 private:
     sqlite3 *db_ = nullptr;
 };
+
+// The version-1 schema as it shipped: a fixture, since files written by it exist. It must not
+// follow later edits of db/Schema.cpp.
+inline const char *const kVersion1Schema = R"sql(
+CREATE TABLE ops (name TEXT NOT NULL, op_hash TEXT NOT NULL, UNIQUE (name, op_hash));
+CREATE TABLE targets (name TEXT NOT NULL UNIQUE);
+CREATE TABLE kernels (
+    op_name TEXT NOT NULL, op_hash TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
+    target TEXT NOT NULL, halide_version TEXT NOT NULL, tuner_version TEXT NOT NULL,
+    schedule_json TEXT NOT NULL, schedule_source TEXT NOT NULL, time_ms REAL NOT NULL,
+    gflops REAL, default_time_ms REAL, verified INTEGER NOT NULL, trials INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version));
+CREATE TABLE measurements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, op_name TEXT NOT NULL, op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL, dtype TEXT NOT NULL, target TEXT NOT NULL,
+    halide_version TEXT NOT NULL, tuner_version TEXT NOT NULL, schedule_json TEXT NOT NULL,
+    features BLOB NOT NULL, feature_rows INTEGER NOT NULL, time_ms REAL, gflops REAL,
+    status TEXT NOT NULL, error TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX measurements_by_key ON measurements
+    (target, op_name, op_hash, shape, dtype, halide_version, tuner_version);
+CREATE TABLE models (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, name TEXT NOT NULL,
+    created_at TEXT NOT NULL, train_rows INTEGER NOT NULL, quality_json TEXT NOT NULL,
+    bytes BLOB NOT NULL);
+CREATE INDEX models_by_target ON models (target, name);
+INSERT INTO ops VALUES ('matmul', '9f2c4e1ab7d03355');
+INSERT INTO targets VALUES ('host-x86-64-avx2');
+INSERT INTO kernels VALUES ('matmul', '9f2c4e1ab7d03355', 'K=512,M=512,N=512', 'f32',
+    'host-x86-64-avx2', '14.0.0', '0.1.0', '{"tile":[32,32]}', 'C.vectorize(x, 16);', 0.5, 537.0,
+    3.75, 1, 640, '2024-05-06T07:08:09Z');
+PRAGMA user_version = 1;
+)sql";
+
+// Writes a version-1 cache holding one matmul kernel (make_key()'s) at `path`; returns `path`.
+inline std::string make_version1_file(const std::string &path) {
+    write_bytes(path, "");
+    RawDb(path).exec(kVersion1Schema);
+    return path;
+}
 
 } // namespace opgen::db::test
 

@@ -18,6 +18,7 @@
 namespace opgen::db {
 namespace {
 
+using test::db_error_of;
 using test::make_kernel;
 using test::make_key;
 using test::make_measurement;
@@ -27,16 +28,6 @@ using test::ScopedEnv;
 using test::ScratchDir;
 using test::write_bytes;
 
-// The message of the DbError that `action` raises; fails the test when it raises none.
-template <typename Action> std::string db_error_of(Action action) {
-    try {
-        action();
-    } catch (const DbError &error) {
-        return error.what();
-    }
-    ADD_FAILURE() << "expected a DbError, none was raised";
-    return "";
-}
 
 bool exists(const std::string &path) {
     return std::filesystem::exists(path);

@@ -1,0 +1,233 @@
+#include "db/CacheFiles.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "db/KernelCache.h"
+#include "db/Rows.h"
+#include "db/Schema.h"
+#include "db/Sqlite.h"
+
+namespace opgen::db {
+
+namespace {
+
+std::string quoted(const std::string &path) {
+    return "database '" + path + "'";
+}
+
+// The schema version of an input, read without writing (check_schema refuses what is not a
+// cache, is corrupt or is newer than this build).
+int input_version(const std::string &path) {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) {
+        throw DbError(quoted(path) + (std::filesystem::exists(path, error) ? " is not a regular file"
+                                                                            : " does not exist"));
+    }
+    SqliteConnection connection(path, SQLITE_OPEN_READONLY, busy_timeout_from_environment(path));
+    return check_schema(connection);
+}
+
+void remove_files(const std::string &path) {
+    for (const char *suffix : {"", "-wal", "-shm", "-journal"}) {
+        ::unlink((path + suffix).c_str());
+    }
+}
+
+int64_t count(SqliteConnection &connection, const std::string &table) {
+    SqliteQuery query(connection, "SELECT count(*) FROM " + table, "counting " + table);
+    query.step();
+    return query.integer(0);
+}
+
+// Copies one input into the merged file; `what` names the input for error messages.
+void merge_one(SqliteConnection &out, const std::string &input, MergeReport &report) {
+    const std::string what = "merging " + quoted(input);
+    {
+        SqliteQuery attach(out, "ATTACH DATABASE ?1 AS src", what);
+        attach.bind(1, input).run();
+    }
+    try {
+        report.kernels_read += count(out, "src.kernels");
+        SqliteTransaction transaction(out, what);
+        out.exec(R"sql(
+INSERT INTO main.ops (name, op_hash, source)
+    SELECT name, op_hash, source FROM src.ops WHERE true
+    ON CONFLICT (name, op_hash) DO UPDATE SET source = excluded.source WHERE ops.source = '';
+INSERT INTO main.targets (name) SELECT name FROM src.targets WHERE true ON CONFLICT DO NOTHING;
+-- The best per key, as put_kernel decides: the old row stays unless the new one is faster.
+INSERT INTO main.kernels (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
+                          schedule_json, schedule_source, time_ms, gflops, default_time_ms,
+                          verified, trials, created_at)
+    SELECT op_name, op_hash, shape, dtype, target, halide_version, tuner_version, schedule_json,
+           schedule_source, time_ms, gflops, default_time_ms, verified, trials, created_at
+    FROM src.kernels WHERE true ORDER BY rowid
+    ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_version)
+    DO UPDATE SET schedule_json = excluded.schedule_json,
+                  schedule_source = excluded.schedule_source, time_ms = excluded.time_ms,
+                  gflops = excluded.gflops, default_time_ms = excluded.default_time_ms,
+                  verified = excluded.verified, trials = excluded.trials,
+                  created_at = excluded.created_at
+    WHERE excluded.time_ms < kernels.time_ms;
+INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_version,
+                               tuner_version, schedule_json, features, feature_rows, time_ms,
+                               gflops, status, error, created_at)
+    SELECT op_name, op_hash, shape, dtype, target, halide_version, tuner_version, schedule_json,
+           features, feature_rows, time_ms, gflops, status, error, created_at
+    FROM src.measurements ORDER BY id;
+INSERT INTO main.models (target, name, created_at, train_rows, quality_json, bytes)
+    SELECT target, name, created_at, train_rows, quality_json, bytes FROM src.models ORDER BY id;
+)sql",
+                 what);
+        transaction.commit();
+    } catch (...) {
+        out.exec("DETACH DATABASE src", what);
+        throw;
+    }
+    out.exec("DETACH DATABASE src", what);
+}
+
+} // namespace
+
+MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const std::string &output) {
+    if (inputs.empty()) {
+        throw DbError("merge needs at least one input database");
+    }
+    std::error_code error;
+    if (std::filesystem::exists(output, error)) {
+        throw DbError(quoted(output) + " already exists; merge writes a new file");
+    }
+    std::vector<int> versions;
+    for (const std::string &input : inputs) {
+        versions.push_back(input_version(input));
+    }
+    for (size_t i = 1; i < inputs.size(); i++) {
+        if (versions[i] != versions[0]) {
+            throw DbError("cannot merge databases of different schema versions: '" + inputs[0] +
+                          "' has version " + std::to_string(versions[0]) + ", '" + inputs[i] +
+                          "' has version " + std::to_string(versions[i]));
+        }
+    }
+    if (versions[0] != kernel_cache_schema_version()) {
+        throw DbError(quoted(inputs[0]) + " has schema version " + std::to_string(versions[0]) +
+                      ", not version " + std::to_string(kernel_cache_schema_version()) +
+                      " that this build merges; open each input read-write once to upgrade it");
+    }
+
+    // Build under a temporary name, then link into place: a failure leaves nothing at `output`,
+    // and a file that appeared there meanwhile is never overwritten.
+    std::string temporary = output + ".merging-" + std::to_string(::getpid());
+    remove_files(temporary);
+    MergeReport report;
+    try {
+        open_kernel_cache(temporary); // creates the schema, in WAL mode
+        {
+            SqliteConnection out(temporary, SQLITE_OPEN_READWRITE, busy_timeout_from_environment(temporary));
+            for (const std::string &input : inputs) {
+                merge_one(out, input, report);
+            }
+            report.kernels = count(out, "kernels");
+            report.measurements = count(out, "measurements");
+            report.models = count(out, "models");
+            // One self-contained file: fold the WAL back in before it moves.
+            out.exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpointing the merged file");
+        }
+        if (::link(temporary.c_str(), output.c_str()) != 0) {
+            int reason = errno;
+            throw DbError("cannot create " + quoted(output) + ": " + std::strerror(reason));
+        }
+    } catch (...) {
+        remove_files(temporary);
+        throw;
+    }
+    remove_files(temporary);
+    return report;
+}
+
+void export_kernel_cache(const std::string &path, bool with_measurements, std::ostream &out) {
+    int version = open_kernel_cache(path, OpenMode::ReadOnly)->stats().schema_version;
+    SqliteConnection connection(path, SQLITE_OPEN_READONLY, busy_timeout_from_environment(path));
+    // One read transaction, so kernels and measurements come from one snapshot.
+    connection.exec("BEGIN", "exporting");
+    nlohmann::json doc;
+    doc["schema_version"] = version;
+    doc["kernels"] = nlohmann::json::array();
+    {
+        SqliteQuery query(connection,
+                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                              " FROM kernels ORDER BY target, op_name, shape, dtype, op_hash, "
+                              "halide_version, tuner_version",
+                          "exporting the kernels");
+        while (query.step()) {
+            KernelRecord r;
+            r.key = read_key(query, 0);
+            read_record(query, 7, r);
+            nlohmann::json schedule = nlohmann::json::parse(r.schedule_json, nullptr, false);
+            doc["kernels"].push_back({{"op", r.key.op_name},
+                                      {"op_hash", r.key.op_hash},
+                                      {"shape", r.key.shape},
+                                      {"dtype", r.key.dtype},
+                                      {"target", r.key.target},
+                                      {"halide_version", r.key.halide_version},
+                                      {"tuner_version", r.key.tuner_version},
+                                      {"schedule", schedule.is_discarded() ? nlohmann::json(r.schedule_json) : schedule},
+                                      {"schedule_source", r.schedule_source},
+                                      {"time_ms", r.time_ms},
+                                      {"gflops", r.gflops},
+                                      {"default_time_ms", r.default_time_ms},
+                                      {"verified", r.verified},
+                                      {"trials", r.trials},
+                                      {"created_at", r.created_at}});
+        }
+    }
+    if (with_measurements) {
+        doc["measurements"] = nlohmann::json::array();
+        auto cache = open_kernel_cache(path, OpenMode::ReadOnly);
+        SqliteQuery keys(connection,
+                         std::string("SELECT DISTINCT ") + kKeyColumns +
+                             " FROM measurements ORDER BY target, op_name, shape",
+                         "exporting the measurements");
+        while (keys.step()) {
+            for (const MeasurementRecord &m : cache->measurements_for(read_key(keys, 0))) {
+                doc["measurements"].push_back({{"op", m.key.op_name},
+                                               {"shape", m.key.shape},
+                                               {"target", m.key.target},
+                                               {"schedule", m.schedule_json},
+                                               {"features", m.features},
+                                               {"feature_rows", m.feature_rows},
+                                               {"time_ms", m.time_ms},
+                                               {"gflops", m.gflops},
+                                               {"status", m.status},
+                                               {"error", m.error}});
+            }
+        }
+    }
+    connection.exec("COMMIT", "exporting");
+    out << doc.dump(2) << "\n";
+}
+
+std::vector<KernelCount> count_kernels(const std::string &path) {
+    open_kernel_cache(path, OpenMode::ReadOnly);
+    SqliteConnection connection(path, SQLITE_OPEN_READONLY, busy_timeout_from_environment(path));
+    SqliteQuery query(connection, R"sql(
+SELECT target, op_name, sum(k), sum(m) FROM (
+    SELECT target, op_name, count(*) AS k, 0 AS m FROM kernels GROUP BY target, op_name
+    UNION ALL
+    SELECT target, op_name, 0, count(*) FROM measurements GROUP BY target, op_name)
+GROUP BY target, op_name ORDER BY target, op_name
+)sql",
+                      "counting the kernels of " + quoted(path));
+    std::vector<KernelCount> counts;
+    while (query.step()) {
+        counts.push_back({query.text(0), query.text(1), query.integer(2), query.integer(3)});
+    }
+    return counts;
+}
+
+} // namespace opgen::db

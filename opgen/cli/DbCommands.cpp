@@ -1,0 +1,117 @@
+// db: whole-file operations on kernel caches: stats, merge (shards of a batch, caches of several
+// machines), export as JSON. The work is in db/CacheFiles.h; this file only parses arguments.
+#include "db/CacheFiles.h"
+#include "db/KernelCache.h"
+#include "opgen/cli/Cli.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace opgen::cli {
+
+namespace {
+
+void add_stats(CLI::App *db_cmd) {
+    struct Args {
+        std::string db_path = "opgen.db";
+        bool json = false;
+    };
+    auto a = std::make_shared<Args>();
+    auto *cmd = db_cmd->add_subcommand("stats", "count kernels and measurements per target and op");
+    cmd->add_option("--db", a->db_path, "kernel cache file (default: opgen.db)");
+    cmd->add_flag("--json", a->json, "print JSON");
+    cmd->callback([a] {
+        db::CacheStats stats = db::open_kernel_cache(a->db_path, db::OpenMode::ReadOnly)->stats();
+        std::vector<db::KernelCount> counts = db::count_kernels(a->db_path);
+        if (a->json) {
+            nlohmann::json j = {{"db", a->db_path},         {"schema_version", stats.schema_version},
+                                {"kernels", stats.kernels}, {"measurements", stats.measurements},
+                                {"ops", stats.ops},         {"targets", stats.targets}};
+            j["by_target_and_op"] = nlohmann::json::array();
+            for (const auto &c : counts) {
+                j["by_target_and_op"].push_back({{"target", c.target},
+                                                 {"op", c.op_name},
+                                                 {"kernels", c.kernels},
+                                                 {"measurements", c.measurements}});
+            }
+            std::cout << j.dump(2) << "\n";
+            return;
+        }
+        std::printf("%s: schema version %d, %lld kernels, %lld measurements, %lld ops, %lld targets\n",
+                    a->db_path.c_str(), stats.schema_version, static_cast<long long>(stats.kernels),
+                    static_cast<long long>(stats.measurements), static_cast<long long>(stats.ops),
+                    static_cast<long long>(stats.targets));
+        std::printf("%-32s %-20s %9s %13s\n", "target", "op", "kernels", "measurements");
+        for (const auto &c : counts) {
+            std::printf("%-32s %-20s %9lld %13lld\n", c.target.c_str(), c.op_name.c_str(),
+                        static_cast<long long>(c.kernels), static_cast<long long>(c.measurements));
+        }
+    });
+}
+
+void add_merge(CLI::App *db_cmd) {
+    struct Args {
+        std::vector<std::string> inputs;
+        std::string output;
+    };
+    auto a = std::make_shared<Args>();
+    auto *cmd = db_cmd->add_subcommand(
+        "merge", "merge caches into a new one: the best kernel per key, every measurement kept");
+    cmd->add_option("inputs", a->inputs, "input cache files")->required();
+    cmd->add_option("-o,--output", a->output, "the new cache file (must not exist)")->required();
+    cmd->callback([a] {
+        db::MergeReport r = db::merge_kernel_caches(a->inputs, a->output);
+        std::printf("%s: %lld kernels (best of %lld from %zu inputs), %lld measurements, %lld models\n",
+                    a->output.c_str(), static_cast<long long>(r.kernels), static_cast<long long>(r.kernels_read),
+                    a->inputs.size(), static_cast<long long>(r.measurements), static_cast<long long>(r.models));
+    });
+}
+
+void add_export(CLI::App *db_cmd) {
+    struct Args {
+        std::string db_path = "opgen.db";
+        std::string format = "json";
+        std::string output;
+        bool measurements = false;
+    };
+    auto a = std::make_shared<Args>();
+    auto *cmd = db_cmd->add_subcommand("export", "write a cache's kernels (and measurements) as JSON");
+    cmd->add_option("--db", a->db_path, "kernel cache file (default: opgen.db)");
+    cmd->add_option("--format", a->format, "output format (json)")->check(CLI::IsMember({"json"}));
+    cmd->add_option("-o,--output", a->output, "output file (default: standard output)");
+    cmd->add_flag("--measurements", a->measurements, "include every measurement");
+    cmd->callback([a] {
+        if (a->output.empty()) {
+            db::export_kernel_cache(a->db_path, a->measurements, std::cout);
+            return;
+        }
+        // Written beside the target and renamed into place: no half-written export on failure.
+        std::string temporary = a->output + ".partial";
+        try {
+            std::ofstream out(temporary, std::ios::trunc);
+            user_check(out.good()) << "cannot write '" << a->output << "'";
+            db::export_kernel_cache(a->db_path, a->measurements, out);
+            out.close();
+            user_check(out.good()) << "cannot write '" << a->output << "'";
+            user_check(std::rename(temporary.c_str(), a->output.c_str()) == 0)
+                << "cannot write '" << a->output << "'";
+        } catch (...) {
+            std::remove(temporary.c_str());
+            throw;
+        }
+    });
+}
+
+}  // namespace
+
+void add_db_commands(CLI::App &app) {
+    auto *cmd = app.add_subcommand("db", "kernel cache files: stats, merge, export");
+    cmd->require_subcommand(1);
+    add_stats(cmd);
+    add_merge(cmd);
+    add_export(cmd);
+}
+
+}  // namespace opgen::cli

@@ -1,0 +1,367 @@
+// The kernel-cache lookup benchmark (scripts/cache-bench.sh, scripts/cache-compare.sh).
+//
+//   opgen_cache_bench lookup --db FILE [--lookups N]
+//       Fills FILE (when empty) with 100,000 kernel rows of matmul and conv2d_nchw on target
+//       x86-64-avx512:t1, plus 5,000 on x86-64-avx2:t1 that no query may see, and times answers
+//       through the library: exact (no extension, and with the tuner's extension), derived and
+//       predicted for matmul and conv2d_nchw. Prints p50/p99 in microseconds.
+//   opgen_cache_bench compare --db FILE [--trials N]
+//       Tunes a few base shapes per op into FILE, then for 10 shapes never tuned: a full tuning of
+//       the shape (same trial budget), the library's derived answer and the model's predicted
+//       answer, measured interleaved in 3 rounds; prints each one's median over the tuned
+//       winner's.
+#include "db/KernelCache.h"
+#include "db/Lookup.h"
+#include "opgen/OpLibrary.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "tuner/Features.h"
+#include "tuner/Measurer.h"
+#include "tuner/Predict.h"
+#include "tuner/TilingSpace.h"
+#include "tuner/Tuner.h"
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace opgen;
+
+namespace {
+
+const char *const kTarget = "x86-64-avx512";
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
+}
+
+void check(int rc, sqlite3 *db, const char *what) {
+    if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        throw std::runtime_error(std::string(what) + ": " + sqlite3_errmsg(db));
+    }
+}
+
+struct Grid {
+    std::string op;
+    std::string base_shape;  // the shape whose legal points fill the rows
+    std::vector<std::string> shapes;
+};
+
+std::vector<int> sizes(int first, int step, int count) {
+    std::vector<int> v;
+    for (int i = 0; i < count; i++) v.push_back(first + i * step);
+    return v;
+}
+
+// 64,000 matmul shapes and 36,000 conv2d_nchw shapes.
+std::vector<Grid> grids() {
+    Grid mm{"matmul", "M=256,N=256,K=256", {}};
+    for (int m : sizes(16, 32, 40))
+        for (int n : sizes(16, 32, 40))
+            for (int k : sizes(16, 32, 40))
+                mm.shapes.push_back("M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k));
+    Grid conv{"conv2d_nchw", "N=1,C=64,H=28,W=28,F=64", {}};
+    for (int c : sizes(8, 8, 30))
+        for (int hw : sizes(7, 2, 30))
+            for (int f : sizes(8, 8, 40))
+                conv.shapes.push_back("N=1,C=" + std::to_string(c) + ",H=" + std::to_string(hw) + ",W=" +
+                                      std::to_string(hw) + ",F=" + std::to_string(f));
+    return {mm, conv};
+}
+
+// Bulk-inserts kernel rows with SQLite directly, in one transaction (put_kernel commits per row).
+void fill(const std::string &path, const OpLibrary &lib) {
+    db::open_kernel_cache(path);  // creates the schema
+    sqlite3 *db = nullptr;
+    check(sqlite3_open(path.c_str(), &db), db, "open");
+    check(sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr), db, "begin");
+    sqlite3_stmt *insert = nullptr;
+    check(sqlite3_prepare_v2(db,
+                             "INSERT INTO kernels VALUES (?1, ?2, ?3, 'f32', ?4, ?5, ?6, ?7, '// source', ?8, 100, "
+                             "1, 1, 24, '2026-01-01T00:00:00Z')",
+                             -1, &insert, nullptr),
+          db, "prepare");
+    Target target = load_target(kTarget);
+    std::mt19937_64 rng(7);
+    for (const Grid &g : grids()) {
+        ComputeDef def = lib.load(g.op);
+        BoundShape base = bind_shape(def, g.base_shape);
+        tuner::TilingSpace space = tuner::make_tiling_space(def, base, target, 1);
+        std::vector<std::string> points;
+        for (size_t i = 0; i < std::min<size_t>(64, space.legal.size()); i++) {
+            points.push_back(space.legal[(i * 7919) % space.legal.size()].to_json().dump());
+        }
+        std::string hash = definition_hash(def.source);
+        size_t n = 0;
+        for (const std::string &shape_text : g.shapes) {
+            BoundShape shape = bind_shape(def, shape_text);
+            // Every 20th row also on a second target, which no query below may return.
+            for (const char *t : {"x86-64-avx512:t1", "x86-64-avx2:t1"}) {
+                if (t[8] == '2' && n % 20 != 0) continue;
+                sqlite3_reset(insert);
+                sqlite3_bind_text(insert, 1, def.name.c_str(), -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(insert, 2, hash.c_str(), -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(insert, 3, shape.canonical.c_str(), -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(insert, 4, t, -1, SQLITE_STATIC);
+                sqlite3_bind_text(insert, 5, tuner::halide_version().c_str(), -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(insert, 6, tuner::tuner_version(), -1, SQLITE_STATIC);
+                sqlite3_bind_text(insert, 7, points[rng() % points.size()].c_str(), -1, SQLITE_TRANSIENT);
+                sqlite3_bind_double(insert, 8, 0.01 + double(rng() % 1000) / 100.0);
+                check(sqlite3_step(insert), db, "insert");
+            }
+            n++;
+        }
+    }
+    sqlite3_finalize(insert);
+    check(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), db, "commit");
+    sqlite3_close(db);
+}
+
+db::LookupRequest request(const std::string &op, const std::string &shape, const std::string &target) {
+    db::LookupRequest r;
+    r.op_name = op;
+    r.shape = shape;
+    r.target = target;
+    return r;
+}
+
+// Times find() on each request; checks every answer is of `kind`.
+void time_answers(const char *label, db::KernelLookup &lookup, const std::vector<db::LookupRequest> &requests,
+                  db::AnswerKind kind) {
+    std::vector<double> us;
+    for (const auto &r : requests) {
+        auto start = std::chrono::steady_clock::now();
+        db::LookupAnswer a = lookup.find(r);
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+        if (a.kind != kind) {
+            throw std::runtime_error(std::string(label) + ": " + r.shape + " answered " + db::answer_kind_name(a.kind) +
+                                     " (" + a.reason + "), expected " + db::answer_kind_name(kind));
+        }
+    }
+    std::printf("%-34s n=%-6zu p50 %9.1f us   p99 %9.1f us   max %9.1f us\n", label, us.size(), percentile(us, 0.5),
+                percentile(us, 0.99), percentile(us, 1.0));
+}
+
+// Measurements with real features and roofline-derived labels (times a seeded noise) on the
+// target key `target_key`, so that predict() has a trained model to run, as it would on a cache
+// filled by tuning. Only the prediction's latency is measured with it, never its quality.
+void add_training_rows(const std::string &path, const OpLibrary &lib, int threads) {
+    auto cache = db::open_kernel_cache(path);
+    Target target = load_target(kTarget);
+    std::mt19937_64 rng(5);
+    std::lognormal_distribution<double> noise(0.0, 0.2);
+    for (const auto &[op, shape_text] : std::vector<std::pair<std::string, std::string>>{
+             {"matmul", "M=256,N=256,K=256"}, {"matmul", "M=512,N=128,K=384"},
+             {"conv2d_nchw", "N=1,C=64,H=28,W=28,F=64"}, {"conv2d_nchw", "N=1,C=32,H=56,W=56,F=32"}}) {
+        ComputeDef def = lib.load(op);
+        BoundShape shape = bind_shape(def, shape_text);
+        tuner::TilingSpace space = tuner::make_tiling_space(def, shape, target, threads);
+        db::KernelKey key = tuner::kernel_key(def, shape, target, threads);
+        std::vector<db::MeasurementRecord> rows;
+        for (const SchedulePoint &p : space.sample(60, 3)) {
+            db::MeasurementRecord m;
+            m.key = key;
+            m.schedule_json = p.to_json().dump();
+            m.feature_rows = tuner::group_features(def, shape, target, space, p, threads, m.features);
+            double seconds = tuner::roofline_seconds(def, shape, target, space, p, threads) * noise(rng);
+            m.time_ms = seconds * 1e3;
+            m.gflops = flop_count(def, shape) / seconds / 1e9;
+            rows.push_back(std::move(m));
+        }
+        cache->record_measurements(rows);
+    }
+}
+
+int run_lookup(const std::string &path, int lookups) {
+    OpLibrary lib = OpLibrary::standard();
+    Target target = load_target(kTarget);
+    {
+        db::CacheStats stats = db::open_kernel_cache(path)->stats();
+        if (stats.kernels == 0) {
+            auto start = std::chrono::steady_clock::now();
+            fill(path, lib);
+            add_training_rows(path, lib, 2);
+            std::printf("filled %s in %.1f s\n", path.c_str(),
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        stats = db::open_kernel_cache(path)->stats();
+        std::printf("%s: %lld kernel rows (100,000 on x86-64-avx512:t1), %lld measurements\n", path.c_str(),
+                    static_cast<long long>(stats.kernels), static_cast<long long>(stats.measurements));
+    }
+    std::mt19937_64 rng(11);
+    std::vector<Grid> g = grids();
+    std::vector<ComputeDef> defs{lib.load("matmul"), lib.load("conv2d_nchw")};
+    // Exact without the extension: the full canonical shape, names in reverse order (the library
+    // sorts them). Exact with it: the short form a runtime writes (defaults filled in by the op).
+    std::vector<db::LookupRequest> exact_full, exact_short;
+    for (int i = 0; i < lookups; i++) {
+        const Grid &grid = g[i % 2];
+        std::string shape = grid.shapes[rng() % grid.shapes.size()];
+        exact_short.push_back(request(grid.op, shape, "x86-64-avx512:t1"));
+        std::vector<std::string> parts;
+        std::string canonical = bind_shape(defs[i % 2], shape).canonical;
+        for (size_t at = 0, comma; at <= canonical.size(); at = comma + 1) {
+            comma = std::min(canonical.find(',', at), canonical.size());
+            parts.push_back(canonical.substr(at, comma - at));
+        }
+        std::string reversed;
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it) reversed += (reversed.empty() ? "" : ",") + *it;
+        exact_full.push_back(request(grid.op, reversed, "x86-64-avx512:t1"));
+    }
+    // Derived: off the grid (the grid's sizes are 16 + 32i, 8 + 8i, 7 + 2i).
+    std::vector<db::LookupRequest> derived_mm, derived_conv, predicted_mm, predicted_conv;
+    for (int i = 0; i < 2000; i++) {
+        auto odd = [&](int lo, int hi) { return std::to_string(lo + 2 * int(rng() % size_t((hi - lo) / 2)) + 1); };
+        derived_mm.push_back(request("matmul", "M=" + odd(20, 1200) + ",N=" + odd(20, 1200) + ",K=" + odd(20, 1200),
+                                     "x86-64-avx512:t1"));
+        std::string hw = std::to_string(8 + 2 * int(rng() % 29));
+        derived_conv.push_back(request("conv2d_nchw",
+                                       "N=1,C=" + std::to_string(12 + 8 * int(rng() % 28)) + ",H=" + hw + ",W=" + hw +
+                                           ",F=" + std::to_string(12 + 8 * int(rng() % 38)),
+                                       "x86-64-avx512:t1"));
+    }
+    for (int i = 0; i < 40; i++) {
+        predicted_mm.push_back(request("matmul", derived_mm[i].shape, "x86-64-avx512:t2"));
+        predicted_conv.push_back(request("conv2d_nchw", derived_conv[i].shape, "x86-64-avx512:t2"));
+    }
+
+    auto plain = db::open_kernel_lookup(path);
+    time_answers("warm-up", *plain, std::vector<db::LookupRequest>(exact_full.begin(), exact_full.begin() + 200),
+                 db::AnswerKind::Exact);
+    time_answers("exact, library alone", *plain, exact_full, db::AnswerKind::Exact);
+    auto with = db::open_kernel_lookup(path);
+    with->set_extension(tuner::make_lookup_extension(lib, target, 1, path));
+    time_answers("exact, with the tuner's extension", *with, exact_short, db::AnswerKind::Exact);
+    // The first derived call of an op reads its tuned shapes once; later ones reuse them.
+    time_answers("derived matmul (first call)", *with, {derived_mm[0]}, db::AnswerKind::Derived);
+    time_answers("derived matmul", *with, derived_mm, db::AnswerKind::Derived);
+    time_answers("derived conv2d_nchw (first call)", *with, {derived_conv[0]}, db::AnswerKind::Derived);
+    time_answers("derived conv2d_nchw", *with, derived_conv, db::AnswerKind::Derived);
+    auto predicting = db::open_kernel_lookup(path);
+    predicting->set_extension(tuner::make_lookup_extension(lib, target, 2, path));
+    // The first predicted call of an op trains its model on the cache's measurements.
+    time_answers("predicted matmul (first: trains)", *predicting, {predicted_mm[0]}, db::AnswerKind::Predicted);
+    time_answers("predicted matmul", *predicting, predicted_mm, db::AnswerKind::Predicted);
+    time_answers("predicted conv2d (first: trains)", *predicting, {predicted_conv[0]}, db::AnswerKind::Predicted);
+    time_answers("predicted conv2d_nchw", *predicting, predicted_conv, db::AnswerKind::Predicted);
+    return 0;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return std::nan("");
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// The 10-shape experiment: how good are derived and predicted answers against tuning the shape?
+int run_compare(const std::string &path, int trials) {
+    OpLibrary lib = OpLibrary::standard();
+    Target target = load_target("host");
+    const int threads = 1;
+    tuner::TuneOptions o;
+    o.trials = trials;
+    o.threads = threads;
+    o.seed = 1;
+    o.jobs = 1;
+    const std::vector<std::pair<std::string, std::string>> base = {
+        {"matmul", "M=128,N=128,K=128"},          {"matmul", "M=256,N=256,K=256"},
+        {"matmul", "M=512,N=512,K=512"},          {"conv2d_nchw", "N=1,C=32,H=56,W=56,F=32"},
+        {"conv2d_nchw", "N=1,C=64,H=28,W=28,F=64"}, {"conv2d_nchw", "N=1,C=128,H=14,W=14,F=128"}};
+    const std::vector<std::pair<std::string, std::string>> fresh = {
+        {"matmul", "M=192,N=192,K=192"},          {"matmul", "M=384,N=256,K=320"},
+        {"matmul", "M=100,N=300,K=200"},          {"matmul", "M=640,N=512,K=128"},
+        {"matmul", "M=64,N=512,K=256"},           {"conv2d_nchw", "N=1,C=48,H=28,W=28,F=48"},
+        {"conv2d_nchw", "N=1,C=64,H=56,W=56,F=64"}, {"conv2d_nchw", "N=1,C=96,H=14,W=14,F=128"},
+        {"conv2d_nchw", "N=1,C=32,H=28,W=28,F=64"}, {"conv2d_nchw", "N=1,C=128,H=7,W=7,F=256"}};
+    {
+        auto cache = db::open_kernel_cache(path);
+        for (const auto &[op, shape] : base) {
+            ComputeDef def = lib.load(op);
+            bool cached = false;
+            auto start = std::chrono::steady_clock::now();
+            db::KernelRecord r = tuner::tune_into_cache(def, bind_shape(def, shape), target, o, *cache, false, &cached);
+            std::printf("base %-12s %-28s %8.3f ms%s (%.0f s)\n", op.c_str(), r.key.shape.c_str(), r.time_ms,
+                        cached ? " (cached)" : "",
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            std::fflush(stdout);
+        }
+    }
+    auto lookup = db::open_kernel_lookup(path);
+    auto extension = tuner::make_lookup_extension(lib, target, threads, path);
+    lookup->set_extension(extension);
+    std::printf("%-12s %-30s %10s %10s %10s %9s %9s  %s\n", "op", "shape", "tuned_ms", "derived", "predicted",
+                "der/tuned", "pred/tun", "derived from");
+    std::vector<double> der_ratios, pred_ratios;
+    for (const auto &[op, shape_text] : fresh) {
+        ComputeDef def = lib.load(op);
+        BoundShape shape = bind_shape(def, shape_text);
+        db::KernelKey key = tuner::kernel_key(def, shape, target, threads);
+        db::LookupRequest r = request(op, shape_text, key.target);
+        db::LookupAnswer derived = lookup->find(r);
+        std::optional<db::ShapeInfo> info = extension->resolve(op, shape_text);
+        std::optional<db::LookupAnswer> predicted = extension->predict(r, *info);
+        tuner::TuneResult tuned = tuner::tune(def, shape, target, o);
+        if (derived.kind != db::AnswerKind::Derived || !predicted || !tuned.found) {
+            std::printf("%-12s %-30s skipped: derived %s, predicted %s, tuned %s\n", op.c_str(), shape.canonical.c_str(),
+                        db::answer_kind_name(derived.kind), predicted ? "yes" : "no", tuned.found ? "yes" : "no");
+            continue;
+        }
+        std::vector<SchedulePoint> points = {
+            tuned.best, SchedulePoint::from_json(nlohmann::json::parse(derived.kernel.schedule_json)),
+            SchedulePoint::from_json(nlohmann::json::parse(predicted->kernel.schedule_json))};
+        // Interleaved rounds (tuned, derived, predicted, tuned, ...): the clock wanders.
+        tuner::TaskContext task(def, shape, target, 1);
+        std::vector<std::vector<double>> ms(3);
+        for (int round = 0; round < 3; round++) {
+            for (size_t c = 0; c < 3; c++) {
+                tuner::MeasureResult m = tuner::measure(task, points[c], 60);
+                if (m.ok()) ms[c].push_back(m.timing.median_ms);
+            }
+        }
+        double t = median(ms[0]), d = median(ms[1]), p = median(ms[2]);
+        der_ratios.push_back(d / t);
+        pred_ratios.push_back(p / t);
+        std::printf("%-12s %-30s %10.3f %10.3f %10.3f %9.2f %9.2f  %s\n", op.c_str(), shape.canonical.c_str(), t, d, p,
+                    d / t, p / t, derived.from_shape.c_str());
+        std::fflush(stdout);
+    }
+    if (!der_ratios.empty()) {
+        std::printf("median over %zu shapes: derived/tuned %.2f, predicted/tuned %.2f (goal <= 1.2); "
+                    "worst derived %.2f, worst predicted %.2f\n",
+                    der_ratios.size(), median(der_ratios), median(pred_ratios),
+                    *std::max_element(der_ratios.begin(), der_ratios.end()),
+                    *std::max_element(pred_ratios.begin(), pred_ratios.end()));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    try {
+        if (argc < 4 || std::strcmp(argv[2], "--db") != 0) {
+            std::fprintf(stderr, "usage: opgen_cache_bench lookup|compare --db FILE [--lookups N] [--trials N]\n");
+            return 2;
+        }
+        std::string mode = argv[1], path = argv[3];
+        int n = argc >= 6 ? std::atoi(argv[5]) : 0;
+        if (mode == "lookup") return run_lookup(path, n > 0 ? n : 20000);
+        if (mode == "compare") return run_compare(path, n > 0 ? n : 24);
+        std::fprintf(stderr, "error: unknown mode '%s'\n", mode.c_str());
+        return 2;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,149 @@
+// The lookup library with the tuner's extension (tuner/Predict.h) on the bundled ops: the shape is
+// canonicalised as the tuner keys it, derived answers are points of the new shape's legal space
+// (re-fitting keeps the space's rules), predicted answers too, and nothing crosses targets.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "db/Lookup.h"
+#include "db/opgen_cache.h"
+#include "opgen/OpLibrary.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "tests/db/DbTestSupport.h"
+#include "tuner/Predict.h"
+#include "tuner/TilingSpace.h"
+#include "tuner/Tuner.h"
+
+namespace opgen::tuner {
+namespace {
+
+using db::test::ScratchDir;
+
+struct Fixture {
+    OpLibrary library = OpLibrary::standard();
+    Target target = load_target("x86-64-avx512");
+    int threads = 2;
+};
+
+// Stores, as the tuned winner of `op` at `shape`, the legal point at `index` of its space.
+SchedulePoint store_winner(const Fixture &f, db::KernelCache &cache, const std::string &op,
+                           const std::string &shape, size_t index) {
+    ComputeDef def = f.library.load(op);
+    BoundShape bound = bind_shape(def, shape);
+    TilingSpace space = make_tiling_space(def, bound, f.target, f.threads);
+    EXPECT_GT(space.legal.size(), index);
+    SchedulePoint point = space.legal.at(index % space.legal.size());
+    db::KernelRecord record;
+    record.key = kernel_key(def, bound, f.target, f.threads);
+    record.schedule_json = point.to_json().dump();
+    record.schedule_source = "// printed";
+    record.time_ms = 1.0;
+    record.verified = true;
+    cache.put_kernel(record);
+    return point;
+}
+
+bool in_legal_space(const Fixture &f, const std::string &op, const std::string &shape,
+                    const std::string &schedule_json) {
+    ComputeDef def = f.library.load(op);
+    TilingSpace space = make_tiling_space(def, bind_shape(def, shape), f.target, f.threads);
+    return space.contains(SchedulePoint::from_json(nlohmann::json::parse(schedule_json)));
+}
+
+db::LookupRequest request(const std::string &op, const std::string &shape, const std::string &target) {
+    db::LookupRequest r;
+    r.op_name = op;
+    r.shape = shape;
+    r.target = target;
+    return r;
+}
+
+// Each of several tuned points of `op` at `tuned`, re-fitted to each of `shapes`, is a legal point.
+void expect_legal_derivations(const Fixture &f, const std::string &op, const std::string &tuned,
+                              const std::vector<std::string> &shapes, const std::vector<size_t> &indices) {
+    for (size_t index : indices) {
+        ScratchDir dir;
+        std::string path = dir.file("cache.db");
+        store_winner(f, *db::open_kernel_cache(path), op, tuned, index);
+        auto lookup = db::open_kernel_lookup(path);
+        lookup->set_extension(make_lookup_extension(f.library, f.target, f.threads, path));
+        for (const std::string &shape : shapes) {
+            db::LookupAnswer a = lookup->find(request(op, shape, "x86-64-avx512:t2"));
+            ASSERT_EQ(a.kind, db::AnswerKind::Derived) << shape << ": " << a.reason;
+            EXPECT_TRUE(in_legal_space(f, op, shape, a.kernel.schedule_json))
+                << "point " << index << " of " << tuned << " re-fitted to " << shape << ": "
+                << a.kernel.schedule_json;
+        }
+    }
+}
+
+TEST(Predict, DerivedMatmulPointsAreLegal) {
+    expect_legal_derivations(Fixture{}, "matmul", "M=256,N=256,K=256",
+                             {"M=200,N=72,K=1000", "M=512,N=384,K=320", "M=8,N=8,K=8"}, {0, 7, 101, 555, 2024});
+}
+
+TEST(Predict, DerivedConvPointsAreLegal) {
+    expect_legal_derivations(Fixture{}, "conv2d_nchw", "N=1,C=64,H=28,W=28,F=64",
+                             {"N=1,C=32,H=28,W=28,F=32", "N=1,C=128,H=14,W=14,F=256"}, {7, 2024});
+}
+
+TEST(Predict, CanonicalisesAsTheTunerKeys) {
+    Fixture f;
+    ScratchDir dir;
+    std::string path = dir.file("cache.db");
+    store_winner(f, *db::open_kernel_cache(path), "conv2d_nchw", "N=1,C=64,H=28,W=28,F=64", 3);
+    auto lookup = db::open_kernel_lookup(path);
+    lookup->set_extension(make_lookup_extension(f.library, f.target, f.threads, path));
+    // Defaults (KH, KW) and attributes (stride, pad, dilation) are filled in: an exact hit.
+    db::LookupAnswer a = lookup->find(request("conv2d_nchw", "F=64, W=28, H=28, C=64, N=1", "x86-64-avx512:t2"));
+    EXPECT_EQ(a.kind, db::AnswerKind::Exact) << a.reason;
+    EXPECT_EQ(a.kernel.schedule_source, "// printed");
+}
+
+TEST(Predict, PredictsLegalPointOnlyForItsTarget) {
+    Fixture f;
+    ScratchDir dir;
+    std::string path = dir.file("cache.db");
+    // Tuned on one thread: a different target key, so no neighbour for two threads.
+    Fixture one = f;
+    one.threads = 1;
+    store_winner(one, *db::open_kernel_cache(path), "matmul", "M=256,N=256,K=256", 0);
+    auto lookup = db::open_kernel_lookup(path);
+    lookup->set_extension(make_lookup_extension(f.library, f.target, f.threads, path));
+    db::LookupAnswer a = lookup->find(request("matmul", "M=300,N=200,K=100", "x86-64-avx512:t2"));
+    ASSERT_EQ(a.kind, db::AnswerKind::Predicted) << a.reason;
+    EXPECT_EQ(a.kernel.key.shape, "K=100,M=300,N=200");
+    EXPECT_EQ(a.kernel.key.target, "x86-64-avx512:t2");
+    EXPECT_GT(a.kernel.time_ms, 0);
+    EXPECT_TRUE(in_legal_space(f, "matmul", "M=300,N=200,K=100", a.kernel.schedule_json));
+    // The extension serves its own target only; another target gets no answer at all.
+    db::LookupAnswer other = lookup->find(request("matmul", "M=300,N=200,K=100", "arm64-neon:t2"));
+    EXPECT_EQ(other.kind, db::AnswerKind::None);
+}
+
+TEST(Predict, AttachesThroughTheCApi) {
+    Fixture f;
+    ScratchDir dir;
+    std::string path = dir.file("cache.db");
+    store_winner(f, *db::open_kernel_cache(path), "matmul", "M=256,N=256,K=256", 0);
+    opgen_cache *cache = nullptr;
+    ASSERT_EQ(opgen_cache_open(path.c_str(), &cache, nullptr), 0);
+    char *error = nullptr;
+    EXPECT_EQ(opgen_cache_attach_tuner(cache, nullptr, "no-such-target", 2, &error), -1);
+    ASSERT_NE(error, nullptr);
+    EXPECT_NE(std::string(error).find("no-such-target"), std::string::npos) << error;
+    opgen_cache_free_string(error);
+    ASSERT_EQ(opgen_cache_attach_tuner(cache, nullptr, "x86-64-avx512", 2, &error), 0);
+    opgen_cache_answer answer;
+    ASSERT_EQ(opgen_cache_find(cache, "matmul", "M=128,N=128,K=128", nullptr, "x86-64-avx512:t2", &answer), 0);
+    EXPECT_EQ(answer.kind, OPGEN_CACHE_DERIVED);
+    EXPECT_STREQ(answer.from_shape, "K=256,M=256,N=256");
+    EXPECT_EQ(answer.verified, 0);
+    opgen_cache_close(cache);
+}
+
+} // namespace
+} // namespace opgen::tuner

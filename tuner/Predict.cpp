@@ -1,0 +1,248 @@
+#include "tuner/Predict.h"
+
+#include "costmodel/CostModel.h"
+#include "db/CacheHandle.h"
+#include "opgen/Error.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "tuner/Features.h"
+#include "tuner/TilingSpace.h"
+#include "tuner/Tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+namespace opgen::tuner {
+
+namespace {
+
+class TunerLookupExtension : public db::LookupExtension {
+public:
+    TunerLookupExtension(OpLibrary library, Target target, int threads, std::string cache_path,
+                         PredictOptions options)
+        : library_(std::move(library)), target_(std::move(target)), threads_(threads),
+          target_key_(target_.name + ":t" + std::to_string(threads)),
+          cache_path_(std::move(cache_path)), options_(options) {}
+
+    std::optional<db::ShapeInfo> resolve(const std::string &op_name, const std::string &shape) override {
+        const ComputeDef *def = op(op_name);
+        if (!def) return std::nullopt;
+        try {
+            BoundShape bound = bind_shape(*def, shape);
+            db::ShapeInfo info;
+            info.canonical = bound.canonical;
+            const Statement &out = *def->statement_for(def->output().name);
+            for (const std::string &v : out.vars) info.extents[v] = bound.var_extent(out, v);
+            for (const ReduceVar &r : main_statement(*def).reduce_vars) info.extents[r.name] = bound.eval(r.extent);
+            return info;
+        } catch (const UserError &) {
+            return std::nullopt;  // the shape does not bind: no derived or predicted answer
+        }
+    }
+
+    std::optional<db::LookupAnswer> predict(const db::LookupRequest &request, const db::ShapeInfo &info) override {
+        if (request.target != target_key_) return std::nullopt;
+        const ComputeDef *def = op(request.op_name);
+        if (!def) return std::nullopt;
+        db::LookupAnswer answer;
+        answer.kernel.key.op_name = def->name;
+        answer.kernel.key.op_hash = definition_hash(def->source);
+        answer.kernel.key.dtype = dtype_name(def->output().dtype);
+        answer.kernel.key.target = target_key_;
+        answer.kernel.key.halide_version = halide_version();
+        answer.kernel.key.tuner_version = tuner_version();
+        if (!request.op_hash.empty() && request.op_hash != answer.kernel.key.op_hash) return std::nullopt;
+        if (request.dtype != answer.kernel.key.dtype) return std::nullopt;
+        try {
+            BoundShape shape = bind_shape(*def, info.canonical);
+            TilingSpace space = make_tiling_space(*def, shape, target_, threads_);
+            std::vector<SchedulePoint> pool = space.sample(size_t(options_.max_pool), options_.seed);
+            if (pool.empty()) return std::nullopt;
+            // Rank by the roofline, then let the model re-rank the roofline's best share, as the
+            // tuner does: a model extrapolates poorly across the whole space.
+            std::vector<double> roofline(pool.size());
+            for (size_t i = 0; i < pool.size(); i++) {
+                roofline[i] = roofline_seconds(*def, shape, target_, space, pool[i], threads_);
+            }
+            std::vector<size_t> order(pool.size());
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return roofline[a] < roofline[b]; });
+            size_t pick = order.front();
+            const costmodel::CostModel *model = model_for(*def);
+            if (model) {
+                order.resize(std::min(pool.size(), std::max<size_t>(200, pool.size() / 20)));
+                costmodel::FeatureBatch batch;
+                batch.num_features = num_features();
+                std::vector<float> rows;
+                for (size_t i : order) {
+                    rows.clear();
+                    int n = group_features(*def, shape, target_, space, pool[i], threads_, rows);
+                    batch.add_candidate(rows.data(), n);
+                }
+                std::vector<double> score = model->predict(batch);
+                size_t best = 0;
+                for (size_t c = 1; c < score.size(); c++) {
+                    if (score[c] > score[best]) best = c;
+                }
+                pick = order[best];
+            }
+            answer.kernel.schedule_json = pool[pick].to_json().dump();
+            answer.kernel.time_ms = roofline[pick] * 1e3;  // the roofline's estimate, not a measurement
+            double flops = flop_count(*def, shape);
+            answer.kernel.gflops = flops / (roofline[pick] * 1e9);
+            return answer;
+        } catch (const UserError &) {
+            return std::nullopt;
+        }
+    }
+
+    // The neighbour's point re-fitted by the generic rules, then made a point of the new shape's
+    // legal space: kept when it is one, else the legal tiling nearest to it (log-distance of the
+    // factors) with its knobs where they are valid. Building the space costs milliseconds (tens
+    // to hundreds for a convolution); the lookup remembers the answer.
+    std::optional<std::string> refit(const db::LookupRequest &request, const std::string &schedule_json,
+                                     const db::ShapeInfo &info) override {
+        if (request.target != target_key_) return std::nullopt;  // not a space this extension knows
+        const ComputeDef *def = op(request.op_name);
+        std::optional<std::string> fitted = db::refit_schedule(schedule_json, info.extents);
+        if (!def || !fitted) return std::nullopt;
+        try {
+            SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(*fitted));
+            BoundShape shape = bind_shape(*def, info.canonical);
+            TilingSpace space = make_tiling_space(*def, shape, target_, threads_);
+            if (space.contains(p)) return fitted;
+            const std::vector<SchedulePoint> &tilings = space.legal.tilings();
+            if (tilings.empty()) return std::nullopt;
+            auto gap = [](int64_t a, int64_t b) { return std::fabs(std::log(double(a) / double(b))); };
+            size_t best = 0;
+            double best_distance = std::numeric_limits<double>::infinity();
+            for (size_t t = 0; t < tilings.size(); t++) {
+                const SchedulePoint &q = tilings[t];
+                if (q.axes.size() != p.axes.size() || q.reduce.size() != p.reduce.size()) continue;
+                double d = q.vector_width == p.vector_width ? 0 : 1;
+                for (size_t i = 0; i < q.axes.size(); i++) {
+                    d += gap(q.axes[i].tile, p.axes[i].tile) + gap(q.axes[i].reg, p.axes[i].reg);
+                }
+                for (size_t i = 0; i < q.reduce.size(); i++) d += gap(q.reduce[i].block, p.reduce[i].block);
+                if (d < best_distance) {
+                    best_distance = d;
+                    best = t;
+                }
+            }
+            SchedulePoint q = tilings[best];
+            SchedulePoint with_knobs = q;
+            with_knobs.outer_order = p.outer_order;
+            with_knobs.tile_order = p.tile_order;
+            with_knobs.parallel_loops = p.parallel_loops;
+            with_knobs.packed = p.packed;
+            with_knobs.prefetch = p.prefetch;
+            with_knobs.unroll = p.unroll;
+            if (space.contains(with_knobs)) return with_knobs.to_json().dump();
+            return q.to_json().dump();
+        } catch (const UserError &) {
+            return std::nullopt;
+        }
+    }
+
+private:
+    // The op's definition, parsed once; nullptr when the library has no such op.
+    const ComputeDef *op(const std::string &name) {
+        auto found = ops_.find(name);
+        if (found != ops_.end()) return found->second.get();
+        std::unique_ptr<ComputeDef> def;
+        try {
+            def = std::make_unique<ComputeDef>(library_.load(name));
+        } catch (const UserError &) {
+        }
+        return ops_.emplace(name, std::move(def)).first->second.get();
+    }
+
+    // The model of one op on this target, trained once on the cache's measurements; nullptr when
+    // there are too few of them (or no cache).
+    const costmodel::CostModel *model_for(const ComputeDef &def) {
+        auto found = models_.find(def.name);
+        if (found != models_.end()) return found->second.get();
+        std::unique_ptr<costmodel::CostModel> model;
+        if (!cache_path_.empty()) {
+            auto cache = db::open_kernel_cache(cache_path_, db::OpenMode::ReadOnly);
+            costmodel::TrainingSet set;
+            set.batch.num_features = num_features();
+            std::map<std::string, int32_t> tasks;
+            for (const db::MeasurementRecord &m : cache->measurements_on(target_key_)) {
+                bool usable = m.key.op_name == def.name && m.feature_rows > 0 && std::isfinite(m.gflops) &&
+                              m.gflops > 0 &&
+                              m.features.size() == size_t(m.feature_rows) * size_t(num_features());
+                if (!usable) continue;
+                set.batch.add_candidate(m.features.data(), m.feature_rows);
+                set.task.push_back(tasks.emplace(m.key.shape, int32_t(tasks.size())).first->second);
+                set.throughput.push_back(m.gflops);
+            }
+            if (int(set.throughput.size()) >= options_.min_train_rows) {
+                model = costmodel::make_xgboost_model(num_features());
+                costmodel::TrainOptions to;
+                to.seed = options_.seed;
+                to.rounds = 60;
+                model->train(set, to);
+            }
+        }
+        return models_.emplace(def.name, std::move(model)).first->second.get();
+    }
+
+    OpLibrary library_;
+    Target target_;
+    int threads_;
+    std::string target_key_;
+    std::string cache_path_;
+    PredictOptions options_;
+    std::map<std::string, std::unique_ptr<ComputeDef>> ops_;
+    std::map<std::string, std::unique_ptr<costmodel::CostModel>> models_;
+};
+
+}  // namespace
+
+// A malloc'd copy for the C API (freed with opgen_cache_free_string).
+static char *copy_string(const std::string &text) {
+    char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+    if (copy) std::memcpy(copy, text.c_str(), text.size() + 1);
+    return copy;
+}
+
+std::shared_ptr<db::LookupExtension> make_lookup_extension(const OpLibrary &library, const Target &target, int threads,
+                                                           const std::string &cache_path,
+                                                           const PredictOptions &options) {
+    return std::make_shared<TunerLookupExtension>(library, target, threads, cache_path, options);
+}
+
+}  // namespace opgen::tuner
+
+extern "C" int opgen_cache_attach_tuner(opgen_cache *cache, const char *ops_dirs, const char *target, int threads,
+                                        char **error_out) {
+    if (error_out) *error_out = nullptr;
+    try {
+        if (!cache) throw std::invalid_argument("opgen_cache_attach_tuner: the cache handle is NULL");
+        std::vector<std::string> dirs;
+        if (ops_dirs) {
+            std::stringstream list(ops_dirs);
+            std::string dir;
+            while (std::getline(list, dir, ':')) {
+                if (!dir.empty()) dirs.push_back(dir);
+            }
+        }
+        opgen::Target t = opgen::load_target(target ? target : "host");
+        int n = threads > 0 ? threads : t.cores;
+        cache->lookup->set_extension(
+            opgen::tuner::make_lookup_extension(opgen::OpLibrary::standard(dirs), t, n, cache->lookup->path()));
+        return 0;
+    } catch (const std::exception &e) {
+        if (error_out) *error_out = opgen::tuner::copy_string(e.what());
+        return -1;
+    }
+}
