@@ -339,6 +339,10 @@ size_t input_position(const ComputeDef &def, const Statement &ms, const std::str
     return 0;
 }
 
+// Reduction loops this short (a 3x3 window) are unrolled whole with the register tile; the
+// outermost reduction loop (input channels, k) never is.
+constexpr int64_t kUnrollWindow = 4;
+
 // Prefetches every input the reduction reads directly (not through a packed panel) `distance`
 // steps ahead along the reduction loop `r`.
 void prefetch_inputs(Recorder &rec, LoweredOp &op, const Statement &ms, const SchedulePoint &p, Halide::Stage u,
@@ -432,6 +436,13 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         rec.line(a + ".update().reorder(" + order_text + ");");
         vec(u, a + ".update()", main.vars[0], main.var_names[0], p.axes[0].reg);
         unroll_rest(u, a + ".update()", main.vars, main.var_names);
+        for (int i = 0; p.unroll && i + 1 < main.rdom.dimensions(); i++) {
+            // Short reduction loops (a 3x3 window) unroll whole: no loop overhead between FMAs.
+            if (op.shape.var_extent(ms, main.rvar_names[size_t(i)]) <= kUnrollWindow) {
+                u.unroll(main.rdom[i]);
+                rec.line(a + ".update().unroll(" + main.rvar_names[size_t(i)] + ");");
+            }
+        }
         if (main.rdom.dimensions() > 0) {
             int last = main.rdom.dimensions() - 1;
             prefetch_inputs(rec, op, ms, p, u, a + ".update()", main.rdom[last], main.rvar_names[size_t(last)]);
@@ -510,6 +521,16 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     rec.line(un + ".reorder(" + order_text + ");");
     vec(u, un, ui[0], ui[0].name(), p.axes[0].reg);
     unroll_rest(u, un, ui, uin);
+    for (size_t i = 0; p.unroll && i + 1 < ri.size(); i++) {
+        int64_t block = op.shape.var_extent(ms, main.rvar_names[i]);
+        for (const auto &r : p.reduce) {
+            if (r.var == main.rvar_names[i]) block = r.block;
+        }
+        if (block <= kUnrollWindow) {
+            u.unroll(ri[i]);
+            rec.line(un + ".unroll(" + rin[i] + ");");
+        }
+    }
     prefetch_inputs(rec, op, ms, p, u, un, ri.back(), rin.back());
     for (const auto &name : p.packed) {
         auto in = op.input_funcs.find(name);

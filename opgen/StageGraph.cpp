@@ -84,8 +84,12 @@ StageGraph build_stages(const ComputeDef &def, const Target &target) {
     int prev = compute;
     // A pointwise epilogue works on the same data in the same buffer: it joins the compute group.
     if (ms.tensor != out_name) {
-        g.stages.push_back({out_name + "_epilogue", out_name, out_path.front(), StageKind::Compute, "compute",
-                            def.statement_for(out_name)->vars, prev});
+        const Statement &es = *def.statement_for(out_name);
+        Stage epilogue{out_name + "_epilogue", out_name, out_path.front(), StageKind::Compute, "compute", es.vars, prev};
+        for (const TensorDecl *t : def.inputs()) {
+            if (reads_tensor(es.body, t->name) && vars_reading(es, t->name).size() < es.vars.size()) epilogue.broadcast_inputs++;
+        }
+        g.stages.push_back(epilogue);
         prev = int(g.stages.size()) - 1;
     }
     for (size_t b = 1; b < out_path.size(); b++) {
@@ -103,8 +107,13 @@ std::vector<StageGroup> group_stages(const StageGraph &graph) {
                                [&](const StageGroup &g) { return g.tensor == s.tensor && g.buffer == s.buffer; });
         if (it == groups.end()) {
             groups.push_back({s.tensor, s.buffer, {i}, s.loop_vars});
+            it = groups.end() - 1;
         } else {
             it->stages.push_back(i);
+        }
+        if (s.kind == StageKind::Compute && s.primitive == "compute") {
+            it->has_epilogue = true;
+            it->broadcast_inputs += s.broadcast_inputs;
         }
     }
     return groups;
@@ -220,6 +229,13 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
             // The accumulator: a register tile, or with a blocked reduction a cache tile in memory.
             int acc_level = blocked && level >= 1 ? 2 : 0;
             for (const auto &v : ms.vars) elements *= extent_at(v, acc_level);
+            // In a scratchpad, a pointwise epilogue writes its own tile and expands each broadcast
+            // operand to that tile; in a cache it streams through registers.
+            // (A subgroup that has the epilogue holds only the epilogue.)
+            if (g.has_epilogue && target.explicit_buffers) {
+                int64_t epilogue = elements * (1 + g.broadcast_inputs);
+                elements = g.subgroup == 0 ? elements + epilogue : epilogue;
+            }
         }
         int64_t bytes = elements * dtype_bytes(t->dtype);
         // In registers, every vector takes a whole register, however few lanes it uses.
@@ -228,7 +244,7 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
                                        : (bytes + reg_bytes - 1) / reg_bytes * reg_bytes;
         }
         if (buf->double_buffered) bytes *= 2;
-        result.push_back({g.tensor, g.buffer, bytes});
+        result.push_back({g.tensor, g.buffer, bytes, g.subgroup});
     }
     // With a blocked reduction the accumulator's cache tile also lives in the cache-tile buffer.
     if (blocked && in_path.size() >= 3) {
@@ -247,12 +263,49 @@ bool fits_buffers(const Target &target, const std::vector<Footprint> &fp) {
     for (const auto &b : target.buffers) {
         if (b.capacity == 0) continue;
         int64_t sum = 0;
+        std::map<std::string, int64_t> largest_subgroup;  // per tensor
         for (const auto &f : fp) {
-            if (f.buffer == b.name) sum += f.bytes;
+            if (f.buffer != b.name) continue;
+            if (f.subgroup == 0) {
+                sum += f.bytes;
+            } else {
+                int64_t &m = largest_subgroup[f.tensor];
+                m = std::max(m, f.bytes);
+            }
         }
+        for (const auto &[tensor, bytes] : largest_subgroup) sum += bytes;
         if (sum > b.capacity) return false;
     }
     return true;
+}
+
+std::vector<StageGroup> split_oversized_groups(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                               const StageGraph &graph, std::vector<StageGroup> groups,
+                                               const SchedulePoint &smallest) {
+    std::vector<StageGroup> out;
+    for (size_t i = 0; i < groups.size(); i++) {
+        const StageGroup &g = groups[i];
+        const BufferLevel *b = target.find_buffer(g.buffer);
+        if (g.stages.size() < 2 || !b || b->capacity == 0) {
+            out.push_back(g);
+            continue;
+        }
+        // Does the buffer hold everything it must under the smallest tiling, with this group whole?
+        if (fits_buffers(target, footprints(def, shape, target, groups, smallest))) {
+            out.push_back(g);
+            continue;
+        }
+        for (size_t k = 0; k < g.stages.size(); k++) {
+            const Stage &st = graph.stages[size_t(g.stages[k])];
+            StageGroup sub{g.tensor, g.buffer, {g.stages[k]}, st.loop_vars, int(k) + 1, false, 0};
+            if (st.kind == StageKind::Compute && st.primitive == "compute") {
+                sub.has_epilogue = true;
+                sub.broadcast_inputs = st.broadcast_inputs;
+            }
+            out.push_back(sub);
+        }
+    }
+    return out;
 }
 
 }  // namespace opgen

@@ -31,6 +31,7 @@ struct Stage {
     std::string primitive;  // "cache_read", "cache_write", "compute", "set_scope"
     std::vector<std::string> loop_vars;  // its nested loops, outermost first
     int producer = -1;   // index of the stage it reads from, -1 for sources
+    int broadcast_inputs = 0;  // operands it reads with fewer indices than its loops (a broadcast)
 };
 
 struct StageGraph {
@@ -42,6 +43,14 @@ struct StageGroup {
     std::string buffer;
     std::vector<int> stages;  // indices into StageGraph::stages, in order; stages[0] is the lead
     std::vector<std::string> axes;  // the lead's loops
+    // 0 for a whole group; k >= 1 for the k-th subgroup of a group split because its stages could
+    // not fit their buffer together (seed 004, paragraph 73). Subgroups of one tensor and buffer
+    // are resident one after another, so the largest of them counts against the capacity.
+    int subgroup = 0;
+    // Whether a pointwise epilogue stage is among its stages, and how many operands that stage
+    // reads broadcast (bias[n] in C[m, n]).
+    bool has_epilogue = false;
+    int broadcast_inputs = 0;
 };
 
 StageGraph build_stages(const ComputeDef &def, const Target &target);
@@ -51,13 +60,22 @@ struct Footprint {
     std::string tensor;
     std::string buffer;
     int64_t bytes = 0;  // doubled where the buffer is double-buffered
+    int subgroup = 0;   // the group's subgroup index (0: a whole group)
 };
 
 // Bytes each group (other than main-memory ones) occupies in its buffer under `point`.
 std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape, const Target &target,
                                   const std::vector<StageGroup> &groups, const SchedulePoint &point);
-// True when, for every bounded buffer, the footprints in it add up to at most its capacity.
+// True when, for every bounded buffer, the footprints in it add up to at most its capacity
+// (subgroups of one tensor counting with their largest member).
 bool fits_buffers(const Target &target, const std::vector<Footprint> &fp);
+
+// Splits every group of several stages that cannot fit its buffer even under `smallest` (the
+// space's smallest tiling) into one subgroup per stage, each stage its own lead (seed 004,
+// paragraph 73: a broadcast that expands its data). Groups that fit are returned unchanged.
+std::vector<StageGroup> split_oversized_groups(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                               const StageGraph &graph, std::vector<StageGroup> groups,
+                                               const SchedulePoint &smallest);
 
 // Coefficient of each index variable in an affine index expression, and the constant term (key "").
 std::map<std::string, int64_t> affine_coefficients(const Expr &e, const BoundShape &shape);

@@ -48,6 +48,7 @@ nlohmann::json Target::to_json() const {
     j["vector_registers"] = vector_registers;
     j["cores"] = cores;
     j["measurable"] = measurable;
+    j["explicit_buffers"] = explicit_buffers;
     for (const auto &b : buffers) {
         j["buffers"].push_back({{"name", b.name}, {"capacity", b.capacity}, {"double_buffered", b.double_buffered},
                                 {"memory", b.memory}});
@@ -185,6 +186,7 @@ Target parse_target(const nlohmann::json &j, const std::string &where) {
         t.vector_registers = j.value("vector_registers", 16);
         t.cores = field("cores").get<int>();
         t.measurable = j.value("measurable", true);
+        t.explicit_buffers = j.value("explicit_buffers", false);
         for (const auto &b : field("buffers")) {
             BufferLevel level;
             level.name = b.at("name").get<std::string>();

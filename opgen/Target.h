@@ -32,6 +32,9 @@ struct Target {
     int vector_registers = 16;
     int cores = 1;
     bool measurable = true;   // kernels for it can run on this machine
+    // Buffers are scratchpads that hold exactly what a stage copies in (the seed's chip), not
+    // caches: a broadcast operand is expanded to its consumer's tile there.
+    bool explicit_buffers = false;
     std::vector<BufferLevel> buffers;  // outermost (main memory) first
     // The buffers each tensor role passes through, in order: "input", "output", and optionally
     // "input0", "input1", ... for the main statement's inputs by position (the seed's A through

@@ -245,6 +245,17 @@ TilingSpace make_tiling_space(const ComputeDef &def, const BoundShape &shape, co
     s.knobs.unroll_choices = {true, false};
     TilingSpaceBuilder::set_knobs(s.legal, s.knobs);
 
+    // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
+    SchedulePoint smallest;
+    smallest.vector_width = s.vector_widths.back();
+    for (size_t i = 0; i < s.axes.size(); i++) {
+        int64_t r = i == 0 ? innermost_regs(smallest.vector_width, s.axes[0].extent).front() : s.axes[i].regs.front();
+        smallest.axes.push_back({s.axes[i].var, r, r});
+    }
+    for (const auto &r : s.reduce) smallest.reduce.push_back({r.var, r.blocks.front()});
+    smallest.outer_order = s.knobs.outer_orders.front();
+    s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest);
+
     // Enumerate the tilings: per vector width, an odometer over every axis' (reg, tile) pairs and
     // every reduction block. The capacity check runs once per tiling, before the knobs multiply it.
     for (int vw : s.vector_widths) {

@@ -43,9 +43,11 @@ void print_space(const ComputeDef &def, const BoundShape &shape, const Target &t
     };
     std::cout << "\ngroups (tensor@buffer: stages, lead first; tiling axes and their options):\n";
     for (const auto &g : s.groups) {
-        std::cout << "  " << g.tensor << "@" << g.buffer << ": ";
+        std::cout << "  " << g.tensor << "@" << g.buffer << (g.subgroup ? "#" + std::to_string(g.subgroup) : "")
+                  << ": ";
         for (size_t i = 0; i < g.stages.size(); i++)
             std::cout << (i ? ", " : "") << s.graph.stages[size_t(g.stages[i])].name;
+        if (g.subgroup) std::cout << "  (subgroup: split because the whole group cannot fit " << g.buffer << ")";
         const BufferLevel *b = target.find_buffer(g.buffer);
         if (!b || b->capacity == 0) {
             std::cout << "  (main memory: not tiled)\n";

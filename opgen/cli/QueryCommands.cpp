@@ -61,6 +61,10 @@ void add_query(CLI::App &app) {
             j["from_shape"] = answer.from_shape;
             j["distance"] = answer.distance;
         }
+        if (answer.kind == db::AnswerKind::Exact) {
+            std::vector<db::VariantRecord> variants = db::variants_for(a->common.db_path, key);
+            if (!variants.empty()) j["variants"] = variants_json(variants);
+        }
         j["time_is_estimate"] = answer.kind != db::AnswerKind::Exact;
         std::cout << j.dump(2) << "\n";
     });

@@ -119,4 +119,23 @@ Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const 
     return e;
 }
 
+Entrant make_opgen_point(const Problem &p, const SchedulePoint &point, const std::string &name) {
+    Entrant e;
+    e.name = name;
+    e.family = "opgen";
+    auto t0 = Clock::now();
+    try {
+        e.contender = std::make_unique<OpgenWinner>(p, point);
+        e.detail = point.summary() + "; given point";
+    } catch (const Halide::Error &x) {
+        e.status = "compile_error";
+        e.detail = x.what();
+    } catch (const UserError &x) {
+        e.status = "compile_error";
+        e.detail = x.what();
+    }
+    e.setup_s = since(t0);
+    return e;
+}
+
 } // namespace opgen::bench

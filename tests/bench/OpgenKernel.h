@@ -9,6 +9,7 @@
 #include "tests/bench/Contender.h"
 
 #include "db/KernelCache.h"
+#include "opgen/Schedule.h"
 
 #include <cstdint>
 
@@ -32,6 +33,10 @@ db::KernelKey opgen_key(const Problem &p, int threads);
 // null (no cache file): then the entrant's status is "not_in_cache". Tuning failures come back as
 // status "tune_failed"; a winner that no longer compiles as "compile_error".
 Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const OpgenOptions &o);
+
+// A given schedule point for the problem (a hand-picked point, `--points`), compiled and bound;
+// named `name` in the report, family "opgen".
+Entrant make_opgen_point(const Problem &p, const SchedulePoint &point, const std::string &name);
 
 } // namespace opgen::bench
 

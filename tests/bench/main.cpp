@@ -44,7 +44,39 @@ struct Args {
     std::vector<std::string> ops_dirs;
     OpgenOptions opgen;
     AutoscheduleOptions as;
+    std::string points_file;  // hand-picked points, run next to the cache's winner
 };
+
+// A hand-picked point for one op, shape and thread count (`--points FILE`).
+struct GivenPoint {
+    std::string op, shape, name;
+    int threads = 1;
+    SchedulePoint point;
+};
+
+// {"points": [{"op": "matmul", "shape": "M=..", "threads": 1, "name": "opgen hand", "point": {..}}]}
+std::vector<GivenPoint> load_points(const std::string &path) {
+    std::vector<GivenPoint> out;
+    if (path.empty())
+        return out;
+    std::ifstream in(path);
+    user_check(in.good()) << "cannot read points file '" << path << "'";
+    try {
+        nlohmann::json j = nlohmann::json::parse(in);
+        for (const auto &e : j.at("points")) {
+            GivenPoint g;
+            g.op = e.at("op").get<std::string>();
+            g.shape = e.at("shape").get<std::string>();
+            g.threads = e.value("threads", 1);
+            g.name = e.value("name", "opgen hand point");
+            g.point = SchedulePoint::from_json(e.at("point"));
+            out.push_back(g);
+        }
+    } catch (const nlohmann::json::exception &e) {
+        user_check(false) << "points file '" << path << "': " << e.what();
+    }
+    return out;
+}
 
 std::string now_utc() {
     std::time_t t = std::time(nullptr);
@@ -85,6 +117,11 @@ std::vector<Entrant> make_entrants(const Problem &p, int threads, db::KernelCach
                                    const Args &a) {
     std::vector<Entrant> all;
     all.push_back(make_opgen(p, threads, cache, a.opgen));
+    static const std::vector<GivenPoint> given = load_points(a.points_file);
+    for (const auto &g : given) {
+        if (g.op == p.def->name && g.threads == threads && bind_shape(*p.def, g.shape).canonical == p.shape.canonical)
+            all.push_back(make_opgen_point(p, g.point, g.name));
+    }
     for (auto &e : make_onednn(p))
         all.push_back(std::move(e));
     for (auto &e : make_openblas(p))
@@ -309,6 +346,9 @@ int main(int argc, char **argv) {
                    "skip Adams2019 for problems above this many GFLOP (default: no limit)")
         ->check(CLI::Range(0.0, 1e9));
     app.add_flag("--no-naive", a.no_naive, "leave out the naive loop");
+    app.add_option("--points", a.points_file,
+                   "JSON file of hand-picked schedule points to run next to the cache's winner: "
+                   "{\"points\": [{\"op\", \"shape\", \"threads\", \"name\", \"point\"}]}");
     app.add_option("--ops-dir", a.ops_dirs, "extra folder of .op files (also OPGEN_OPS_PATH)");
     app.add_flag("--verbose", a.opgen.verbose, "the tuner's progress lines");
     try {

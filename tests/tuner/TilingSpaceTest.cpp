@@ -212,3 +212,29 @@ TEST(TilingSpace, OffersHalfWidthVectorsWhereTheyAvoidATail) {
     for (const auto &t : s.legal.tilings()) found |= t.vector_width == 8 && t.axes[0].reg == 56 && t.axes[1].reg == 2;
     EXPECT_TRUE(found);
 }
+
+// Seed 004, paragraph 73: on a scratchpad target a broadcast expands its data. matmul_bias_relu
+// M=4 N=8 K=8 on a 64-byte REG scratchpad: under the smallest tiling (4 x 1) A takes 16 B, B 16 B,
+// the accumulator 16 B and the epilogue its tile plus the expanded bias, 32 B: 80 B together, over
+// 64. Split into subgroups that are resident one after another, REG holds 16 + 16 + max(16, 32) =
+// 64 B, so the space is not empty, and no sampled point overflows.
+TEST(TilingSpace, SplitsAGroupThatCannotFitIntoSubgroups) {
+    ComputeDef def = OpLibrary::standard().load("matmul_bias_relu");
+    BoundShape shape = bind_shape(def, "M=4,N=8,K=8");
+    Target t = load_target("toy");
+    t.explicit_buffers = true;
+    TilingSpace s = make_tiling_space(def, shape, t, 1);
+    std::vector<int> subgroups;
+    for (const auto &g : s.groups) {
+        if (g.tensor == "C" && g.buffer == "REG") subgroups.push_back(g.subgroup);
+    }
+    EXPECT_EQ(subgroups, (std::vector<int>{1, 2}));
+    ASSERT_FALSE(s.legal.empty());
+    for (const auto &p : s.sample(50, 1)) EXPECT_TRUE(fits_buffers(t, footprints(def, shape, t, s.groups, p)));
+    // Whole, the same groups leave nothing legal.
+    auto whole = group_stages(s.graph);
+    EXPECT_FALSE(fits_buffers(t, footprints(def, shape, t, whole, s.legal.tilings().front())));
+    // On a cache (not a scratchpad) the epilogue streams through registers: no split.
+    TilingSpace c = make_tiling_space(def, shape, load_target("toy"), 1);
+    for (const auto &g : c.groups) EXPECT_EQ(g.subgroup, 0) << g.tensor << "@" << g.buffer;
+}
