@@ -5,6 +5,7 @@
 #define OPGEN_CLI_CLI_H
 
 #include "db/KernelCache.h"
+#include "db/VariantStore.h"
 #include "opgen/Target.h"
 #include "tuner/Tuner.h"
 
@@ -36,6 +37,10 @@ void set_threads(int threads);
 nlohmann::json record_json(const db::KernelRecord &r, const std::string &answer);
 
 std::string fixed(double v, int precision = 2);
+
+// Schedule variants under contention as the JSON list of `query` and `tune --variants --json`
+// (TuneCommands.cpp).
+nlohmann::json variants_json(const std::vector<db::VariantRecord> &variants);
 
 // One line per kernel: op, shape, time, GFLOP/s, default time, speedup, trials.
 void print_table(const std::vector<db::KernelRecord> &rows);

@@ -3,7 +3,9 @@
 #include "opgen/cli/Cli.h"
 #include "tuner/Progress.h"
 #include "tuner/Tuner.h"
+#include "tuner/Variants.h"
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -56,6 +58,20 @@ std::map<int, std::string> parse_faults(const std::string &spec) {
 
 }  // namespace
 
+nlohmann::json variants_json(const std::vector<db::VariantRecord> &variants) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const db::VariantRecord &v : variants) {
+        out.push_back({{"level", v.level},
+                       {"load", v.load},
+                       {"time_ms", v.time_ms},
+                       {"quiet_time_ms", v.quiet_time_ms},
+                       {"schedule", nlohmann::json::parse(v.schedule_json)},
+                       {"schedule_source", v.schedule_source},
+                       {"created_at", v.created_at}});
+    }
+    return out;
+}
+
 tuner::TuneOptions tune_options(const TuneFlags &f, const Common &c, const Target &t) {
     tuner::TuneOptions o;
     o.trials = f.trials;
@@ -83,6 +99,9 @@ struct TuneArgs {
     std::string op, shape;
     bool json_out = false;
     bool force = false;
+    std::string variants;  // contention levels, e.g. "0.5,1"; empty: no variants
+    int variant_rounds = 5;
+    int variant_finalists = 8;
 };
 
 // What the run did, for --json: the search, why it stopped, memory, and every trial in order.
@@ -114,6 +133,25 @@ nlohmann::json run_json(const tuner::TuneResult &r) {
     return j;
 }
 
+// The variants of one run: as JSON (the quiet winner's record with "variants"), or a table.
+void print_variants(const tuner::VariantRun &run, bool json_out) {
+    if (json_out) {
+        nlohmann::json j = record_json(run.quiet, "tuned");
+        j["run"] = run_json(run.tune);
+        j["variants"] = variants_json(run.variants);
+        j["finalists"] = run.finalists;
+        j["finalist_medians_ms"] = run.medians;
+        std::cout << j.dump(2) << "\n";
+        return;
+    }
+    print_table({run.quiet});
+    std::printf("%-8s %-36s %10s %10s  %s\n", "level", "load", "time_ms", "quiet_ms", "schedule");
+    for (const db::VariantRecord &v : run.variants) {
+        std::printf("%-8.2f %-36s %10.4f %10.4f  %s\n", v.level, v.load.c_str(), v.time_ms, v.quiet_time_ms,
+                    SchedulePoint::from_json(nlohmann::json::parse(v.schedule_json)).summary().c_str());
+    }
+}
+
 void add_tune(CLI::App &app) {
     auto a = std::make_shared<TuneArgs>();
     auto *cmd = app.add_subcommand("tune", "tune one op at one shape and store the winner in the cache");
@@ -122,6 +160,14 @@ void add_tune(CLI::App &app) {
     a->flags = std::make_unique<TuneFlags>(cmd);
     cmd->add_flag("--json", a->json_out, "print the result (and the run's trials) as JSON");
     cmd->add_flag("--force", a->force, "tune again even when the cache has this key");
+    cmd->add_option("--variants", a->variants,
+                    "also tune variants under memory-bandwidth contention at these levels (load threads x "
+                    "intensity, e.g. 0.5,1); the quiet winner is variant 0");
+    cmd->add_option("--variant-rounds", a->variant_rounds, "interleaved timing rounds per contention level (default 5)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--variant-finalists", a->variant_finalists,
+                    "best quiet candidates timed under each contention level (default 8)")
+        ->check(CLI::Range(1, 1000));
     add_common_options(cmd, a->common, true);
     cmd->callback([a] {
         OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
@@ -131,6 +177,16 @@ void add_tune(CLI::App &app) {
         ComputeDef def = lib.load(a->op);
         BoundShape shape = bind_shape(def, a->shape);
         tuner::TuneOptions o = tune_options(*a->flags, a->common, t);
+        if (!a->variants.empty()) {
+            tuner::VariantOptions vo;
+            vo.levels = tuner::parse_contention_levels(a->variants, "--variants");
+            vo.rounds = a->variant_rounds;
+            vo.finalists = a->variant_finalists;
+            auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadWrite);
+            tuner::VariantRun run = tuner::tune_variants(def, shape, t, o, vo, *cache, a->common.db_path);
+            print_variants(run, a->json_out);
+            return;
+        }
         auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadWrite);
         bool cached = false;
         tuner::TuneResult run;
