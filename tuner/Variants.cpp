@@ -121,12 +121,21 @@ VariantRun tune_variants(const ComputeDef &def, const BoundShape &shape, const T
         for (size_t f = 0; f < compiled.size(); f++) run.medians[l][f] = median(samples[l][f]);
     }
 
-    // Step 4: each level's fastest finalist; level 0 is the tuner's quiet winner (finalist 0).
+    // Step 4: each level's variant. A finalist replaces the quiet winner (finalist 0) at a level
+    // only when the median over rounds of its time paired with the winner's in the same round is
+    // at least `margin` below 1: on a noisy machine a lower median alone picked schedules that
+    // were slower under the same load when measured again.
     for (size_t l = 0; l < levels.size(); l++) {
         size_t best = 0;
-        if (l > 0) {
-            best = static_cast<size_t>(std::min_element(run.medians[l].begin(), run.medians[l].end()) -
-                                       run.medians[l].begin());
+        double best_ratio = 1 - vo.margin;
+        for (size_t f = 1; l > 0 && f < compiled.size(); f++) {
+            std::vector<double> paired;
+            for (size_t r = 0; r < samples[l][f].size(); r++) paired.push_back(samples[l][f][r] / samples[l][0][r]);
+            double ratio = median(paired);
+            if (ratio < best_ratio) {
+                best_ratio = ratio;
+                best = f;
+            }
         }
         db::VariantRecord v;
         v.key = key;

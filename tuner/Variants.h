@@ -5,8 +5,9 @@
 // The quiet tuning run is the ordinary one (tune(), which reuses measurements already recorded
 // under the key). Its best distinct measured candidates, the finalists, are then compiled in this
 // process and timed with the load off and at every level, the levels interleaved round by round
-// so that clock drift moves them alike; each level's variant is the finalist with the lowest
-// median there. Variant 0 is always the tuner's quiet winner. The variants go into the cache file
+// so that clock drift moves them alike; each level's variant is the finalist whose time paired
+// with the quiet winner's, round by round, has the lowest median ratio, if that ratio is below
+// 1 - margin, else the quiet winner. Variant 0 is always the tuner's quiet winner. The variants go into the cache file
 // (db/VariantStore.h) with their time under their own level and on the quiet machine.
 //
 // Not done: the cost model does not take the contention level as a feature; the search under
@@ -29,6 +30,7 @@ struct VariantOptions {
     int rounds = 5;           // interleaved rounds over (quiet, levels...)
     double min_time_ms = 40;  // calls timed per candidate per level per round
     size_t load_bytes = 64u << 20;  // arrays per load thread
+    double margin = 0.05;     // a finalist must beat the quiet winner by this share at a level
 };
 
 struct VariantRun {

@@ -94,11 +94,9 @@ TEST(Variants, TunesQuietWinnerAndOneVariantPerLevel) {
         EXPECT_GT(stored[l].time_ms, 0);
         EXPECT_GT(stored[l].quiet_time_ms, 0);
         EXPECT_FALSE(stored[l].schedule_source.empty());
-        // Each level's variant is the finalist with the lowest median there.
-        if (l > 0) {
-            for (double m : run.medians[l]) {
-                EXPECT_LE(stored[l].time_ms, m);
-            }
+        // Each level's variant is the quiet winner or a finalist measured faster there.
+        if (l > 0 && stored[l].schedule_json != run.quiet.schedule_json) {
+            EXPECT_LT(stored[l].time_ms, run.medians[l][0] * 1.02);
         }
     }
     EXPECT_EQ(stored[2].load, "1 thread x 100% streaming 8 MiB");
