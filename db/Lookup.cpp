@@ -127,6 +127,7 @@ public:
                                          "for derived or predicted answers";
             return answer;
         }
+        bool had_neighbour = false;
         std::string memo_key = request_key(request) + '\n' + canonical;
         refresh_if_changed();
         if (auto found = answers_.find(memo_key); found != answers_.end()) {
@@ -135,7 +136,7 @@ public:
         if (answers_.size() >= kMaxRememberedAnswers) {
             answers_.clear();
         }
-        if (derived_locked(request, *info, answer)) {
+        if (derived_locked(request, *info, answer, had_neighbour)) {
             return answers_.emplace(memo_key, answer).first->second;
         }
         if (auto predicted = extension_->predict(request, *info)) {
@@ -144,8 +145,12 @@ public:
             answer.kernel.key.shape = canonical;
             return answers_.emplace(memo_key, answer).first->second;
         }
-        answer.reason = "no kernel of op '" + request.op_name + "' on target '" + request.target +
-                        "' to derive from, and the model has no prediction";
+        answer.reason = had_neighbour
+                            ? "op '" + request.op_name + "' at " + canonical + " on target '" +
+                                  request.target + "': the lookup extension has no schedule for "
+                                  "this shape (its legal space may be empty)"
+                            : "no kernel of op '" + request.op_name + "' on target '" +
+                                  request.target + "' to derive from, and the model has no prediction";
         return answer;
     }
 
@@ -174,13 +179,12 @@ private:
 
     std::optional<KernelRecord> exact_locked(const LookupRequest &request,
                                              const std::string &canonical) {
-        SqliteQuery query(*connection_,
-                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
-                              " FROM kernels WHERE target = ?1 AND op_name = ?2 AND dtype = ?3"
-                              " AND shape = ?7" +
-                              kFilters +
-                              " ORDER BY time_ms, op_hash, halide_version, tuner_version LIMIT 1",
-                          "looking up the kernel for " + describe(request, canonical));
+        // Built once: the hot path of every lookup.
+        static const std::string sql =
+            std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+            " FROM kernels WHERE target = ?1 AND op_name = ?2 AND dtype = ?3 AND shape = ?7" +
+            kFilters + " ORDER BY time_ms, op_hash, halide_version, tuner_version LIMIT 1";
+        SqliteQuery query(*connection_, sql, "looking up the kernel for " + describe(request, canonical));
         bind_request(query, request);
         query.bind(7, canonical);
         if (!query.step()) {
@@ -244,7 +248,9 @@ private:
         return candidates_.emplace(std::move(key), std::move(list)).first->second;
     }
 
-    bool derived_locked(const LookupRequest &request, const ShapeInfo &info, LookupAnswer &answer) {
+    // Sets `had_neighbour` when a tuned shape was found, whether or not it could be re-fitted.
+    bool derived_locked(const LookupRequest &request, const ShapeInfo &info, LookupAnswer &answer,
+                        bool &had_neighbour) {
         std::optional<ShapeValues> wanted = parse_shape(info.canonical);
         if (!wanted) {
             return false;
@@ -262,6 +268,7 @@ private:
         if (!best) {
             return false;
         }
+        had_neighbour = true;
         SqliteQuery query(*connection_,
                           std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
                               " FROM kernels WHERE rowid = ?1",
