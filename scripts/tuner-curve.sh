@@ -3,7 +3,9 @@
 # conv2d_nchw 1x64x56x56 -> 64 filters 3x3, each tuned from scratch, and whether the tuner reaches
 # 95% of its final best within 64 measured trials. The best-so-far uses the drift-corrected
 # throughput of each trial (timed against the reference kernel in the same window).
-# Usage: scripts/tuner-curve.sh [build-dir] (default: build); TRIALS (default 128), SEED, JOBS.
+# Usage: scripts/tuner-curve.sh [build-dir] (default: build); TRIALS (default 128), SEED, JOBS,
+# THREADS (default 1: the machine has 2 shared cores), OPS (default "matmul conv2d"), KEEP (a folder
+# to keep each run's JSON in).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
@@ -11,10 +13,12 @@ opgen="$build/opgen/opgen"
 trials="${TRIALS:-128}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP"; fi
 run() {
     local name="$1" op="$2" shape="$3"
     "$opgen" tune --op "$op" --shape "$shape" --trials "$trials" --seed "${SEED:-1}" --jobs "${JOBS:-2}" \
-        --db "$tmp/$name.db" --json --quiet >"$tmp/$name.json"
+        --threads "${THREADS:-1}" --db "$tmp/$name.db" --json --quiet >"$tmp/$name.json"
+    if [[ -n "${KEEP:-}" ]]; then cp "$tmp/$name.json" "$KEEP/"; fi
     python3 - "$name" "$tmp/$name.json" <<'PY'
 import json, sys
 name, path = sys.argv[1], sys.argv[2]
@@ -38,5 +42,10 @@ print(f"  95% of the final best reached at trial {reach}: "
       f"{'within' if reach is not None and reach <= 64 else 'NOT within'} 64 trials")
 PY
 }
-run matmul_1024 matmul M=1024,N=1024,K=1024
-run conv2d_56x56x64 conv2d_nchw N=1,C=64,H=56,W=56,F=64
+for op in ${OPS:-matmul conv2d}; do
+    case "$op" in
+    matmul) run matmul_1024 matmul M=1024,N=1024,K=1024 ;;
+    conv2d) run conv2d_56x56x64 conv2d_nchw N=1,C=64,H=56,W=56,F=64 ;;
+    *) echo "error: OPS: unknown benchmark '$op' (matmul, conv2d)" >&2; exit 2 ;;
+    esac
+done

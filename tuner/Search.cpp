@@ -6,7 +6,6 @@
 #include <cmath>
 #include <set>
 #include <sstream>
-#include <unordered_map>
 
 namespace opgen::tuner {
 
@@ -125,15 +124,9 @@ private:
         return out;
     }
 
-    bool legal(const SchedulePoint &p) {
-        std::string k = point_key(p);
-        auto it = legal_.find(k);
-        if (it != legal_.end()) return it->second;
-        bool ok = space_.contains(p);
-        if (legal_.size() > 200000) legal_.clear();  // a bounded memo, not a second copy of the space
-        legal_.emplace(k, ok);
-        return ok;
-    }
+    // No memo: contains() is an index lookup, cheaper than the text key a memo would need, and a
+    // memo that grows with every child tried made the tuner's memory grow with the trials.
+    bool legal(const SchedulePoint &p) const { return space_.contains(p); }
 
     // Keeps the best `population` distinct points of `cands` by score.
     void select(const std::vector<SchedulePoint> &cands, const ScoreFn &score, std::vector<SchedulePoint> &members,
@@ -200,7 +193,6 @@ private:
     const TilingSpace &space_;
     SearchOptions o_;
     std::mt19937_64 rng_;
-    std::unordered_map<std::string, bool> legal_;
     std::vector<SchedulePoint> population_;
 };
 

@@ -123,12 +123,13 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         int nrows = 0;
         double roofline = 0;
     };
+    // A memo for one round's scoring only: it is emptied before every round (see the loop), so the
+    // tuner's memory is bounded by one round's work and does not grow with the trials.
     std::map<std::string, Scored> scored;
     auto features_of = [&](const SchedulePoint &p) -> const Scored & {
         std::string k = point_key(p);
         auto it = scored.find(k);
         if (it != scored.end()) return it->second;
-        if (scored.size() > 50000) scored.clear();  // bounded: memory must not grow with the trials
         Scored s;
         s.nrows = group_features(def, shape, target, space, p, o.threads, s.rows);
         s.roofline = -roofline_seconds(def, shape, target, space, p, o.threads);
@@ -165,7 +166,13 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         return out;
     };
 
-    auto baseline = pool->measure({{std::nullopt, ""}}, po, result.flops);
+    // Halide's default schedule can be 100x slower than the candidates (a naive 1024^3 matmul runs
+    // for seconds a call): one timed pair after the warm-up, and three steps' time, so that it is
+    // measured rather than killed as a hang and the speedup over it can be reported.
+    PoolOptions po_default = po;
+    po_default.min_runs = 1;
+    po_default.timeout_s = 3 * po.timeout_s;
+    auto baseline = pool->measure({{std::nullopt, ""}}, po_default, result.flops);
     result.default_result = baseline[0];
     say(o, "default schedule: " + (result.default_result.ok()
                                        ? std::to_string(result.default_result.timing.median_ms) + " ms"
@@ -267,6 +274,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
             });
             for (size_t k = 0; k < ok.size() && k < 16; k++) elite.push_back(result.trials[ok[k]].point);
         }
+        scored.clear();
         std::vector<SchedulePoint> chosen;
         if (first && !is_measured(reference)) {
             chosen.push_back(reference);
