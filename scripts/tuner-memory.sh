@@ -2,7 +2,12 @@
 # Peak resident memory of a 50- and a 500-candidate tuning run (the goal: the 500-candidate run
 # within 1.2x of the 50-candidate one). Both runs tune the same small matmul from scratch into
 # throw-away databases; `opgen tune --json` reports the tuner's own peak (VmHWM) and the largest
-# worker's. Usage: scripts/tuner-memory.sh [build-dir] (default: build)
+# worker's. A small shape keeps 500 candidates to about 10-15 minutes here; the figure still
+# means something because what could grow per candidate (JIT modules, compiled candidates held
+# by a worker, the tuner's memos, training rows, trial records) does so per candidate, not per
+# element: a leak of one module or of the 3 buffers a candidate binds shows over 450 extra
+# candidates, and the tuner's own state does not depend on the shape's size.
+# Usage: scripts/tuner-memory.sh [build-dir] (default: build)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
