@@ -52,6 +52,9 @@ struct TrainOptions {
     enum class Objective { Regression, Pairwise };
     Objective objective = Objective::Regression;
     double pair_margin = 0.03;
+    // Pairwise only: weight each pair by the log of its throughput ratio, so that confusing a
+    // catastrophic candidate with a fast one costs more than swapping two near-equals.
+    bool weight_by_gap = false;
 };
 
 class CostModel {

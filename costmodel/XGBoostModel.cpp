@@ -113,7 +113,8 @@ struct Pair {
 // `margin` (relative): closer pairs are within the measurement noise and only teach the noise.
 // Each task's pairs are weighted so that a candidate's summed weight is about one whatever the
 // task's size: tasks count alike, and the gradients stay on the regression objective's scale.
-std::vector<Pair> ordered_pairs(const std::vector<int32_t> &task, const std::vector<float> &labels, double margin) {
+std::vector<Pair> ordered_pairs(const std::vector<int32_t> &task, const std::vector<float> &labels, double margin,
+                                bool weight_by_gap) {
     std::map<int32_t, std::vector<uint32_t>> members;
     for (size_t i = 0; i < task.size(); i++) {
         members[task[i]].push_back(uint32_t(i));
@@ -124,13 +125,16 @@ std::vector<Pair> ordered_pairs(const std::vector<int32_t> &task, const std::vec
         for (size_t a = 0; a < m.size(); a++) {
             for (size_t b = 0; b < m.size(); b++) {
                 if (labels[m[a]] > labels[m[b]] * (1.0 + margin)) {
-                    pairs.push_back({m[a], m[b], 0.0f});
+                    pairs.push_back({m[a], m[b], weight_by_gap ? float(std::log(labels[m[a]] / labels[m[b]])) : 1.0f});
                 }
             }
         }
-        const size_t count = pairs.size() - first;
+        double total = 0;
         for (size_t k = first; k < pairs.size(); k++) {
-            pairs[k].weight = float(double(m.size()) / double(count));
+            total += pairs[k].weight;
+        }
+        for (size_t k = first; k < pairs.size(); k++) {
+            pairs[k].weight = float(pairs[k].weight * double(m.size()) / total);
         }
     }
     return pairs;
@@ -223,7 +227,7 @@ public:
         set_param(booster.get(), "disable_default_eval_metric", "1");
 
         const bool pairwise = options.objective == TrainOptions::Objective::Pairwise;
-        const std::vector<Pair> pairs = pairwise ? ordered_pairs(set.task, labels, options.pair_margin)
+        const std::vector<Pair> pairs = pairwise ? ordered_pairs(set.task, labels, options.pair_margin, options.weight_by_gap)
                                                  : std::vector<Pair>{};
         if (pairwise && pairs.empty()) {
             throw ModelError("xgboost model: pairwise objective needs a task with two candidates whose "

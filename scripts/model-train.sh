@@ -11,5 +11,5 @@ opgen=${2:-$root/build/opgen/opgen}
 db=${3:-opgen.db}
 target=$("$opgen" target show | sed -n 's/^  "name": "\(.*\)",$/\1/p')
 "$opgen" model train --data "$data/train.db" --holdout "$data/holdout.db" --threads 1 \
-    --objective pairwise --rounds 200 --max-depth 6 --eta 0.1 --seed 1 \
+    --objective pairwise --weight-by-gap --rounds 200 --max-depth 4 --eta 0.1 --seed 1 \
     --out "$root/costmodel/models/$target.model" --store --db "$db"

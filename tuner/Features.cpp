@@ -13,7 +13,8 @@ const std::vector<std::string> &feature_names() {
         "arith_intensity",    "vector_lane_use",    "tail_waste",          "tasks_per_core",
         "unroll_size",        "packed",             "reduction_blocked",   "total_flops_log2",
         "reg_tile_accumulators", "tile_outer_log2", "roofline_ns_log2",
-        "unrolled",           "prefetch_distance",  "tile_order_changed"};
+        "unrolled",           "prefetch_distance",  "tile_order_changed",  "reg_vectors",
+        "reg_rows_log2",      "reduce_block_log2",  "inner_tile_log2",     "packed_inputs"};
     return names;
 }
 
@@ -31,6 +32,7 @@ struct Shape2 {
     double tiles = 1;          // number of cache tiles
     double reg_tiles = 1;      // number of register tiles
     double reduce_extent = 1;  // total reduction points per output point
+    double reduce_block = 1;   // reduction points per cache block
     bool blocked = false;
 };
 
@@ -56,6 +58,7 @@ Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingSpa
     }
     for (size_t j = 0; j < p.reduce.size(); j++) {
         s.reduce_extent *= double(space.reduce[j].extent);
+        s.reduce_block *= double(p.reduce[j].block);
         s.blocked |= p.reduce[j].block < space.reduce[j].extent;
     }
     return s;
@@ -119,6 +122,13 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
             float(p.unroll),
             float(p.prefetch),
             float(!p.tile_order.empty()),
+            // The register tile's shape, not only its size: one row of many vectors reuses no
+            // broadcast and is latency bound, where rows x vectors of the same size are not.
+            float(std::ceil(double(p.axes[0].reg) / std::max(1, p.vector_width))),
+            float(lg(s.reg_elems / double(p.axes[0].reg))),
+            float(lg(s.reduce_block)),
+            float(lg(double(p.axes[0].tile))),
+            float(p.packed.size()),
         };
         out.insert(out.end(), std::begin(row), std::end(row));
         rows++;

@@ -55,11 +55,12 @@ double median(std::vector<double> v) {
 
 // Drift of the clock at each record of one task (1 = the task's median speed), from the
 // interleaved reference measurements: the mean of the nearest reference before and after.
-std::vector<double> drift_factors(const std::vector<const db::MeasurementRecord *> &recs, const std::string &ref_json) {
+std::vector<double> drift_factors(const std::vector<const db::MeasurementRecord *> &recs,
+                                  const std::vector<std::string> &canonical, const std::string &ref_json) {
     std::vector<size_t> at;
     std::vector<double> times;
     for (size_t i = 0; i < recs.size(); i++) {
-        if (recs[i]->schedule_json == ref_json) {
+        if (!ref_json.empty() && canonical[i] == ref_json) {
             at.push_back(i);
             times.push_back(recs[i]->time_ms);
         }
@@ -162,36 +163,46 @@ ModelData build_model_data(const std::vector<db::MeasurementRecord> &records, co
             data.dropped += recs.size();
             continue;
         }
+        // Each point's JSON as this build writes it: a record from before a schedule knob existed
+        // names the same point as one written after it (the reference kernel above all).
+        std::vector<std::string> canonical(recs.size());
+        for (size_t i = 0; i < recs.size(); i++) {
+            try {
+                canonical[i] = SchedulePoint::from_json(nlohmann::json::parse(recs[i]->schedule_json)).to_json().dump();
+            } catch (const std::exception &) {
+                canonical[i].clear();  // unreadable: dropped below
+            }
+        }
         BoundShape shape = bind_shape(*def, key.shape);
         const int threads = threads_of_key(key.target);
         TilingSpace space = make_tiling_space(*def, shape, target, threads);
         // The reference is the point measured most often (at least twice).
         std::map<std::string, std::vector<double>> times;
-        for (size_t i = 0; i < recs.size(); i++) times[recs[i]->schedule_json].push_back(0);
+        for (size_t i = 0; i < recs.size(); i++) {
+            if (!canonical[i].empty()) times[canonical[i]].push_back(0);
+        }
         std::string ref_json;
         size_t ref_count = 1;
         for (const auto &[json, t] : times) {
             if (t.size() > ref_count) ref_json = json, ref_count = t.size();
         }
-        std::vector<double> drift = drift_factors(recs, ref_json);
+        std::vector<double> drift = drift_factors(recs, canonical, ref_json);
         times.clear();
         std::vector<std::string> point_order;
         for (size_t i = 0; i < recs.size(); i++) {
-            auto &t = times[recs[i]->schedule_json];
-            if (t.empty()) point_order.push_back(recs[i]->schedule_json);
+            if (canonical[i].empty()) {
+                data.dropped++;
+                continue;
+            }
+            auto &t = times[canonical[i]];
+            if (t.empty()) point_order.push_back(canonical[i]);
             t.push_back(recs[i]->time_ms / drift[i]);
         }
         const int32_t task_id = int32_t(data.task_names.size());
         data.task_names.push_back(key.op_name + " " + key.shape);
         std::vector<float> rows;
         for (const auto &json : point_order) {
-            SchedulePoint p;
-            try {
-                p = SchedulePoint::from_json(nlohmann::json::parse(json));
-            } catch (const std::exception &) {
-                data.dropped += times[json].size();
-                continue;
-            }
+            SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(json));
             rows.clear();
             int n = group_features(*def, shape, target, space, p, threads, rows);
             data.set.batch.add_candidate(rows.data(), n);

@@ -150,6 +150,7 @@ void add_train(CLI::App *model) {
         ->transform(CLI::CheckedTransformer(objectives, CLI::ignore_case));
     cmd->add_option("--pair-margin", a->options.pair_margin, "pairs closer than this (relative) are ignored")
         ->check(CLI::Range(0.0, 10.0));
+    cmd->add_flag("--weight-by-gap", a->options.weight_by_gap, "pairwise: weight pairs by their log throughput ratio");
     add_common_options(cmd, a->common, true);
     cmd->callback([a] {
         Target t = load_target(a->common.target);
