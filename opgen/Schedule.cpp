@@ -387,8 +387,8 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         auto pos = std::find(main.rvar_names.begin(), main.rvar_names.end(), r.var);
         user_check(pos != main.rvar_names.end()) << "schedule: '" << r.var << "' is not a reduction variable of " << ms.tensor;
         int64_t extent = op.shape.var_extent(ms, r.var);
-        user_check(r.block >= 1 && r.block <= extent && extent % r.block == 0)
-            << "schedule: reduction block " << r.block << " of " << r.var << " must divide its extent " << extent;
+        user_check(r.block >= 1 && r.block <= extent)
+            << "schedule: reduction block " << r.block << " of " << r.var << " must be in [1, " << extent << "]";
         blocked |= r.block < extent;
     }
     int vw = p.vector_width;
@@ -500,8 +500,12 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         Halide::RVar rvo(rn + "__o"), rvi(rn + "__i");
         rec.declare_rvar(rvo.name());
         rec.declare_rvar(rvi.name());
-        u.split(main.rdom[i], rvo, rvi, int(block));
-        rec.line(un + ".split(" + rn + ", " + rvo.name() + ", " + rvi.name() + ", " + std::to_string(block) + ");");
+        // A block that does not divide the extent leaves a guarded last block (a reduction may not
+        // recompute, so no ShiftInwards).
+        bool divides = op.shape.var_extent(ms, rn) % block == 0;
+        u.split(main.rdom[i], rvo, rvi, int(block), divides ? Halide::TailStrategy::Auto : Halide::TailStrategy::GuardWithIf);
+        rec.line(un + ".split(" + rn + ", " + rvo.name() + ", " + rvi.name() + ", " + std::to_string(block) +
+                 (divides ? "" : ", TailStrategy::GuardWithIf") + ");");
         ro.push_back(rvo);
         ri.push_back(rvi);
         ron.push_back(rvo.name());

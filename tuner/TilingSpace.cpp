@@ -22,10 +22,15 @@ std::vector<int64_t> tile_options(int64_t reg_min, int64_t extent) {
     return {s.begin(), s.end()};
 }
 
+// Reduction blocks: the multiples of 16 up to 1024 that divide the extent; where there are none
+// (K = 1115), powers of two from 64 with a guarded last block; and the extent itself (not blocked).
 std::vector<int64_t> block_options(int64_t extent) {
     std::vector<int64_t> b;
     for (int64_t d = 16; d < extent; d++) {
         if (extent % d == 0 && (d % 16 == 0) && d <= 1024) b.push_back(d);
+    }
+    if (b.empty()) {
+        for (int64_t d = 64; d <= 512 && d < extent; d *= 2) b.push_back(d);
     }
     b.push_back(extent);
     return b;

@@ -127,3 +127,22 @@ TEST(ScheduleKnobs, CompileAndMatchTheReference) {
         }
     }
 }
+
+// A reduction extent with no block that divides it (1115 = 5 x 223) still has a legal space: its
+// blocks leave a guarded last block, and such points compute the right result.
+TEST(ScheduleKnobs, NonDividingReductionBlocksMatchTheReference) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    BoundShape shape = bind_shape(def, "M=48,N=64,K=1115");
+    Target host = host_target();
+    TilingSpace s = make_tiling_space(def, shape, host, 1);
+    ASSERT_FALSE(s.legal.empty());
+    TaskContext task(def, shape, host, 3);
+    int tried = 0;
+    for (const auto &p : s.sample(400, 7)) {
+        if (p.reduce[0].block == 1115 || 1115 % p.reduce[0].block == 0 || tried == 3) continue;
+        tried++;
+        MeasureResult r = measure(task, p, 0.5, 1);
+        EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
+    }
+    EXPECT_EQ(tried, 3);
+}
