@@ -3,8 +3,7 @@
 #include "opgen/cli/Cli.h"
 #include "tuner/Batch.h"
 #include "tuner/Manifest.h"
-
-#include <unistd.h>
+#include "tuner/Progress.h"
 
 #include <cstdio>
 #include <ctime>
@@ -44,8 +43,9 @@ std::string duration(double s) {
 // On a terminal one line rewritten in place; otherwise (a log file, a Slurm job) a plain line
 // per task.
 std::function<void(const tuner::BatchProgress &)> progress_printer(bool quiet) {
-    if (quiet) return {};
-    bool tty = isatty(fileno(stderr));
+    tuner::ProgressMode mode = tuner::progress_mode(quiet, stderr);
+    if (mode == tuner::ProgressMode::Quiet) return {};
+    bool tty = mode == tuner::ProgressMode::Live;
     return [tty](const tuner::BatchProgress &p) {
         std::string line = "batch " + std::to_string(p.done) + "/" + std::to_string(p.total) + " done (" +
                            std::to_string(p.tuned) + " tuned, " + std::to_string(p.cached) + " cached, " +
