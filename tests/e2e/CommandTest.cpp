@@ -100,9 +100,14 @@ TEST_F(Command, TunesVerifiesStoresAndQueries) {
     EXPECT_EQ(nlohmann::json::parse(again.out)["answer"], "cached");
     EXPECT_EQ(count_rows(dir / "k.db", "measurements"), 6);
 
-    // Another thread count is another target: a miss, said clearly.
-    CommandRun miss = opgen("query --op matmul --shape M=64,N=48,K=40 --threads 2 --db k.db", dir);
+    // Another thread count is another target: no exact hit, said clearly...
+    CommandRun miss = opgen("query --op matmul --shape M=64,N=48,K=40 --threads 2 --db k.db --exact", dir);
     expect_error(miss, "no kernel for op 'matmul'");
+    // ...and without --exact the cost model's pick over the legal space, marked as such (no tuned
+    // shape on that target to derive from).
+    CommandRun other = opgen("query --op matmul --shape M=64,N=48,K=40 --threads 2 --db k.db", dir);
+    ASSERT_EQ(other.status, 0) << other.err;
+    EXPECT_EQ(nlohmann::json::parse(other.out)["answer"], "predicted") << other.out;
 }
 
 TEST_F(Command, UserOpFolderIsListedTunedAndQueried) {
