@@ -159,17 +159,17 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
                                   const std::vector<StageGroup> &groups, const SchedulePoint &p) {
     const Statement &ms = main_statement(def);
     const Statement &out = *def.statement_for(def.output().name);
+    // Each input's path, looked up once: footprints runs for every tiling the space enumerates.
     std::vector<std::string> ins = inputs_read(def, ms);
-    auto path_of = [&](const std::string &tensor) {
-        auto it = std::find(ins.begin(), ins.end(), tensor);
-        return target.input_path(it == ins.end() ? 0 : size_t(it - ins.begin()));
-    };
-    const std::vector<std::string> in_path = target.input_path(0);
+    std::vector<std::vector<std::string>> paths;
+    for (size_t i = 0; i < std::max<size_t>(ins.size(), 1); i++) paths.push_back(target.input_path(i));
+    const std::vector<std::string> &in_path = paths.front();
     // Extent of each loop variable inside one tile of a buffer level. Levels count from the
     // innermost buffer of the tensor's input path: 0 registers (one reduction step), 1 the register
     // tile over a reduction block, 2 the cache tile over a reduction block, beyond that everything.
     auto level_of = [&](const std::string &tensor, const std::string &buffer) {
-        auto path = def.find_tensor(tensor)->role == TensorRole::Input ? path_of(tensor) : in_path;
+        auto in = std::find(ins.begin(), ins.end(), tensor);
+        const auto &path = in == ins.end() ? in_path : paths[size_t(in - ins.begin())];
         auto it = std::find(path.begin(), path.end(), buffer);
         if (it == path.end()) return 0;
         return int(path.end() - it) - 1;
