@@ -4,6 +4,9 @@
 // fixed-length feature row; a candidate's score is the sum of its groups' predictions (the
 // "pack-sum" of Ansor). costmodel/ sees only feature rows and measured throughputs, never Halide.
 // Scores are "higher is faster": labels are throughputs normalised per task (best of task = 1).
+// A second formulation, "concat", gives the trees a candidate's group rows side by side as one
+// wide row (slot k = the candidate's k-th group), so a split can weigh one group's tile against
+// another's; it ranked held-out tasks better than the pack-sum (docs/cost-model.md).
 #ifndef OPGEN_COSTMODEL_COST_MODEL_H
 #define OPGEN_COSTMODEL_COST_MODEL_H
 
@@ -55,6 +58,12 @@ struct TrainOptions {
     // Pairwise only: weight each pair by the log of its throughput ratio, so that confusing a
     // catastrophic candidate with a fast one costs more than swapping two near-equals.
     bool weight_by_gap = false;
+    // How group rows become the trees' rows. PackSum: one tree row per group, the candidate's
+    // score is their sum. Concat: one tree row per candidate, its groups' rows concatenated in
+    // order into as many slots as the training set's widest candidate has groups (fewer groups
+    // leave missing values; a candidate with more groups than slots loses its extra rows).
+    enum class Formulation { PackSum, Concat };
+    Formulation formulation = Formulation::PackSum;
 };
 
 class CostModel {

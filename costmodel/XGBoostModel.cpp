@@ -6,6 +6,7 @@
 // custom objective through XGBoosterBoostOneIter.
 #include "costmodel/CostModel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,13 +25,16 @@ const char *const model_name = "xgboost";
 
 // Saved bytes: this header, then xgboost's UBJSON model when the model is trained. The header
 // carries what xgboost's model format does not: that the bytes are ours, the feature count the
-// caller expects, whether there is a model at all, and the payload's length and checksum.
+// caller expects, whether there is a model at all, and the payload's length and checksum; from
+// version 2 on also the formulation (0: pack-sum, k > 0: k concatenated group slots).
 // xgboost 1.7's UBJSON reader does not reliably reject a truncated model: it sometimes "loads"
 // one (reading past the buffer), so damaged bytes must be caught before xgboost sees them.
-//   magic[8] | version u32 | num_features u32 | trained u8 | payload size u64 | FNV-1a 64 u64
+//   v1: magic[8] | version u32 | num_features u32 | trained u8 | payload size u64 | FNV-1a 64 u64
+//   v2: the same, then slots u32
 const char magic[8] = {'O', 'P', 'G', 'E', 'N', 'X', 'G', 'B'};
-const uint32_t format_version = 1;
-const size_t header_size = sizeof(magic) + 4 + 4 + 1 + 8 + 8;
+const uint32_t format_version = 2;
+const size_t header_size_v1 = sizeof(magic) + 4 + 4 + 1 + 8 + 8;
+const size_t header_size_v2 = header_size_v1 + 4;
 
 void check(int rc, const char *call) {
     if (rc != 0) {
@@ -158,6 +162,42 @@ void pairwise_gradients(const std::vector<Pair> &pairs, const std::vector<double
     }
 }
 
+// The rows the trees see: a batch's group rows as they are (pack-sum, slots == 0), or one row
+// per candidate holding its first `slots` group rows side by side, missing values (NaN) where it
+// has fewer.
+struct TreeRows {
+    std::vector<float> storage;  // only for slots > 0
+    const float *data = nullptr;
+    size_t width = 0;
+    std::vector<int32_t> row_begin;  // candidate i owns tree rows [row_begin[i], row_begin[i+1])
+
+    size_t num_rows() const { return size_t(row_begin.back()); }
+};
+
+TreeRows tree_rows(const FeatureBatch &batch, int slots) {
+    TreeRows t;
+    const size_t f = size_t(batch.num_features);
+    if (slots == 0) {
+        t.data = batch.rows.data();
+        t.width = f;
+        t.row_begin = batch.row_begin;
+        return t;
+    }
+    const size_t n = batch.num_candidates();
+    t.width = size_t(slots) * f;
+    t.storage.assign(n * t.width, std::numeric_limits<float>::quiet_NaN());
+    t.row_begin.resize(n + 1);
+    for (size_t c = 0; c < n; c++) {
+        t.row_begin[c] = int32_t(c);
+        const size_t rows = std::min<size_t>(size_t(slots), size_t(batch.row_begin[c + 1] - batch.row_begin[c]));
+        const float *from = batch.rows.data() + size_t(batch.row_begin[c]) * f;
+        std::copy(from, from + rows * f, t.storage.begin() + std::ptrdiff_t(c * t.width));
+    }
+    t.row_begin[n] = int32_t(n);
+    t.data = t.storage.data();
+    return t;
+}
+
 class XGBoostModel : public CostModel {
 public:
     explicit XGBoostModel(int num_features) : num_features_(num_features) {
@@ -174,11 +214,18 @@ public:
         check_training_set(set, num_features_, "xgboost model");
         check_train_options(options, "xgboost model");
         const FeatureBatch &batch = set.batch;
-        const size_t num_rows = size_t(batch.row_begin.back());
         const size_t num_candidates = batch.num_candidates();
-        if (num_rows == 0) {
+        if (batch.row_begin.back() == 0) {
             throw ModelError("xgboost model: training set has candidates but no group rows");
         }
+        int slots = 0;
+        if (options.formulation == TrainOptions::Formulation::Concat) {
+            for (size_t c = 0; c < num_candidates; c++) {
+                slots = std::max(slots, batch.row_begin[c + 1] - batch.row_begin[c]);
+            }
+        }
+        const TreeRows tree = tree_rows(batch, slots);
+        const size_t num_rows = tree.num_rows();
 
         const std::vector<float> labels = normalised_labels(set);
         // Ansor weights each candidate by its normalised throughput: errors on the fast
@@ -188,7 +235,7 @@ public:
         std::vector<float> weights(labels);
 
         DMatrixHandle dtrain_handle = nullptr;
-        check(XGDMatrixCreateFromMat_omp(batch.rows.data(), num_rows, bst_ulong(num_features_),
+        check(XGDMatrixCreateFromMat_omp(tree.data, num_rows, bst_ulong(tree.width),
                                          std::numeric_limits<float>::quiet_NaN(), &dtrain_handle,
                                          options.threads),
               "XGDMatrixCreateFromMat_omp");
@@ -197,7 +244,7 @@ public:
         // xgboost's own checks and make it printable while debugging.
         std::vector<float> row_labels(num_rows);
         for (size_t c = 0; c < num_candidates; c++) {
-            for (int32_t r = batch.row_begin[c]; r < batch.row_begin[c + 1]; r++) {
+            for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
                 row_labels[size_t(r)] = labels[c];
             }
         }
@@ -250,7 +297,7 @@ public:
                   "XGBoosterPredictFromDMatrix");
             for (size_t c = 0; c < num_candidates; c++) {
                 double sum = 0;
-                for (int32_t r = batch.row_begin[c]; r < batch.row_begin[c + 1]; r++) {
+                for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
                     sum += margin[r];
                 }
                 sums[c] = sum;
@@ -262,7 +309,7 @@ public:
             }
             // d(sum)/d(row margin) = 1: every row of a candidate gets the candidate's gradient.
             for (size_t c = 0; c < num_candidates; c++) {
-                for (int32_t r = batch.row_begin[c]; r < batch.row_begin[c + 1]; r++) {
+                for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
                     grad[size_t(r)] = float(cand_grad[c]);
                     hess[size_t(r)] = float(cand_hess[c]);
                 }
@@ -272,22 +319,24 @@ public:
                   "XGBoosterBoostOneIter");
         }
         booster_ = std::move(booster);
+        slots_ = slots;
     }
 
     std::vector<double> predict(const FeatureBatch &batch) const override {
         check_batch(batch, num_features_, "xgboost model");
         const size_t num_candidates = batch.num_candidates();
         std::vector<double> scores(num_candidates, 0.0);
-        const size_t num_rows = size_t(batch.row_begin.back());
-        if (!trained() || num_rows == 0) {
+        if (!trained() || batch.row_begin.back() == 0) {
             return scores;
         }
+        const TreeRows tree = tree_rows(batch, slots_);
+        const size_t num_rows = tree.num_rows();
         // In-place prediction reads the caller's floats through an __array_interface__ and
         // skips copying every row into a DMatrix: 5-30% more rows/s than XGDMatrixCreateFromMat
         // plus XGBoosterPredictFromDMatrix on 2 cores (more with wider rows).
         std::ostringstream array;
-        array << R"({"data": [)" << reinterpret_cast<uintptr_t>(batch.rows.data())
-              << R"(, true], "shape": [)" << num_rows << ", " << num_features_
+        array << R"({"data": [)" << reinterpret_cast<uintptr_t>(tree.data)
+              << R"(, true], "shape": [)" << num_rows << ", " << tree.width
               << R"(], "typestr": "<f4", "version": 3})";
         const char *config =
             R"({"type": 1, "training": false, "iteration_begin": 0, "iteration_end": 0,)"
@@ -300,7 +349,7 @@ public:
               "XGBoosterPredictFromDense");
         for (size_t c = 0; c < num_candidates; c++) {
             double sum = 0;
-            for (int32_t r = batch.row_begin[c]; r < batch.row_begin[c + 1]; r++) {
+            for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
                 sum += margin[r];
             }
             scores[c] = sum;
@@ -318,6 +367,7 @@ public:
         if (!trained()) {
             put_u64(out, 0);
             put_u64(out, fnv1a(nullptr, 0));
+            put_u32(out, 0);
             return out;
         }
         bst_ulong length = 0;
@@ -327,22 +377,30 @@ public:
         const auto *payload = reinterpret_cast<const uint8_t *>(data);
         put_u64(out, length);
         put_u64(out, fnv1a(payload, length));
+        put_u32(out, uint32_t(slots_));
         out.insert(out.end(), payload, payload + length);
         return out;
     }
 
     void load(const std::vector<uint8_t> &bytes) override {
-        if (bytes.size() < header_size || std::memcmp(bytes.data(), magic, sizeof(magic)) != 0) {
+        if (bytes.size() < header_size_v1 || std::memcmp(bytes.data(), magic, sizeof(magic)) != 0) {
             std::ostringstream message;
             message << "xgboost model: " << bytes.size()
                     << " bytes do not start with an opgen xgboost model header";
             throw ModelError(message.str());
         }
         const uint32_t version = get_u32(bytes.data() + 8);
-        if (version != format_version) {
+        if (version != 1 && version != format_version) {
             std::ostringstream message;
-            message << "xgboost model: saved format version " << version << ", expected "
+            message << "xgboost model: saved format version " << version << ", expected 1 to "
                     << format_version;
+            throw ModelError(message.str());
+        }
+        const size_t header_size = version == 1 ? header_size_v1 : header_size_v2;
+        if (bytes.size() < header_size) {
+            std::ostringstream message;
+            message << "xgboost model: " << bytes.size() << " bytes are shorter than a version " << version
+                    << " header";
             throw ModelError(message.str());
         }
         const uint32_t saved_features = get_u32(bytes.data() + 12);
@@ -354,6 +412,7 @@ public:
         }
         const uint8_t saved_trained = bytes[16];
         const uint64_t saved_payload = get_u64(bytes.data() + 17);
+        const uint32_t saved_slots = version == 1 ? 0 : get_u32(bytes.data() + header_size_v1);
         const size_t payload = bytes.size() - header_size;
         if (saved_payload != payload) {
             std::ostringstream message;
@@ -367,11 +426,17 @@ public:
                     << payload << " model bytes follow";
             throw ModelError(message.str());
         }
+        if (saved_slots > 4096) {
+            std::ostringstream message;
+            message << "xgboost model: header says " << saved_slots << " group slots (at most 4096)";
+            throw ModelError(message.str());
+        }
         if (get_u64(bytes.data() + 25) != fnv1a(bytes.data() + header_size, payload)) {
             throw ModelError("xgboost model: model bytes do not match their checksum");
         }
         if (saved_trained == 0) {
             booster_.reset();
+            slots_ = 0;
             return;
         }
         BoosterHandle booster_handle = nullptr;
@@ -381,17 +446,20 @@ public:
               "XGBoosterLoadModelFromBuffer");
         bst_ulong booster_features = 0;
         check(XGBoosterGetNumFeature(booster.get(), &booster_features), "XGBoosterGetNumFeature");
-        if (booster_features != bst_ulong(num_features_)) {
+        const bst_ulong expected = bst_ulong(num_features_) * bst_ulong(std::max<uint32_t>(1, saved_slots));
+        if (booster_features != expected) {
             std::ostringstream message;
             message << "xgboost model: saved booster has " << booster_features
-                    << " features, this model expects " << num_features_;
+                    << " features, this model expects " << expected;
             throw ModelError(message.str());
         }
         booster_ = std::move(booster);
+        slots_ = int(saved_slots);
     }
 
 private:
     int num_features_;
+    int slots_ = 0;  // 0: pack-sum; else concatenated group slots per candidate
     BoosterPtr booster_;
 };
 

@@ -4,7 +4,7 @@
 # reference kernel interleaved every 20 candidates (it corrects for the clock's wander).
 #   scripts/model-collect.sh [train|holdout|all] [OUT_DIR] [OPGEN]
 # writes OUT_DIR/train.db and OUT_DIR/holdout.db (default OUT_DIR: model-data). A rerun resumes.
-# The held-out tasks are shapes never trained on: matmul 384^3 and a conv2d of its own shape.
+# The held-out tasks are shapes never trained on: matmul 384^3 and conv2d C=64 F=64 28x28.
 set -euo pipefail
 what=${1:-all}
 out=${2:-model-data}
@@ -21,11 +21,14 @@ if [[ $what == holdout || $what == all ]]; then
     collect "$out/holdout.db" conv2d_nchw N=1,C=64,H=28,W=28,F=64 500
 fi
 if [[ $what == train || $what == all ]]; then
-    collect "$out/train.db" matmul M=256,N=256,K=256 400
-    collect "$out/train.db" conv2d_nchw N=1,C=32,H=28,W=28,F=32 400
-    collect "$out/train.db" matmul M=128,N=512,K=256 400
-    collect "$out/train.db" conv2d_nchw N=1,C=64,H=14,W=14,F=128 400
-    collect "$out/train.db" matmul M=512,N=192,K=128 400
-    collect "$out/train.db" conv2d_nchw N=1,C=16,H=56,W=56,F=32 400
-    collect "$out/train.db" matmul M=192,N=320,K=384 400
+    for shape in M=256,N=256,K=256 M=128,N=512,K=256 M=512,N=192,K=128 M=192,N=320,K=384 \
+                 M=512,N=512,K=512 M=64,N=1024,K=512 M=1024,N=64,K=256 M=320,N=448,K=160 \
+                 M=96,N=96,K=1024 M=768,N=256,K=64 M=448,N=640,K=256 M=200,N=300,K=500; do
+        collect "$out/train.db" matmul "$shape" 400
+    done
+    for shape in N=1,C=32,H=28,W=28,F=32 N=1,C=64,H=14,W=14,F=128 N=1,C=16,H=56,W=56,F=32 \
+                 N=1,C=128,H=14,W=14,F=128 N=1,C=32,H=56,W=56,F=64 N=1,C=128,H=28,W=28,F=64 \
+                 N=1,C=256,H=7,W=7,F=256 N=1,C=64,H=56,W=56,F=32 N=1,C=48,H=20,W=20,F=96; do
+        collect "$out/train.db" conv2d_nchw "$shape" 400
+    done
 fi

@@ -51,6 +51,7 @@ struct ModelData {
     costmodel::TrainingSet set;
     std::vector<std::string> task_names;  // "op shape", by task id
     std::vector<double> roofline_scores;  // -roofline_seconds per candidate: the analytical baseline
+    std::vector<std::string> schedules;   // each candidate's point, as SchedulePoint JSON
     size_t dropped = 0;                   // records skipped (unknown op, point outside the space)
 };
 

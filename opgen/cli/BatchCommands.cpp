@@ -90,16 +90,7 @@ json task_json(const tuner::BatchTask &t) {
 }
 
 // Written to a temporary file and renamed, so a reader never sees half a report.
-void write_report(const std::string &path, const json &j) {
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp);
-        user_check(f.good()) << "cannot write report '" << path << "'";
-        f << j.dump(1) << "\n";
-        user_check(f.good()) << "cannot write report '" << path << "'";
-    }
-    user_check(std::rename(tmp.c_str(), path.c_str()) == 0) << "cannot write report '" << path << "'";
-}
+void write_report(const std::string &path, const json &j) { write_file_whole(path, j.dump(1) + "\n", "report"); }
 
 void run(const BatchArgs &a) {
     OpLibrary lib = OpLibrary::standard(a.common.ops_dirs);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 
@@ -55,6 +56,17 @@ void print_table(const std::vector<db::KernelRecord> &rows) {
                     fixed(r.time_ms > 0 ? r.default_time_ms / r.time_ms : 0, 1).c_str(),
                     static_cast<long long>(r.trials));
     }
+}
+
+void write_file_whole(const std::string &path, const std::string &text, const std::string &what) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp);
+        user_check(f.good()) << "cannot write " << what << " '" << path << "'";
+        f << text;
+        user_check(f.good()) << "cannot write " << what << " '" << path << "'";
+    }
+    user_check(std::rename(tmp.c_str(), path.c_str()) == 0) << "cannot write " << what << " '" << path << "'";
 }
 
 }  // namespace opgen::cli

@@ -38,6 +38,10 @@ nlohmann::json record_json(const db::KernelRecord &r, const std::string &answer)
 
 std::string fixed(double v, int precision = 2);
 
+// Writes `text` to `path` whole or not at all (a temporary file, then a rename); `what` names the
+// file in the error ("report", "manifest").
+void write_file_whole(const std::string &path, const std::string &text, const std::string &what);
+
 // Schedule variants under contention as the JSON list of `query` and `tune --variants --json`
 // (TuneCommands.cpp).
 nlohmann::json variants_json(const std::vector<db::VariantRecord> &variants);

@@ -32,14 +32,7 @@ void run(const ExtractArgs &a) {
     user_check(!x.kernels.empty()) << "model '" << a.model << "': no node maps to an opgen op; unsupported:" << unsupported;
     nlohmann::json m = onnx_import::extraction_manifest(x);
     // Written whole or not at all.
-    std::string tmp = a.out + ".tmp";
-    {
-        std::ofstream f(tmp);
-        user_check(f.good()) << "cannot write manifest '" << a.out << "'";
-        f << m.dump(2) << "\n";
-        user_check(f.good()) << "cannot write manifest '" << a.out << "'";
-    }
-    user_check(std::rename(tmp.c_str(), a.out.c_str()) == 0) << "cannot write manifest '" << a.out << "'";
+    write_file_whole(a.out, m.dump(2) + "\n", "manifest");
 
     size_t shapes = 0;
     for (const auto &e : m["entries"]) shapes += e["shapes"].size();

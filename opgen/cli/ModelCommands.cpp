@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 namespace opgen::cli {
 
@@ -148,6 +149,12 @@ void add_train(CLI::App *model) {
         {"pairwise", costmodel::TrainOptions::Objective::Pairwise}};
     cmd->add_option("--objective", a->options.objective, "regression or pairwise")
         ->transform(CLI::CheckedTransformer(objectives, CLI::ignore_case));
+    const std::map<std::string, costmodel::TrainOptions::Formulation> formulations = {
+        {"packsum", costmodel::TrainOptions::Formulation::PackSum},
+        {"concat", costmodel::TrainOptions::Formulation::Concat}};
+    cmd->add_option("--formulation", a->options.formulation,
+                    "packsum (a tree row per group, scores summed) or concat (a row per candidate)")
+        ->transform(CLI::CheckedTransformer(formulations, CLI::ignore_case));
     cmd->add_option("--pair-margin", a->options.pair_margin, "pairs closer than this (relative) are ignored")
         ->check(CLI::Range(0.0, 10.0));
     cmd->add_flag("--weight-by-gap", a->options.weight_by_gap, "pairwise: weight pairs by their log throughput ratio");
@@ -206,6 +213,45 @@ void add_eval(CLI::App *model) {
     });
 }
 
+struct DumpArgs {
+    Common common;
+    std::string data, out;
+};
+
+// One line per group row: task, candidate, throughput (1/ms), the roofline's score, the row's
+// features, and the candidate's schedule JSON (quoted): the training data for analysis elsewhere.
+void add_dump(CLI::App *model) {
+    auto a = std::make_shared<DumpArgs>();
+    auto *cmd = model->add_subcommand("dump", "write a database's measurements as feature rows (CSV)");
+    cmd->add_option("--data", a->data, "database of measurements (opgen model collect)")->required();
+    cmd->add_option("--out", a->out, "CSV file to write")->required();
+    add_common_options(cmd, a->common, false);
+    cmd->callback([a] {
+        Target t = load_target(a->common.target);
+        const int threads = a->common.threads > 0 ? a->common.threads : 1;
+        tuner::ModelData d = read_data(a->data, a->common, t, threads);
+        std::ostringstream csv;
+        csv << "task,candidate,throughput,roofline_score";
+        for (const std::string &name : tuner::feature_names()) csv << "," << name;
+        csv << ",schedule\n";
+        csv.precision(9);
+        const auto &b = d.set.batch;
+        for (size_t c = 0; c < d.set.task.size(); c++) {
+            std::string json = d.schedules[c];
+            for (char &ch : json) ch = ch == '"' ? '\'' : ch;
+            for (int32_t r = b.row_begin[c]; r < b.row_begin[c + 1]; r++) {
+                csv << '"' << d.task_names[size_t(d.set.task[c])] << "\"," << c << "," << d.set.throughput[c] << ","
+                    << d.roofline_scores[c];
+                for (int f = 0; f < b.num_features; f++) csv << "," << b.rows[size_t(r) * size_t(b.num_features) + size_t(f)];
+                csv << ",\"" << json << "\"\n";
+            }
+        }
+        write_file_whole(a->out, csv.str(), "CSV");
+        std::cout << "wrote " << d.set.task.size() << " candidates of " << d.task_names.size() << " tasks to " << a->out
+                  << "\n";
+    });
+}
+
 }  // namespace
 
 void add_model_commands(CLI::App &app) {
@@ -214,6 +260,7 @@ void add_model_commands(CLI::App &app) {
     add_collect(model);
     add_train(model);
     add_eval(model);
+    add_dump(model);
 }
 
 }  // namespace opgen::cli
