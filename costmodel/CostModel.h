@@ -58,6 +58,9 @@ struct TrainOptions {
     // Pairwise only: weight each pair by the log of its throughput ratio, so that confusing a
     // catastrophic candidate with a fast one costs more than swapping two near-equals.
     bool weight_by_gap = false;
+    // Pairwise only: also weight each pair by (faster's throughput / task's best)^top_emphasis, so
+    // that the order among the fast candidates, the ones the tuner picks from, counts most.
+    double top_emphasis = 0;
     // How group rows become the trees' rows. PackSum: one tree row per group, the candidate's
     // score is their sum. Concat: one tree row per candidate, its groups' rows concatenated in
     // order into as many slots as the training set's widest candidate has groups (fewer groups

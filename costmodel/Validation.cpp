@@ -66,6 +66,8 @@ void check_train_options(const TrainOptions &options, const std::string &who) {
         message << who << ": eta " << options.eta << " must be positive";
     } else if (options.threads < 0) {
         message << who << ": threads " << options.threads << " must not be negative";
+    } else if (!(options.top_emphasis >= 0) || !std::isfinite(options.top_emphasis)) {
+        message << who << ": top_emphasis " << options.top_emphasis << " must not be negative";
     } else {
         return;
     }

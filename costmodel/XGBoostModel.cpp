@@ -118,7 +118,7 @@ struct Pair {
 // Each task's pairs are weighted so that a candidate's summed weight is about one whatever the
 // task's size: tasks count alike, and the gradients stay on the regression objective's scale.
 std::vector<Pair> ordered_pairs(const std::vector<int32_t> &task, const std::vector<float> &labels, double margin,
-                                bool weight_by_gap) {
+                                bool weight_by_gap, double top_emphasis) {
     std::map<int32_t, std::vector<uint32_t>> members;
     for (size_t i = 0; i < task.size(); i++) {
         members[task[i]].push_back(uint32_t(i));
@@ -129,7 +129,9 @@ std::vector<Pair> ordered_pairs(const std::vector<int32_t> &task, const std::vec
         for (size_t a = 0; a < m.size(); a++) {
             for (size_t b = 0; b < m.size(); b++) {
                 if (labels[m[a]] > labels[m[b]] * (1.0 + margin)) {
-                    pairs.push_back({m[a], m[b], weight_by_gap ? float(std::log(labels[m[a]] / labels[m[b]])) : 1.0f});
+                    double w = weight_by_gap ? std::log(labels[m[a]] / labels[m[b]]) : 1.0;
+                    if (top_emphasis > 0) w *= std::pow(double(labels[m[a]]), top_emphasis);
+                    pairs.push_back({m[a], m[b], float(w)});
                 }
             }
         }
@@ -274,7 +276,8 @@ public:
         set_param(booster.get(), "disable_default_eval_metric", "1");
 
         const bool pairwise = options.objective == TrainOptions::Objective::Pairwise;
-        const std::vector<Pair> pairs = pairwise ? ordered_pairs(set.task, labels, options.pair_margin, options.weight_by_gap)
+        const std::vector<Pair> pairs = pairwise ? ordered_pairs(set.task, labels, options.pair_margin, options.weight_by_gap,
+                                                                 options.top_emphasis)
                                                  : std::vector<Pair>{};
         if (pairwise && pairs.empty()) {
             throw ModelError("xgboost model: pairwise objective needs a task with two candidates whose "

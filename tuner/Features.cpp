@@ -14,7 +14,16 @@ const std::vector<std::string> &feature_names() {
         "unroll_size",        "packed",             "reduction_blocked",   "total_flops_log2",
         "reg_tile_accumulators", "tile_outer_log2", "roofline_ns_log2",
         "unrolled",           "prefetch_distance",  "tile_order_changed",  "reg_vectors",
-        "reg_rows_log2",      "reduce_block_log2",  "inner_tile_log2",     "packed_inputs"};
+        "reg_rows_log2",      "reduce_block_log2",  "inner_tile_log2",     "packed_inputs",
+        // The point's loop nest axis by axis (slot i = the op's i-th output axis, innermost
+        // first; j = its j-th reduction): a convolution's x, y and f tiles reuse different
+        // operands, which the products above cannot tell apart.
+        "axis0_reg_log2", "axis0_tile_log2", "axis0_tiles_log2", "axis0_outer_pos",
+        "axis1_reg_log2", "axis1_tile_log2", "axis1_tiles_log2", "axis1_outer_pos",
+        "axis2_reg_log2", "axis2_tile_log2", "axis2_tiles_log2", "axis2_outer_pos",
+        "axis3_reg_log2", "axis3_tile_log2", "axis3_tiles_log2", "axis3_outer_pos",
+        "reduce0_block_log2", "reduce0_blocks_log2", "reduce1_block_log2", "reduce1_blocks_log2",
+        "reduce2_block_log2", "reduce2_blocks_log2", "vector_registers_live"};
     return names;
 }
 
@@ -64,6 +73,41 @@ Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingSpa
     return s;
 }
 
+constexpr size_t nest_axes = 4, nest_reduce = 3;
+
+// The per-axis features of `p`, the same on every group row of it; absent axes are -1.
+std::vector<float> loop_nest_features(const TilingSpace &space, const SchedulePoint &p) {
+    std::vector<float> f;
+    for (size_t i = 0; i < nest_axes; i++) {
+        if (i >= p.axes.size()) {
+            f.insert(f.end(), {-1, -1, -1, -1});
+            continue;
+        }
+        const auto &a = p.axes[i];
+        const double extent = double(space.axes[i].extent);
+        auto pos = std::find(p.outer_order.begin(), p.outer_order.end(), a.var);
+        f.push_back(float(lg(double(a.reg))));
+        f.push_back(float(lg(double(a.tile))));
+        f.push_back(float(lg(std::ceil(extent / double(a.tile)))));
+        f.push_back(pos == p.outer_order.end() ? -1.0f : float(pos - p.outer_order.begin()));
+    }
+    for (size_t j = 0; j < nest_reduce; j++) {
+        if (j >= p.reduce.size()) {
+            f.insert(f.end(), {-1, -1});
+            continue;
+        }
+        f.push_back(float(lg(double(p.reduce[j].block))));
+        f.push_back(float(lg(std::ceil(double(space.reduce[j].extent) / double(p.reduce[j].block)))));
+    }
+    // Vector registers a register tile keeps live: its accumulators, plus one vector of the
+    // innermost operand per row of vectors; above the ISA's 32 they spill.
+    double accumulators = 1;
+    for (const auto &a : p.axes) accumulators *= double(a.reg);
+    const double lanes = double(std::max(1, p.vector_width));
+    f.push_back(float(std::ceil(accumulators / lanes) + std::ceil(double(p.axes.empty() ? 1 : p.axes[0].reg) / lanes)));
+    return f;
+}
+
 }  // namespace
 
 int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingSpace &space,
@@ -73,6 +117,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
     // The analytical estimate, on every row: a prior the trees refine from few measurements.
     double roofline_ns = roofline_seconds(def, shape, target, space, p, threads) * 1e9;
     auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
+    const std::vector<float> nest = loop_nest_features(space, p);
     int rows = 0;
     for (const auto &g : space.groups) {
         const Stage &lead = space.graph.stages[size_t(g.stages.front())];
@@ -131,6 +176,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
             float(p.packed.size()),
         };
         out.insert(out.end(), std::begin(row), std::end(row));
+        out.insert(out.end(), nest.begin(), nest.end());
         rows++;
     }
     return rows;

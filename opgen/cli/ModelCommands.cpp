@@ -8,6 +8,7 @@
 #include "tuner/ModelData.h"
 #include "tuner/ModelStore.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -105,8 +106,29 @@ void print_quality(const std::string &task, const std::string &scorer, const cos
 
 // Prints the model, the roofline heuristic and random choice on every task of `d` and over all;
 // returns the model's figures over all tasks.
-costmodel::RankingQuality evaluate(const costmodel::CostModel &model, const tuner::ModelData &d) {
+// The model's `top` best-scored candidates of each task, with their measured regret (task's best
+// throughput over theirs) and schedules.
+void print_top_picks(const tuner::ModelData &d, const std::vector<double> &scores, int top) {
+    for (int32_t t = 0; t < int32_t(d.task_names.size()); t++) {
+        std::vector<size_t> members;
+        double best = 0;
+        for (size_t i = 0; i < d.set.task.size(); i++) {
+            if (d.set.task[i] != t) continue;
+            members.push_back(i);
+            best = std::max(best, d.set.throughput[i]);
+        }
+        std::stable_sort(members.begin(), members.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+        std::printf("%s: the model's top %d\n", d.task_names[size_t(t)].c_str(), top);
+        for (size_t k = 0; k < members.size() && k < size_t(top); k++) {
+            const size_t i = members[k];
+            std::printf("  regret %6.3f  %s\n", best / d.set.throughput[i], d.schedules[i].c_str());
+        }
+    }
+}
+
+costmodel::RankingQuality evaluate(const costmodel::CostModel &model, const tuner::ModelData &d, int top = 0) {
     const std::vector<double> scores = model.predict(d.set.batch);
+    if (top > 0) print_top_picks(d, scores, top);
     std::printf("%-44s %-10s %9s %8s %8s %8s\n", "task", "scorer", "pairwise", "tau", "top1", "top5");
     std::vector<double> sub;
     for (int32_t t = 0; t < int32_t(d.task_names.size()); t++) {
@@ -157,6 +179,9 @@ void add_train(CLI::App *model) {
         ->transform(CLI::CheckedTransformer(formulations, CLI::ignore_case));
     cmd->add_option("--pair-margin", a->options.pair_margin, "pairs closer than this (relative) are ignored")
         ->check(CLI::Range(0.0, 10.0));
+    cmd->add_option("--top-emphasis", a->options.top_emphasis,
+                    "pairwise: weight pairs by the faster one's throughput over the best, to this power")
+        ->check(CLI::Range(0.0, 16.0));
     cmd->add_flag("--weight-by-gap", a->options.weight_by_gap, "pairwise: weight pairs by their log throughput ratio");
     add_common_options(cmd, a->common, true);
     cmd->callback([a] {
@@ -196,6 +221,7 @@ void add_train(CLI::App *model) {
 struct EvalArgs {
     Common common;
     std::string data, model_path;
+    int top = 0;
 };
 
 void add_eval(CLI::App *model) {
@@ -203,13 +229,15 @@ void add_eval(CLI::App *model) {
     auto *cmd = model->add_subcommand("eval", "rank held-out tasks with a model, beside the roofline and random choice");
     cmd->add_option("--data", a->data, "database of held-out measurements")->required();
     cmd->add_option("--model", a->model_path, "model file (default: the target's bundled model)");
+    cmd->add_option("--top", a->top, "also list the model's best-scored candidates of each task")
+        ->check(CLI::Range(1, 1000));
     add_common_options(cmd, a->common, false);
     cmd->callback([a] {
         Target t = load_target(a->common.target);
         const int threads = a->common.threads > 0 ? a->common.threads : 1;
         const std::string path = a->model_path.empty() ? tuner::default_model_path(t) : a->model_path;
         auto model = tuner::load_model_file(path);
-        evaluate(*model, read_data(a->data, a->common, t, threads));
+        evaluate(*model, read_data(a->data, a->common, t, threads), a->top);
     });
 }
 
