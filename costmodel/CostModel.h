@@ -66,6 +66,12 @@ struct TrainOptions {
     // order into as many slots as the training set's widest candidate has groups (fewer groups
     // leave missing values; a candidate with more groups than slots loses its extra rows).
     enum class Formulation { PackSum, Concat };
+    // Bagging inside each round: `parallel_trees` trees per round, each on a `subsample` share of
+    // the rows and a `colsample` share of the features per split, averaged (xgboost's
+    // num_parallel_tree, subsample, colsample_bynode). 1, 1, 1: plain boosting.
+    int parallel_trees = 1;
+    double subsample = 1.0;
+    double colsample = 1.0;
     Formulation formulation = Formulation::PackSum;
 };
 

@@ -66,6 +66,12 @@ void check_train_options(const TrainOptions &options, const std::string &who) {
         message << who << ": eta " << options.eta << " must be positive";
     } else if (options.threads < 0) {
         message << who << ": threads " << options.threads << " must not be negative";
+    } else if (options.parallel_trees < 1) {
+        message << who << ": parallel_trees " << options.parallel_trees << " must be positive";
+    } else if (!(options.subsample > 0 && options.subsample <= 1)) {
+        message << who << ": subsample " << options.subsample << " must be in (0, 1]";
+    } else if (!(options.colsample > 0 && options.colsample <= 1)) {
+        message << who << ": colsample " << options.colsample << " must be in (0, 1]";
     } else if (!(options.top_emphasis >= 0) || !std::isfinite(options.top_emphasis)) {
         message << who << ": top_emphasis " << options.top_emphasis << " must not be negative";
     } else {

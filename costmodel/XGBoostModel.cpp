@@ -264,6 +264,19 @@ public:
         eta.precision(17);
         eta << options.eta;
         set_param(booster.get(), "eta", eta.str());
+        if (options.parallel_trees > 1) {
+            set_param(booster.get(), "num_parallel_tree", std::to_string(options.parallel_trees));
+        }
+        if (options.subsample < 1.0) {
+            std::ostringstream v;
+            v << options.subsample;
+            set_param(booster.get(), "subsample", v.str());
+        }
+        if (options.colsample < 1.0) {
+            std::ostringstream v;
+            v << options.colsample;
+            set_param(booster.get(), "colsample_bynode", v.str());
+        }
         if (options.threads > 0) {
             set_param(booster.get(), "nthread", std::to_string(options.threads));
         }

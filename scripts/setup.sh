@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     cmake ninja-build g++ pkg-config
     libhalide14-0-dev llvm-14-dev zlib1g-dev libpng-dev libjpeg-dev libxml2-dev
-    libxgboost-dev xgboost libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev libgtest-dev
+    libxgboost-dev xgboost libsqlite3-dev sqlite3 xz-utils libcli11-dev nlohmann-json3-dev libgtest-dev
     libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
     libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
 )

@@ -179,6 +179,11 @@ void add_train(CLI::App *model) {
         ->transform(CLI::CheckedTransformer(formulations, CLI::ignore_case));
     cmd->add_option("--pair-margin", a->options.pair_margin, "pairs closer than this (relative) are ignored")
         ->check(CLI::Range(0.0, 10.0));
+    cmd->add_option("--parallel-trees", a->options.parallel_trees, "trees per round, averaged (bagging)")
+        ->check(CLI::Range(1, 64));
+    cmd->add_option("--subsample", a->options.subsample, "share of rows each tree sees")->check(CLI::Range(0.01, 1.0));
+    cmd->add_option("--colsample", a->options.colsample, "share of features each split sees")
+        ->check(CLI::Range(0.01, 1.0));
     cmd->add_option("--top-emphasis", a->options.top_emphasis,
                     "pairwise: weight pairs by the faster one's throughput over the best, to this power")
         ->check(CLI::Range(0.0, 16.0));
