@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 namespace opgen::tuner {
 
@@ -180,6 +181,38 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
         rows++;
     }
     return rows;
+}
+
+costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                       const TilingSpace &space, const std::vector<SchedulePoint> &points,
+                                       int threads, int workers) {
+    const size_t shares = size_t(std::clamp(workers, 1, 64));
+    const size_t per_share = (points.size() + shares - 1) / std::max<size_t>(1, shares);
+    // Each share fills its own rows and row counts; they are joined in order afterwards.
+    std::vector<std::vector<float>> rows(shares);
+    std::vector<std::vector<int>> counts(shares);
+    auto build = [&](size_t share) {
+        const size_t begin = std::min(points.size(), share * per_share);
+        const size_t end = std::min(points.size(), begin + per_share);
+        for (size_t i = begin; i < end; i++) {
+            counts[share].push_back(group_features(def, shape, target, space, points[i], threads, rows[share]));
+        }
+    };
+    std::vector<std::thread> pool;
+    for (size_t share = 1; share < shares; share++) pool.emplace_back(build, share);
+    build(0);
+    for (auto &t : pool) t.join();
+    costmodel::FeatureBatch batch;
+    batch.num_features = num_features();
+    size_t total = 0;
+    for (const auto &r : rows) total += r.size();
+    batch.rows.reserve(total);
+    batch.row_begin.reserve(points.size() + 1);
+    for (size_t share = 0; share < shares; share++) {
+        batch.rows.insert(batch.rows.end(), rows[share].begin(), rows[share].end());
+        for (int n : counts[share]) batch.row_begin.push_back(batch.row_begin.back() + n);
+    }
+    return batch;
 }
 
 double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingSpace &space,

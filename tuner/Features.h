@@ -5,6 +5,7 @@
 #ifndef OPGEN_TUNER_FEATURES_H
 #define OPGEN_TUNER_FEATURES_H
 
+#include "costmodel/CostModel.h"
 #include "tuner/TilingSpace.h"
 
 #include <string>
@@ -21,6 +22,12 @@ int num_features();
 int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
                    const TilingSpace &space, const SchedulePoint &p, int threads,
                    std::vector<float> &out);
+
+// The feature batch of `points`, in order, built by `workers` threads (each a contiguous share of
+// the points; 1: on the calling thread). The rows are the same whatever `workers` is.
+costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                       const TilingSpace &space, const std::vector<SchedulePoint> &points,
+                                       int threads, int workers);
 
 // An analytical roofline estimate of the candidate's time in seconds: FLOPs over the peak scaled
 // by vector-lane use and register-tile latency hiding, against the bytes each buffer level moves

@@ -54,17 +54,7 @@ int main(int argc, char **argv) {
         tuner::TilingSpace space = tuner::make_tiling_space(def, shape, target, threads);
         std::vector<SchedulePoint> sample = space.sample(points, 1);
 
-        auto extract = [&] {
-            costmodel::FeatureBatch batch;
-            batch.num_features = tuner::num_features();
-            std::vector<float> rows;
-            for (const auto &p : sample) {
-                rows.clear();
-                int n = tuner::group_features(def, shape, target, space, p, threads, rows);
-                batch.add_candidate(rows.data(), n);
-            }
-            return batch;
-        };
+        auto extract = [&] { return tuner::batch_features(def, shape, target, space, sample, threads, threads); };
         costmodel::FeatureBatch batch = extract();
 
         std::unique_ptr<costmodel::CostModel> model;

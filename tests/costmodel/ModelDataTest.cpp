@@ -88,6 +88,23 @@ TEST(ModelData, RecomputesFeaturesFromTheSchedule) {
     EXPECT_DOUBLE_EQ(d.roofline_scores[1], -roofline_seconds(t.def, t.shape, t.target, t.space, pts[1], 1));
 }
 
+TEST(ModelData, BatchFeaturesAreTheSameOnAnyNumberOfWorkers) {
+    Task t;
+    auto pts = t.space.sample(37, 5);
+    costmodel::FeatureBatch one = batch_features(t.def, t.shape, t.target, t.space, pts, 1, 1);
+    ASSERT_EQ(one.num_candidates(), pts.size());
+    std::vector<float> rows;
+    int n = group_features(t.def, t.shape, t.target, t.space, pts[36], 1, rows);
+    EXPECT_EQ(one.row_begin[37] - one.row_begin[36], n);
+    EXPECT_EQ(std::vector<float>(one.rows.end() - std::ptrdiff_t(rows.size()), one.rows.end()), rows);
+    for (int workers : {2, 3, 64}) {
+        costmodel::FeatureBatch many = batch_features(t.def, t.shape, t.target, t.space, pts, 1, workers);
+        EXPECT_EQ(many.rows, one.rows) << workers << " workers";
+        EXPECT_EQ(many.row_begin, one.row_begin) << workers << " workers";
+    }
+    EXPECT_EQ(batch_features(t.def, t.shape, t.target, t.space, {}, 1, 4).num_candidates(), 0u);
+}
+
 TEST(ModelData, SkipsFailuresAndDropsUnknownOps) {
     Task t;
     auto pts = t.space.sample(3, 2);
