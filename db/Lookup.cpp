@@ -24,6 +24,9 @@ constexpr const char *kFilters = " AND (?4 = '' OR op_hash = ?4) AND (?5 = '' OR
 // Derived and predicted answers kept per lookup before they are all forgotten.
 constexpr size_t kMaxRememberedAnswers = 4096;
 
+// The most of the file a lookup maps into memory (see open_kernel_lookup).
+constexpr int64_t kLookupMapBytes = int64_t(1) << 30;
+
 using ShapeValues = std::vector<std::pair<std::string, int64_t>>;
 
 std::optional<ShapeValues> parse_shape(const std::string &text) {
@@ -67,27 +70,26 @@ std::string shape_text(const ShapeValues &values) {
 }
 
 // How far apart two shapes of the same names are: the sum over names of |ln((a+1)/(b+1))|, so
-// doubling a size costs the same at any scale and a zero attribute (pad=0) still compares.
-// Infinite when the names differ.
-double shape_distance(const ShapeValues &a, const ShapeValues &b) {
-    if (a.size() != b.size()) {
-        return std::numeric_limits<double>::infinity();
-    }
-    double d = 0;
-    for (size_t i = 0; i < a.size(); i++) {
-        if (a[i].first != b[i].first) {
-            return std::numeric_limits<double>::infinity();
-        }
-        d += std::fabs(std::log((double(a[i].second) + 1) / (double(b[i].second) + 1)));
-    }
-    return d;
+// doubling a size costs the same at any scale and a zero attribute (pad=0) still compares. Each
+// value's term is taken once, as ln(v + 1); shapes of other names are infinitely far apart.
+double log_size(int64_t value) {
+    return std::log(double(value) + 1);
 }
 
-// One tuned shape of an op, kept in memory for the nearest-shape search.
+// One tuned shape of an op, kept in memory for the nearest-shape search: its values as
+// log_size, in the order of its group's names.
 struct Candidate {
     int64_t rowid = 0;
-    ShapeValues shape;
+    std::vector<double> logs;
     double time_ms = 0;
+};
+
+// The tuned shapes of one op that have the same names (sorted). The search scans only the group
+// with the requested shape's names, on precomputed logs: no name compared, no log taken per
+// candidate, so a hundred thousand tuned shapes are scanned in well under a millisecond.
+struct CandidateGroup {
+    std::vector<std::string> names;
+    std::vector<Candidate> candidates;
 };
 
 class SqliteKernelLookup final : public KernelLookup {
@@ -223,14 +225,14 @@ private:
         }
     }
 
-    // The tuned shapes of the request's op (refresh_if_changed() has run).
-    const std::vector<Candidate> &candidates(const LookupRequest &request) {
+    // The tuned shapes of the request's op, grouped by their names (refresh_if_changed() has run).
+    const std::vector<CandidateGroup> &candidates(const LookupRequest &request) {
         std::string key = request_key(request);
         auto found = candidates_.find(key);
         if (found != candidates_.end()) {
             return found->second;
         }
-        std::vector<Candidate> list;
+        std::vector<CandidateGroup> groups;
         SqliteQuery query(*connection_,
                           std::string("SELECT rowid, shape, time_ms FROM kernels WHERE target = ?1 "
                                       "AND op_name = ?2 AND dtype = ?3") +
@@ -238,14 +240,27 @@ private:
                           "listing the kernels of op '" + request.op_name + "' on target '" +
                               request.target + "'");
         bind_request(query, request);
+        std::vector<std::string> names;
         while (query.step()) {
             std::optional<ShapeValues> shape = parse_shape(query.text(1));
             if (!shape) {
                 continue; // a shape we cannot read is no neighbour
             }
-            list.push_back({query.integer(0), std::move(*shape), query.real(2)});
+            names.clear();
+            Candidate c{query.integer(0), {}, query.real(2)};
+            for (const auto &[name, value] : *shape) {
+                names.push_back(name);
+                c.logs.push_back(log_size(value));
+            }
+            auto group = std::find_if(groups.begin(), groups.end(),
+                                      [&](const CandidateGroup &g) { return g.names == names; });
+            if (group == groups.end()) {
+                groups.push_back({names, {}});
+                group = groups.end() - 1;
+            }
+            group->candidates.push_back(std::move(c));
         }
-        return candidates_.emplace(std::move(key), std::move(list)).first->second;
+        return candidates_.emplace(std::move(key), std::move(groups)).first->second;
     }
 
     // Sets `had_neighbour` when a tuned shape was found, whether or not it could be re-fitted.
@@ -255,14 +270,29 @@ private:
         if (!wanted) {
             return false;
         }
-        // Nearest first; among equals the faster kernel, then the lower row: deterministic.
+        std::vector<std::string> names;
+        std::vector<double> logs;
+        for (const auto &[name, value] : *wanted) {
+            names.push_back(name);
+            logs.push_back(log_size(value));
+        }
+        // Nearest first (the sum of |log_size differences|); among equals the faster kernel, then the
+        // lower row (the list is in shape order, each shape's rows fastest first): deterministic.
         const Candidate *best = nullptr;
         double best_distance = std::numeric_limits<double>::infinity();
-        for (const Candidate &c : candidates(request)) {
-            double d = shape_distance(*wanted, c.shape);
-            if (d < best_distance || (d == best_distance && best && c.time_ms < best->time_ms)) {
-                best = &c;
-                best_distance = d;
+        for (const CandidateGroup &group : candidates(request)) {
+            if (group.names != names) {
+                continue; // other names: infinitely far
+            }
+            for (const Candidate &c : group.candidates) {
+                double d = 0;
+                for (size_t i = 0; i < logs.size(); i++) {
+                    d += std::fabs(logs[i] - c.logs[i]);
+                }
+                if (d < best_distance || (d == best_distance && best && c.time_ms < best->time_ms)) {
+                    best = &c;
+                    best_distance = d;
+                }
             }
         }
         if (!best) {
@@ -299,7 +329,7 @@ private:
     std::unique_ptr<SqliteConnection> connection_;
     std::shared_ptr<LookupExtension> extension_;
     int64_t data_version_ = -1;
-    std::map<std::string, std::vector<Candidate>> candidates_;
+    std::map<std::string, std::vector<CandidateGroup>> candidates_;
     std::map<std::string, LookupAnswer> answers_; // derived and predicted, by request and shape
 };
 
@@ -333,6 +363,11 @@ std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path) {
     open_kernel_cache(path, OpenMode::ReadOnly);
     auto connection = std::make_unique<SqliteConnection>(
         path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, busy_timeout_from_environment(path));
+    // Lookups read a few random pages of a file that soon outgrows SQLite's page cache; through
+    // a memory map they cost no read system call, and every process that maps the file shares
+    // the operating system's copy of it. Only the address space is reserved.
+    connection->exec("PRAGMA mmap_size = " + std::to_string(kLookupMapBytes),
+                     "mapping database '" + path + "' into memory");
     return std::make_unique<SqliteKernelLookup>(std::move(connection));
 }
 
