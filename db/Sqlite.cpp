@@ -36,6 +36,10 @@ int64_t SqliteConnection::changes() const {
     return sqlite3_changes64(db_);
 }
 
+int64_t SqliteConnection::last_insert_rowid() const {
+    return sqlite3_last_insert_rowid(db_);
+}
+
 void SqliteConnection::exec(const std::string &sql, const std::string &what) {
     int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) {

@@ -42,6 +42,8 @@ public:
     bool is_read_only() const;
     // The rows changed by the last INSERT, UPDATE or DELETE.
     int64_t changes() const;
+    // The rowid of the last row inserted on this connection.
+    int64_t last_insert_rowid() const;
 
     // Runs `sql` (one or more statements; rows are discarded). `what` names the action for the
     // error message, e.g. "creating the schema".
