@@ -184,6 +184,11 @@ private:
                 costmodel::TrainOptions to;
                 to.seed = options_.seed;
                 to.rounds = 60;
+                // One thread, for training and for every prediction after (xgboost keeps it): a
+                // lookup runs inside someone else's process, and with all cores OpenMP's threads
+                // wait for one another whenever any core is busy, which made a 200-candidate
+                // prediction take 12-24 ms (4 ms scheduler ticks) and training seconds.
+                to.threads = 1;
                 model->train(set, to);
             }
         }

@@ -210,6 +210,7 @@ void time_fresh_answers(db::KernelLookup &lookup, const std::shared_ptr<db::Look
                         const std::string &target_key, db::AnswerKind kind, int repeats) {
     for (const auto &[op, shape] : kIssueShapes) {
         std::vector<double> us;
+        lookup.set_extension(extension);
         lookup.find(request(op, shape, target_key));  // the op's first call reads its tuned shapes or trains its model
         for (int i = 0; i < repeats; i++) {
             lookup.set_extension(extension);  // forgets the remembered answers, keeps the tuned shapes read
