@@ -1,10 +1,12 @@
 #include "db/Lookup.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -67,6 +69,44 @@ std::string shape_text(const ShapeValues &values) {
         text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
     }
     return text;
+}
+
+// Reads "A=1,B=2", names strictly ascending as the cache stores canonical shapes, into `names`
+// (views into `text`) and `values` without allocating per pair; false for any other text, which
+// parse_shape then reads. The nearest-shape search reads every tuned shape of an op this way.
+bool read_canonical_shape(std::string_view text, std::vector<std::string_view> &names,
+                          std::vector<int64_t> &values) {
+    names.clear();
+    values.clear();
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t equals = text.find('=', at);
+        if (equals == std::string_view::npos || equals == at) {
+            return false;
+        }
+        std::string_view name = text.substr(at, equals - at);
+        if (!names.empty() && !(names.back() < name)) {
+            return false;
+        }
+        int64_t value = 0;
+        size_t end = equals + 1;
+        if (end == text.size() || text[end] < '0' || text[end] > '9') {
+            return false;
+        }
+        for (; end < text.size() && text[end] != ','; end++) {
+            if (text[end] < '0' || text[end] > '9' || value > (INT64_MAX - 9) / 10) {
+                return false;
+            }
+            value = value * 10 + (text[end] - '0');
+        }
+        names.push_back(name);
+        values.push_back(value);
+        at = end + 1;
+        if (end + 1 == text.size()) {
+            return false; // a trailing comma
+        }
+    }
+    return !names.empty();
 }
 
 // How far apart two shapes of the same names are: the sum over names of |ln((a+1)/(b+1))|, so
@@ -236,26 +276,43 @@ private:
         SqliteQuery query(*connection_,
                           std::string("SELECT rowid, shape, time_ms FROM kernels WHERE target = ?1 "
                                       "AND op_name = ?2 AND dtype = ?3") +
-                              kFilters + " ORDER BY shape, time_ms, rowid",
+                              kFilters +
+                              // kernels_by_shape's own order: read off the index, no sort.
+                              " ORDER BY shape, time_ms, op_hash, halide_version, tuner_version, rowid",
                           "listing the kernels of op '" + request.op_name + "' on target '" +
                               request.target + "'");
         bind_request(query, request);
-        std::vector<std::string> names;
+        std::vector<std::string_view> names;
+        std::vector<int64_t> values;
+        std::vector<std::string> parsed_names;
+        auto same_names = [&](const CandidateGroup &g) {
+            return std::equal(g.names.begin(), g.names.end(), names.begin(), names.end());
+        };
         while (query.step()) {
-            std::optional<ShapeValues> shape = parse_shape(query.text(1));
-            if (!shape) {
-                continue; // a shape we cannot read is no neighbour
+            std::string_view text = query.text_view(1);
+            if (!read_canonical_shape(text, names, values)) {
+                std::optional<ShapeValues> shape = parse_shape(std::string(text));
+                if (!shape) {
+                    continue; // a shape we cannot read is no neighbour
+                }
+                parsed_names.clear();
+                values.clear();
+                for (const auto &[name, value] : *shape) {
+                    parsed_names.push_back(name);
+                    values.push_back(value);
+                }
+                names.assign(parsed_names.begin(), parsed_names.end());
             }
-            names.clear();
             Candidate c{query.integer(0), {}, query.real(2)};
-            for (const auto &[name, value] : *shape) {
-                names.push_back(name);
+            for (int64_t value : values) {
                 c.logs.push_back(log_size(value));
             }
-            auto group = std::find_if(groups.begin(), groups.end(),
-                                      [&](const CandidateGroup &g) { return g.names == names; });
+            // Rows come in shape order, so the group is nearly always the last one.
+            auto group = !groups.empty() && same_names(groups.back())
+                             ? groups.end() - 1
+                             : std::find_if(groups.begin(), groups.end(), same_names);
             if (group == groups.end()) {
-                groups.push_back({names, {}});
+                groups.push_back({std::vector<std::string>(names.begin(), names.end()), {}});
                 group = groups.end() - 1;
             }
             group->candidates.push_back(std::move(c));
@@ -277,7 +334,7 @@ private:
             logs.push_back(log_size(value));
         }
         // Nearest first (the sum of |log_size differences|); among equals the faster kernel, then the
-        // lower row (the list is in shape order, each shape's rows fastest first): deterministic.
+        // first in the list's order (shape, time, op hash, versions, row): deterministic.
         const Candidate *best = nullptr;
         double best_distance = std::numeric_limits<double>::infinity();
         for (const CandidateGroup &group : candidates(request)) {

@@ -164,6 +164,15 @@ std::string SqliteQuery::text(int column) const {
                        static_cast<size_t>(sqlite3_column_bytes(statement_, column)));
 }
 
+std::string_view SqliteQuery::text_view(int column) const {
+    const unsigned char *data = sqlite3_column_text(statement_, column);
+    if (!data) {
+        return std::string_view();
+    }
+    return std::string_view(reinterpret_cast<const char *>(data),
+                            static_cast<size_t>(sqlite3_column_bytes(statement_, column)));
+}
+
 double SqliteQuery::real(int column) const {
     if (sqlite3_column_type(statement_, column) == SQLITE_NULL) {
         return std::nan("");

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -87,6 +88,8 @@ public:
     // NULL reads as "" for text, NaN for reals, 0 for integers and no bytes for blobs.
     bool is_null(int column) const;
     std::string text(int column) const;
+    // The text without a copy: valid until the next step() or the query's end.
+    std::string_view text_view(int column) const;
     double real(int column) const;
     int64_t integer(int column) const;
     std::vector<uint8_t> blob(int column) const;
