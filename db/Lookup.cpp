@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,9 @@ constexpr const char *kFilters = " AND (?4 = '' OR op_hash = ?4) AND (?5 = '' OR
 
 // Derived and predicted answers kept per lookup before they are all forgotten.
 constexpr size_t kMaxRememberedAnswers = 4096;
+
+// Resolved shapes kept per lookup before they are all forgotten.
+constexpr size_t kMaxRememberedShapes = 65536;
 
 // The most of the file a lookup maps into memory (see open_kernel_lookup).
 constexpr int64_t kLookupMapBytes = int64_t(1) << 30;
@@ -144,10 +148,7 @@ public:
             answer.reason = "the request needs an op, a shape and a target";
             return answer;
         }
-        std::optional<ShapeInfo> info;
-        if (extension_) {
-            info = extension_->resolve(request.op_name, request.shape);
-        }
+        const ShapeInfo *info = extension_ ? resolved(request) : nullptr;
         std::string canonical;
         if (info) {
             canonical = info->canonical;
@@ -209,6 +210,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         extension_ = std::move(extension);
         answers_.clear();
+        shapes_.clear();
     }
 
     std::string path() const override { return connection_->path(); }
@@ -245,6 +247,22 @@ private:
             .bind(4, request.op_hash)
             .bind(5, request.halide_version)
             .bind(6, request.tuner_version);
+    }
+
+    // The extension's resolve(), remembered: binding a shape costs microseconds, as much as the
+    // exact lookup it precedes, and a runtime asks for the same shapes again and again. nullptr
+    // when the extension cannot resolve it.
+    const ShapeInfo *resolved(const LookupRequest &request) {
+        std::string key = request.op_name + '\n' + request.shape;
+        auto found = shapes_.find(key);
+        if (found == shapes_.end()) {
+            if (shapes_.size() >= kMaxRememberedShapes) {
+                shapes_.clear();
+            }
+            found = shapes_.emplace(std::move(key), extension_->resolve(request.op_name, request.shape))
+                        .first;
+        }
+        return found->second ? &*found->second : nullptr;
     }
 
     static std::string request_key(const LookupRequest &request) {
@@ -388,6 +406,7 @@ private:
     int64_t data_version_ = -1;
     std::map<std::string, std::vector<CandidateGroup>> candidates_;
     std::map<std::string, LookupAnswer> answers_; // derived and predicted, by request and shape
+    std::unordered_map<std::string, std::optional<ShapeInfo>> shapes_; // resolve(), by op and shape
 };
 
 } // namespace

@@ -19,7 +19,6 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace opgen::tuner {
 
@@ -33,14 +32,20 @@ public:
           target_key_(target_.name + ":t" + std::to_string(threads)),
           cache_path_(std::move(cache_path)), options_(options) {}
 
-    // Binding a shape costs microseconds, as much as the exact lookup it precedes, and a runtime
-    // asks for the same shapes again and again: the answers are remembered (ops are loaded once,
-    // so they cannot go stale).
     std::optional<db::ShapeInfo> resolve(const std::string &op_name, const std::string &shape) override {
-        std::string key = op_name + '\n' + shape;
-        if (auto found = resolved_.find(key); found != resolved_.end()) return found->second;
-        if (resolved_.size() >= kMaxResolvedShapes) resolved_.clear();
-        return resolved_.emplace(std::move(key), bind(op_name, shape)).first->second;
+        const ComputeDef *def = op(op_name);
+        if (!def) return std::nullopt;
+        try {
+            BoundShape bound = bind_shape(*def, shape);
+            db::ShapeInfo info;
+            info.canonical = bound.canonical;
+            const Statement &out = *def->statement_for(def->output().name);
+            for (const std::string &v : out.vars) info.extents[v] = bound.var_extent(out, v);
+            for (const ReduceVar &r : main_statement(*def).reduce_vars) info.extents[r.name] = bound.eval(r.extent);
+            return info;
+        } catch (const UserError &) {
+            return std::nullopt;  // the shape does not bind: no derived or predicted answer
+        }
     }
 
     std::optional<db::LookupAnswer> predict(const db::LookupRequest &request, const db::ShapeInfo &info) override {
@@ -129,24 +134,6 @@ public:
     }
 
 private:
-    static constexpr size_t kMaxResolvedShapes = 1 << 16;
-
-    std::optional<db::ShapeInfo> bind(const std::string &op_name, const std::string &shape) {
-        const ComputeDef *def = op(op_name);
-        if (!def) return std::nullopt;
-        try {
-            BoundShape bound = bind_shape(*def, shape);
-            db::ShapeInfo info;
-            info.canonical = bound.canonical;
-            const Statement &out = *def->statement_for(def->output().name);
-            for (const std::string &v : out.vars) info.extents[v] = bound.var_extent(out, v);
-            for (const ReduceVar &r : main_statement(*def).reduce_vars) info.extents[r.name] = bound.eval(r.extent);
-            return info;
-        } catch (const UserError &) {
-            return std::nullopt;  // the shape does not bind: no derived or predicted answer
-        }
-    }
-
     // The op's definition, parsed once; nullptr when the library has no such op.
     const ComputeDef *op(const std::string &name) {
         auto found = ops_.find(name);
@@ -203,7 +190,6 @@ private:
     PredictOptions options_;
     std::map<std::string, std::unique_ptr<ComputeDef>> ops_;
     std::map<std::string, std::unique_ptr<costmodel::CostModel>> models_;
-    std::unordered_map<std::string, std::optional<db::ShapeInfo>> resolved_;  // by op and shape text
 };
 
 }  // namespace
