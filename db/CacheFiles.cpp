@@ -60,7 +60,11 @@ void merge_one(SqliteConnection &out, const std::string &input, MergeReport &rep
 INSERT INTO main.ops (name, op_hash, source)
     SELECT name, op_hash, source FROM src.ops WHERE true
     ON CONFLICT (name, op_hash) DO UPDATE SET source = excluded.source WHERE ops.source = '';
-INSERT INTO main.targets (name) SELECT name FROM src.targets WHERE true ON CONFLICT DO NOTHING;
+INSERT INTO main.targets (name, description, fingerprint)
+    SELECT name, description, fingerprint FROM src.targets WHERE true
+    ON CONFLICT (name) DO UPDATE SET description = excluded.description,
+                                     fingerprint = excluded.fingerprint
+    WHERE targets.fingerprint = '';
 -- The best per key, as put_kernel decides: the old row stays unless the new one is faster.
 INSERT INTO main.kernels (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
                           schedule_json, schedule_source, time_ms, gflops, default_time_ms,
@@ -75,16 +79,51 @@ INSERT INTO main.kernels (op_name, op_hash, shape, dtype, target, halide_version
                   verified = excluded.verified, trials = excluded.trials,
                   created_at = excluded.created_at
     WHERE excluded.time_ms < kernels.time_ms;
-INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_version,
-                               tuner_version, schedule_json, features, feature_rows, time_ms,
-                               gflops, status, error, created_at)
-    SELECT op_name, op_hash, shape, dtype, target, halide_version, tuner_version, schedule_json,
-           features, feature_rows, time_ms, gflops, status, error, created_at
-    FROM src.measurements ORDER BY id;
+-- Variants likewise, per key and contention level.
+INSERT INTO main.kernel_variants (op_name, op_hash, shape, dtype, target, halide_version,
+                                  tuner_version, level, load, schedule_json, schedule_source,
+                                  time_ms, quiet_time_ms, trials, created_at)
+    SELECT op_name, op_hash, shape, dtype, target, halide_version, tuner_version, level, load,
+           schedule_json, schedule_source, time_ms, quiet_time_ms, trials, created_at
+    FROM src.kernel_variants WHERE true ORDER BY rowid
+    ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_version, level)
+    DO UPDATE SET load = excluded.load, schedule_json = excluded.schedule_json,
+                  schedule_source = excluded.schedule_source, time_ms = excluded.time_ms,
+                  quiet_time_ms = excluded.quiet_time_ms, trials = excluded.trials,
+                  created_at = excluded.created_at
+    WHERE excluded.time_ms < kernel_variants.time_ms;
 INSERT INTO main.models (target, name, created_at, train_rows, quality_json, bytes)
     SELECT target, name, created_at, train_rows, quality_json, bytes FROM src.models ORDER BY id;
 )sql",
                  what);
+        // Every run and measurement is kept. The input's run ids move past the ones already
+        // merged, all by the same offset, so each measurement still names its run.
+        int64_t offset = 0;
+        {
+            SqliteQuery last(out, "SELECT coalesce(max(id), 0) FROM main.tuning_runs", what);
+            last.step();
+            offset = last.integer(0);
+        }
+        SqliteQuery runs(out, R"sql(
+INSERT INTO main.tuning_runs (id, op_name, op_hash, shape, dtype, target, halide_version,
+                              tuner_version, started_at, finished_at, trials, status, error,
+                              options_json)
+    SELECT id + ?1, op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
+           started_at, finished_at, trials, status, error, options_json
+    FROM src.tuning_runs ORDER BY id
+)sql",
+                         what);
+        runs.bind(1, offset).run();
+        SqliteQuery measurements(out, R"sql(
+INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_version,
+                               tuner_version, schedule_json, features, feature_rows, time_ms,
+                               gflops, status, error, created_at, run_id)
+    SELECT op_name, op_hash, shape, dtype, target, halide_version, tuner_version, schedule_json,
+           features, feature_rows, time_ms, gflops, status, error, created_at, run_id + ?1
+    FROM src.measurements ORDER BY id
+)sql",
+                                 what);
+        measurements.bind(1, offset).run();
         transaction.commit();
     } catch (...) {
         out.exec("DETACH DATABASE src", what);
@@ -135,6 +174,8 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
             report.kernels = count(out, "kernels");
             report.measurements = count(out, "measurements");
             report.models = count(out, "models");
+            report.tuning_runs = count(out, "tuning_runs");
+            report.variants = count(out, "kernel_variants");
             // One self-contained file: fold the WAL back in before it moves.
             out.exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpointing the merged file");
         }
@@ -186,6 +227,81 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
                                       {"created_at", r.created_at}});
         }
     }
+    doc["ops"] = nlohmann::json::array();
+    {
+        SqliteQuery query(connection, "SELECT name, op_hash, source FROM ops ORDER BY name, op_hash",
+                          "exporting the ops");
+        while (query.step()) {
+            doc["ops"].push_back(
+                {{"name", query.text(0)}, {"op_hash", query.text(1)}, {"source", query.text(2)}});
+        }
+    }
+    doc["targets"] = nlohmann::json::array();
+    {
+        SqliteQuery query(connection,
+                          "SELECT name, description, fingerprint FROM targets ORDER BY name",
+                          "exporting the targets");
+        while (query.step()) {
+            doc["targets"].push_back({{"name", query.text(0)},
+                                      {"description", query.text(1)},
+                                      {"fingerprint", query.text(2)}});
+        }
+    }
+    doc["tuning_runs"] = nlohmann::json::array();
+    {
+        SqliteQuery query(connection,
+                          std::string("SELECT ") + kKeyColumns +
+                              ", id, started_at, finished_at, trials, status, error, options_json "
+                              "FROM tuning_runs ORDER BY id",
+                          "exporting the tuning runs");
+        while (query.step()) {
+            KernelKey key = read_key(query, 0);
+            nlohmann::json options = nlohmann::json::parse(query.text(13), nullptr, false);
+            doc["tuning_runs"].push_back(
+                {{"id", query.integer(7)},
+                 {"op", key.op_name},
+                 {"op_hash", key.op_hash},
+                 {"shape", key.shape},
+                 {"dtype", key.dtype},
+                 {"target", key.target},
+                 {"halide_version", key.halide_version},
+                 {"tuner_version", key.tuner_version},
+                 {"started_at", query.text(8)},
+                 {"finished_at", query.text(9)},
+                 {"trials", query.integer(10)},
+                 {"status", query.text(11)},
+                 {"error", query.text(12)},
+                 {"options", options.is_discarded() ? nlohmann::json(query.text(13)) : options}});
+        }
+    }
+    doc["variants"] = nlohmann::json::array();
+    {
+        SqliteQuery query(connection,
+                          std::string("SELECT ") + kKeyColumns +
+                              ", level, load, time_ms, quiet_time_ms, trials, created_at, "
+                              "schedule_json FROM kernel_variants ORDER BY target, op_name, shape, "
+                              "dtype, op_hash, halide_version, tuner_version, level",
+                          "exporting the variants");
+        while (query.step()) {
+            KernelKey key = read_key(query, 0);
+            nlohmann::json schedule = nlohmann::json::parse(query.text(13), nullptr, false);
+            doc["variants"].push_back(
+                {{"op", key.op_name},
+                 {"op_hash", key.op_hash},
+                 {"shape", key.shape},
+                 {"dtype", key.dtype},
+                 {"target", key.target},
+                 {"halide_version", key.halide_version},
+                 {"tuner_version", key.tuner_version},
+                 {"level", query.real(7)},
+                 {"load", query.text(8)},
+                 {"time_ms", query.real(9)},
+                 {"quiet_time_ms", query.real(10)},
+                 {"trials", query.integer(11)},
+                 {"created_at", query.text(12)},
+                 {"schedule", schedule.is_discarded() ? nlohmann::json(query.text(13)) : schedule}});
+        }
+    }
     if (with_measurements) {
         doc["measurements"] = nlohmann::json::array();
         auto cache = open_kernel_cache(path, OpenMode::ReadOnly);
@@ -204,7 +320,9 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
                                                {"time_ms", m.time_ms},
                                                {"gflops", m.gflops},
                                                {"status", m.status},
-                                               {"error", m.error}});
+                                               {"error", m.error},
+                                               {"run_id", m.run_id == 0 ? nlohmann::json(nullptr)
+                                                                        : nlohmann::json(m.run_id)}});
             }
         }
     }
@@ -216,16 +334,19 @@ std::vector<KernelCount> count_kernels(const std::string &path) {
     open_kernel_cache(path, OpenMode::ReadOnly);
     SqliteConnection connection(path, SQLITE_OPEN_READONLY, busy_timeout_from_environment(path));
     SqliteQuery query(connection, R"sql(
-SELECT target, op_name, sum(k), sum(m) FROM (
-    SELECT target, op_name, count(*) AS k, 0 AS m FROM kernels GROUP BY target, op_name
+SELECT target, op_name, sum(k), sum(m), sum(r) FROM (
+    SELECT target, op_name, count(*) AS k, 0 AS m, 0 AS r FROM kernels GROUP BY target, op_name
     UNION ALL
-    SELECT target, op_name, 0, count(*) FROM measurements GROUP BY target, op_name)
+    SELECT target, op_name, 0, count(*), 0 FROM measurements GROUP BY target, op_name
+    UNION ALL
+    SELECT target, op_name, 0, 0, count(*) FROM tuning_runs GROUP BY target, op_name)
 GROUP BY target, op_name ORDER BY target, op_name
 )sql",
                       "counting the kernels of " + quoted(path));
     std::vector<KernelCount> counts;
     while (query.step()) {
-        counts.push_back({query.text(0), query.text(1), query.integer(2), query.integer(3)});
+        counts.push_back(
+            {query.text(0), query.text(1), query.integer(2), query.integer(3), query.integer(4)});
     }
     return counts;
 }

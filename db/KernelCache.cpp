@@ -249,7 +249,7 @@ void bind_key(SqliteQuery &query, const KernelKey &key) {
 
 // Reads the MeasurementRecord fields other than the key, in the order of kMeasurementColumns.
 constexpr const char *kMeasurementColumns = "id, schedule_json, features, feature_rows, time_ms, "
-                                            "gflops, status, error";
+                                            "gflops, status, error, run_id";
 
 void read_measurement(const SqliteQuery &query, int first_column, const std::string &path,
                       MeasurementRecord &record) {
@@ -261,6 +261,7 @@ void read_measurement(const SqliteQuery &query, int first_column, const std::str
     record.gflops = query.real(first_column + 5);
     record.status = query.text(first_column + 6);
     record.error = query.text(first_column + 7);
+    record.run_id = query.integer(first_column + 8);
 }
 
 void insert_op_and_target(SqliteConnection &connection, const KernelKey &key,
@@ -271,6 +272,27 @@ void insert_op_and_target(SqliteConnection &connection, const KernelKey &key,
     SqliteQuery target(connection, "INSERT INTO targets (name) VALUES (?1) ON CONFLICT DO NOTHING",
                        what);
     target.bind(1, key.target).run();
+}
+
+// The op's source and the target's description where the cache has none yet: a run of an older
+// opgen, or a merge, may have left them empty.
+void describe_op_and_target(SqliteConnection &connection, const TuningRun &run,
+                            const std::string &what) {
+    SqliteQuery op(connection,
+                   "INSERT INTO ops (name, op_hash, source) VALUES (?1, ?2, ?3) "
+                   "ON CONFLICT (name, op_hash) DO UPDATE SET source = excluded.source "
+                   "WHERE ops.source = ''",
+                   what);
+    op.bind(1, run.key.op_name).bind(2, run.key.op_hash).bind(3, run.op_source).run();
+    SqliteQuery target(connection,
+                       "INSERT INTO targets (name, description, fingerprint) VALUES (?1, ?2, ?3) "
+                       "ON CONFLICT (name) DO UPDATE SET description = excluded.description, "
+                       "fingerprint = excluded.fingerprint WHERE targets.fingerprint = ''",
+                       what);
+    target.bind(1, run.key.target)
+        .bind(2, run.target_description)
+        .bind(3, run.target_fingerprint)
+        .run();
 }
 
 // The SQLite kernel cache. One connection, guarded by a mutex so that tuner threads may share a
@@ -364,6 +386,68 @@ WHERE excluded.time_ms < kernels.time_ms
         return records;
     }
 
+    int64_t begin_run(const TuningRun &run) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "recording the start of a tuning run of " + describe(run.key);
+        require_writable(what);
+        SqliteTransaction transaction(*connection_, what);
+        describe_op_and_target(*connection_, run, what);
+        SqliteQuery insert(*connection_, R"sql(
+INSERT INTO tuning_runs (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
+                         started_at, status, options_json)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)
+)sql",
+                           what);
+        bind_key(insert, run.key);
+        insert.bind(8, run.started_at.empty() ? now_utc_iso8601() : run.started_at)
+            .bind(9, run.options_json.empty() ? std::string("{}") : run.options_json)
+            .run();
+        int64_t id = connection_->last_insert_rowid();
+        transaction.commit();
+        return id;
+    }
+
+    void end_run(int64_t id, const std::string &status, int64_t trials,
+                 const std::string &error) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "recording the end of tuning run " + std::to_string(id);
+        require_writable(what);
+        SqliteQuery update(*connection_,
+                           "UPDATE tuning_runs SET finished_at = ?2, status = ?3, trials = ?4, "
+                           "error = ?5 WHERE id = ?1",
+                           what);
+        update.bind(1, id).bind(2, now_utc_iso8601()).bind(3, status).bind(4, trials).bind(5, error);
+        update.run();
+        if (connection_->changes() == 0) {
+            throw DbError(quoted_database(path()) + ": " + what + ": there is no run " +
+                          std::to_string(id));
+        }
+    }
+
+    std::vector<TuningRun> runs_for(const KernelKey &key) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          std::string("SELECT id, started_at, finished_at, trials, status, error, "
+                                      "options_json FROM tuning_runs WHERE ") +
+                              kKeyMatches + " ORDER BY id",
+                          "reading the tuning runs of " + describe(key));
+        bind_key(query, key);
+        std::vector<TuningRun> runs;
+        while (query.step()) {
+            TuningRun run;
+            run.key = key;
+            run.id = query.integer(0);
+            run.started_at = query.text(1);
+            run.finished_at = query.text(2);
+            run.trials = query.integer(3);
+            run.status = query.text(4);
+            run.error = query.text(5);
+            run.options_json = query.text(6);
+            runs.push_back(std::move(run));
+        }
+        return runs;
+    }
+
     void record_measurements(const std::vector<MeasurementRecord> &records) override {
         std::lock_guard<std::mutex> lock(mutex_);
         if (records.empty()) {
@@ -380,8 +464,8 @@ WHERE excluded.time_ms < kernels.time_ms
             SqliteQuery insert(*connection_, R"sql(
 INSERT INTO measurements (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
                           schedule_json, features, feature_rows, time_ms, gflops, status, error,
-                          created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                          created_at, run_id)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
 )sql",
                                what);
             bind_key(insert, record.key);
@@ -393,6 +477,9 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
                 .bind(13, record.status)
                 .bind(14, record.error)
                 .bind(15, created_at);
+            if (record.run_id != 0) {
+                insert.bind(16, record.run_id);
+            }
             insert.run();
         }
         transaction.commit();
@@ -480,13 +567,16 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             SqliteQuery query(*connection_,
                               "SELECT (SELECT count(*) FROM kernels), "
                               "(SELECT count(*) FROM measurements), (SELECT count(*) FROM ops), "
-                              "(SELECT count(*) FROM targets)",
+                              "(SELECT count(*) FROM targets), (SELECT count(*) FROM tuning_runs), "
+                              "(SELECT count(*) FROM kernel_variants)",
                               "counting the rows");
             query.step();
             stats.kernels = query.integer(0);
             stats.measurements = query.integer(1);
             stats.ops = query.integer(2);
             stats.targets = query.integer(3);
+            stats.tuning_runs = query.integer(4);
+            stats.variants = query.integer(5);
         }
         SqliteQuery version(*connection_, "PRAGMA user_version", "reading the schema version");
         version.step();
@@ -535,6 +625,8 @@ std::unique_ptr<KernelCache> open_read_write(const std::string &path, int busy_t
     if (version < kernel_cache_schema_version()) {
         upgrade_schema(*connection);
     }
+    // A measurement's run must exist: SQLite checks REFERENCES only when asked, per connection.
+    connection->exec("PRAGMA foreign_keys = ON", "enabling foreign keys");
     return std::make_unique<SqliteKernelCache>(std::move(connection), OpenMode::ReadWrite);
 }
 

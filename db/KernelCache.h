@@ -59,6 +59,25 @@ struct MeasurementRecord {
     double gflops = 0;
     std::string status = "ok";
     std::string error;
+    int64_t run_id = 0;  // the tuning run that measured it (begin_run); 0 for none
+};
+
+// One tuning run of one key (the `tuning_runs` table): begun by begin_run before the first
+// measurement, ended by end_run. A run still "running" after its process is gone was killed.
+struct TuningRun {
+    int64_t id = 0;  // assigned by begin_run
+    KernelKey key;
+    std::string op_source;           // the op's definition text, kept in `ops` (set by begin_run)
+    std::string target_description;  // kept in `targets` with the fingerprint (set by begin_run)
+    std::string target_fingerprint;
+    std::string options_json = "{}";  // the tuner's options, as a JSON object
+    // "running", then "done" or "failed"; "migrated" for the measurements of one key recorded
+    // before runs were (schema version 3 gave them one run each).
+    std::string status = "running";
+    int64_t trials = 0;  // candidates of the run (measured or reused); set by end_run
+    std::string error;   // why a failed run failed
+    std::string started_at;   // ISO-8601 UTC, set by begin_run
+    std::string finished_at;  // ISO-8601 UTC, set by end_run; empty while running
 };
 
 // A trained cost model of one target (the `models` table): its serialized bytes, how many
@@ -77,6 +96,8 @@ struct CacheStats {
     int64_t measurements = 0;
     int64_t ops = 0;
     int64_t targets = 0;
+    int64_t tuning_runs = 0;
+    int64_t variants = 0;  // rows of kernel_variants (VariantStore.h)
     int schema_version = 0;
 };
 
@@ -93,7 +114,17 @@ public:
     // All winners of one op on one target (any shape); used for nearest-shape answers.
     virtual std::vector<KernelRecord> kernels_for(const std::string &op_name,
                                                   const std::string &target) = 0;
-    // Appends measurements in one transaction: all or none.
+    // Records the start of a tuning run and returns its id, for MeasurementRecord::run_id and
+    // end_run. Also records the op's source text and the target's description and fingerprint
+    // where the cache has none yet for them. One transaction.
+    virtual int64_t begin_run(const TuningRun &run) = 0;
+    // Records the end of run `id`: `status` ("done" or "failed"), its trials and, for a failed
+    // run, why. Raises DbError when there is no such run.
+    virtual void end_run(int64_t id, const std::string &status, int64_t trials,
+                         const std::string &error = "") = 0;
+    // Every run of a key, oldest first (op_source and the target's fields are left empty).
+    virtual std::vector<TuningRun> runs_for(const KernelKey &key) = 0;
+    // Appends measurements in one transaction: all or none. A run_id must name a run of this file.
     virtual void record_measurements(const std::vector<MeasurementRecord> &records) = 0;
     // Every measurement of a key (for resuming and for training data).
     virtual std::vector<MeasurementRecord> measurements_for(const KernelKey &key) = 0;

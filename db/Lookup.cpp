@@ -1,10 +1,13 @@
 #include "db/Lookup.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,6 +26,12 @@ constexpr const char *kFilters = " AND (?4 = '' OR op_hash = ?4) AND (?5 = '' OR
 
 // Derived and predicted answers kept per lookup before they are all forgotten.
 constexpr size_t kMaxRememberedAnswers = 4096;
+
+// Resolved shapes kept per lookup before they are all forgotten.
+constexpr size_t kMaxRememberedShapes = 65536;
+
+// The most of the file a lookup maps into memory (see open_kernel_lookup).
+constexpr int64_t kLookupMapBytes = int64_t(1) << 30;
 
 using ShapeValues = std::vector<std::pair<std::string, int64_t>>;
 
@@ -66,28 +75,65 @@ std::string shape_text(const ShapeValues &values) {
     return text;
 }
 
-// How far apart two shapes of the same names are: the sum over names of |ln((a+1)/(b+1))|, so
-// doubling a size costs the same at any scale and a zero attribute (pad=0) still compares.
-// Infinite when the names differ.
-double shape_distance(const ShapeValues &a, const ShapeValues &b) {
-    if (a.size() != b.size()) {
-        return std::numeric_limits<double>::infinity();
-    }
-    double d = 0;
-    for (size_t i = 0; i < a.size(); i++) {
-        if (a[i].first != b[i].first) {
-            return std::numeric_limits<double>::infinity();
+// Reads "A=1,B=2", names strictly ascending as the cache stores canonical shapes, into `names`
+// (views into `text`) and `values` without allocating per pair; false for any other text, which
+// parse_shape then reads. The nearest-shape search reads every tuned shape of an op this way.
+bool read_canonical_shape(std::string_view text, std::vector<std::string_view> &names,
+                          std::vector<int64_t> &values) {
+    names.clear();
+    values.clear();
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t equals = text.find('=', at);
+        if (equals == std::string_view::npos || equals == at) {
+            return false;
         }
-        d += std::fabs(std::log((double(a[i].second) + 1) / (double(b[i].second) + 1)));
+        std::string_view name = text.substr(at, equals - at);
+        if (!names.empty() && !(names.back() < name)) {
+            return false;
+        }
+        int64_t value = 0;
+        size_t end = equals + 1;
+        if (end == text.size() || text[end] < '0' || text[end] > '9') {
+            return false;
+        }
+        for (; end < text.size() && text[end] != ','; end++) {
+            if (text[end] < '0' || text[end] > '9' || value > (INT64_MAX - 9) / 10) {
+                return false;
+            }
+            value = value * 10 + (text[end] - '0');
+        }
+        names.push_back(name);
+        values.push_back(value);
+        at = end + 1;
+        if (end + 1 == text.size()) {
+            return false; // a trailing comma
+        }
     }
-    return d;
+    return !names.empty();
 }
 
-// One tuned shape of an op, kept in memory for the nearest-shape search.
+// How far apart two shapes of the same names are: the sum over names of |ln((a+1)/(b+1))|, so
+// doubling a size costs the same at any scale and a zero attribute (pad=0) still compares. Each
+// value's term is taken once, as ln(v + 1); shapes of other names are infinitely far apart.
+double log_size(int64_t value) {
+    return std::log(double(value) + 1);
+}
+
+// One tuned shape of an op, kept in memory for the nearest-shape search: its values as
+// log_size, in the order of its group's names.
 struct Candidate {
     int64_t rowid = 0;
-    ShapeValues shape;
+    std::vector<double> logs;
     double time_ms = 0;
+};
+
+// The tuned shapes of one op that have the same names (sorted). The search scans only the group
+// with the requested shape's names, on precomputed logs: no name compared, no log taken per
+// candidate, so a hundred thousand tuned shapes are scanned in well under a millisecond.
+struct CandidateGroup {
+    std::vector<std::string> names;
+    std::vector<Candidate> candidates;
 };
 
 class SqliteKernelLookup final : public KernelLookup {
@@ -102,10 +148,7 @@ public:
             answer.reason = "the request needs an op, a shape and a target";
             return answer;
         }
-        std::optional<ShapeInfo> info;
-        if (extension_) {
-            info = extension_->resolve(request.op_name, request.shape);
-        }
+        const ShapeInfo *info = extension_ ? resolved(request) : nullptr;
         std::string canonical;
         if (info) {
             canonical = info->canonical;
@@ -167,6 +210,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         extension_ = std::move(extension);
         answers_.clear();
+        shapes_.clear();
     }
 
     std::string path() const override { return connection_->path(); }
@@ -205,6 +249,22 @@ private:
             .bind(6, request.tuner_version);
     }
 
+    // The extension's resolve(), remembered: binding a shape costs microseconds, as much as the
+    // exact lookup it precedes, and a runtime asks for the same shapes again and again. nullptr
+    // when the extension cannot resolve it.
+    const ShapeInfo *resolved(const LookupRequest &request) {
+        std::string key = request.op_name + '\n' + request.shape;
+        auto found = shapes_.find(key);
+        if (found == shapes_.end()) {
+            if (shapes_.size() >= kMaxRememberedShapes) {
+                shapes_.clear();
+            }
+            found = shapes_.emplace(std::move(key), extension_->resolve(request.op_name, request.shape))
+                        .first;
+        }
+        return found->second ? &*found->second : nullptr;
+    }
+
     static std::string request_key(const LookupRequest &request) {
         return request.target + '\n' + request.op_name + '\n' + request.dtype + '\n' +
                request.op_hash + '\n' + request.halide_version + '\n' + request.tuner_version;
@@ -223,29 +283,59 @@ private:
         }
     }
 
-    // The tuned shapes of the request's op (refresh_if_changed() has run).
-    const std::vector<Candidate> &candidates(const LookupRequest &request) {
+    // The tuned shapes of the request's op, grouped by their names (refresh_if_changed() has run).
+    const std::vector<CandidateGroup> &candidates(const LookupRequest &request) {
         std::string key = request_key(request);
         auto found = candidates_.find(key);
         if (found != candidates_.end()) {
             return found->second;
         }
-        std::vector<Candidate> list;
+        std::vector<CandidateGroup> groups;
         SqliteQuery query(*connection_,
                           std::string("SELECT rowid, shape, time_ms FROM kernels WHERE target = ?1 "
                                       "AND op_name = ?2 AND dtype = ?3") +
-                              kFilters + " ORDER BY shape, time_ms, rowid",
+                              kFilters +
+                              // kernels_by_shape's own order: read off the index, no sort.
+                              " ORDER BY shape, time_ms, op_hash, halide_version, tuner_version, rowid",
                           "listing the kernels of op '" + request.op_name + "' on target '" +
                               request.target + "'");
         bind_request(query, request);
+        std::vector<std::string_view> names;
+        std::vector<int64_t> values;
+        std::vector<std::string> parsed_names;
+        auto same_names = [&](const CandidateGroup &g) {
+            return std::equal(g.names.begin(), g.names.end(), names.begin(), names.end());
+        };
         while (query.step()) {
-            std::optional<ShapeValues> shape = parse_shape(query.text(1));
-            if (!shape) {
-                continue; // a shape we cannot read is no neighbour
+            std::string_view text = query.text_view(1);
+            if (!read_canonical_shape(text, names, values)) {
+                std::optional<ShapeValues> shape = parse_shape(std::string(text));
+                if (!shape) {
+                    continue; // a shape we cannot read is no neighbour
+                }
+                parsed_names.clear();
+                values.clear();
+                for (const auto &[name, value] : *shape) {
+                    parsed_names.push_back(name);
+                    values.push_back(value);
+                }
+                names.assign(parsed_names.begin(), parsed_names.end());
             }
-            list.push_back({query.integer(0), std::move(*shape), query.real(2)});
+            Candidate c{query.integer(0), {}, query.real(2)};
+            for (int64_t value : values) {
+                c.logs.push_back(log_size(value));
+            }
+            // Rows come in shape order, so the group is nearly always the last one.
+            auto group = !groups.empty() && same_names(groups.back())
+                             ? groups.end() - 1
+                             : std::find_if(groups.begin(), groups.end(), same_names);
+            if (group == groups.end()) {
+                groups.push_back({std::vector<std::string>(names.begin(), names.end()), {}});
+                group = groups.end() - 1;
+            }
+            group->candidates.push_back(std::move(c));
         }
-        return candidates_.emplace(std::move(key), std::move(list)).first->second;
+        return candidates_.emplace(std::move(key), std::move(groups)).first->second;
     }
 
     // Sets `had_neighbour` when a tuned shape was found, whether or not it could be re-fitted.
@@ -255,14 +345,29 @@ private:
         if (!wanted) {
             return false;
         }
-        // Nearest first; among equals the faster kernel, then the lower row: deterministic.
+        std::vector<std::string> names;
+        std::vector<double> logs;
+        for (const auto &[name, value] : *wanted) {
+            names.push_back(name);
+            logs.push_back(log_size(value));
+        }
+        // Nearest first (the sum of |log_size differences|); among equals the faster kernel, then the
+        // first in the list's order (shape, time, op hash, versions, row): deterministic.
         const Candidate *best = nullptr;
         double best_distance = std::numeric_limits<double>::infinity();
-        for (const Candidate &c : candidates(request)) {
-            double d = shape_distance(*wanted, c.shape);
-            if (d < best_distance || (d == best_distance && best && c.time_ms < best->time_ms)) {
-                best = &c;
-                best_distance = d;
+        for (const CandidateGroup &group : candidates(request)) {
+            if (group.names != names) {
+                continue; // other names: infinitely far
+            }
+            for (const Candidate &c : group.candidates) {
+                double d = 0;
+                for (size_t i = 0; i < logs.size(); i++) {
+                    d += std::fabs(logs[i] - c.logs[i]);
+                }
+                if (d < best_distance || (d == best_distance && best && c.time_ms < best->time_ms)) {
+                    best = &c;
+                    best_distance = d;
+                }
             }
         }
         if (!best) {
@@ -299,8 +404,9 @@ private:
     std::unique_ptr<SqliteConnection> connection_;
     std::shared_ptr<LookupExtension> extension_;
     int64_t data_version_ = -1;
-    std::map<std::string, std::vector<Candidate>> candidates_;
+    std::map<std::string, std::vector<CandidateGroup>> candidates_;
     std::map<std::string, LookupAnswer> answers_; // derived and predicted, by request and shape
+    std::unordered_map<std::string, std::optional<ShapeInfo>> shapes_; // resolve(), by op and shape
 };
 
 } // namespace
@@ -333,6 +439,11 @@ std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path) {
     open_kernel_cache(path, OpenMode::ReadOnly);
     auto connection = std::make_unique<SqliteConnection>(
         path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, busy_timeout_from_environment(path));
+    // Lookups read a few random pages of a file that soon outgrows SQLite's page cache; through
+    // a memory map they cost no read system call, and every process that maps the file shares
+    // the operating system's copy of it. Only the address space is reserved.
+    connection->exec("PRAGMA mmap_size = " + std::to_string(kLookupMapBytes),
+                     "mapping database '" + path + "' into memory");
     return std::make_unique<SqliteKernelLookup>(std::move(connection));
 }
 

@@ -79,7 +79,8 @@ class LookupExtension {
 public:
     virtual ~LookupExtension() = default;
     // The canonical shape and loop extents of `op_name` at `shape`, or nullopt when the op is
-    // unknown here or the shape does not bind (then no Derived or Predicted answer is given).
+    // unknown here or the shape does not bind (then no Derived or Predicted answer is given). The
+    // lookup remembers the answer per (op, shape text) until the extension is replaced.
     virtual std::optional<ShapeInfo> resolve(const std::string &op_name, const std::string &shape) = 0;
     // The model's pick for the request; `answer.kernel.schedule_json` must be filled. nullopt when
     // it cannot predict (unknown target, empty space).

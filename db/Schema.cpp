@@ -90,12 +90,85 @@ CREATE INDEX models_by_target ON models (target, name);
 CREATE INDEX kernels_by_shape ON kernels (target, op_name, dtype, shape, time_ms);
 ALTER TABLE ops ADD COLUMN source TEXT NOT NULL DEFAULT '';
 )sql",
+    // Version 3. A tuning run is a row of its own (when, how long, with which options, how it
+    // ended) and every measurement names the run that took it, so that a cache file says how its
+    // data were made. Measurements from before are given one run per key, spanning them. Targets
+    // describe their hardware. The schedule variants (VariantStore.h), until now a table made on
+    // first use outside the versions, join the schema: IF NOT EXISTS, since version-2 files that
+    // hold variants already have it, in the same form. The lookup's index gains the columns that
+    // break ties between equally fast rows, so that an exact lookup reads its answer straight off
+    // the index instead of sorting the rows of its shape.
+    R"sql(
+DROP INDEX kernels_by_shape;
+CREATE INDEX kernels_by_shape ON kernels
+    (target, op_name, dtype, shape, time_ms, op_hash, halide_version, tuner_version);
+
+CREATE TABLE tuning_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    op_name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    target TEXT NOT NULL,
+    halide_version TEXT NOT NULL,
+    tuner_version TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT NOT NULL DEFAULT '',
+    trials INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    options_json TEXT NOT NULL DEFAULT '{}'
+);
+
+CREATE INDEX tuning_runs_by_key ON tuning_runs
+    (target, op_name, op_hash, shape, dtype, halide_version, tuner_version);
+
+ALTER TABLE measurements ADD COLUMN run_id INTEGER REFERENCES tuning_runs (id);
+CREATE INDEX measurements_by_run ON measurements (run_id);
+
+INSERT INTO tuning_runs (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
+                         started_at, finished_at, trials, status)
+    SELECT op_name, op_hash, shape, dtype, target, halide_version, tuner_version, min(created_at),
+           max(created_at), count(*), 'migrated'
+    FROM measurements
+    GROUP BY target, op_name, op_hash, shape, dtype, halide_version, tuner_version
+    ORDER BY min(id);
+UPDATE measurements SET run_id = (
+    SELECT r.id FROM tuning_runs AS r
+    WHERE r.target = measurements.target AND r.op_name = measurements.op_name
+      AND r.op_hash = measurements.op_hash AND r.shape = measurements.shape
+      AND r.dtype = measurements.dtype AND r.halide_version = measurements.halide_version
+      AND r.tuner_version = measurements.tuner_version);
+
+ALTER TABLE targets ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE targets ADD COLUMN fingerprint TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE IF NOT EXISTS kernel_variants (
+    op_name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    target TEXT NOT NULL,
+    halide_version TEXT NOT NULL,
+    tuner_version TEXT NOT NULL,
+    level REAL NOT NULL,
+    load TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    schedule_source TEXT NOT NULL,
+    time_ms REAL NOT NULL,
+    quiet_time_ms REAL,
+    trials INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version, level)
+);
+)sql",
 };
 
 constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));
 
 // The tables the current version must have; a file missing one was not written by us.
-const char *const kTables[] = {"ops", "targets", "kernels", "measurements", "models"};
+const char *const kTables[] = {"ops",    "targets",     "kernels",        "measurements",
+                               "models", "tuning_runs", "kernel_variants"};
 
 struct SchemaSnapshot {
     int version = 0;

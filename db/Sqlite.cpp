@@ -36,6 +36,10 @@ int64_t SqliteConnection::changes() const {
     return sqlite3_changes64(db_);
 }
 
+int64_t SqliteConnection::last_insert_rowid() const {
+    return sqlite3_last_insert_rowid(db_);
+}
+
 void SqliteConnection::exec(const std::string &sql, const std::string &what) {
     int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) {
@@ -158,6 +162,15 @@ std::string SqliteQuery::text(int column) const {
     }
     return std::string(reinterpret_cast<const char *>(data),
                        static_cast<size_t>(sqlite3_column_bytes(statement_, column)));
+}
+
+std::string_view SqliteQuery::text_view(int column) const {
+    const unsigned char *data = sqlite3_column_text(statement_, column);
+    if (!data) {
+        return std::string_view();
+    }
+    return std::string_view(reinterpret_cast<const char *>(data),
+                            static_cast<size_t>(sqlite3_column_bytes(statement_, column)));
 }
 
 double SqliteQuery::real(int column) const {

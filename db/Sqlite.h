@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +43,8 @@ public:
     bool is_read_only() const;
     // The rows changed by the last INSERT, UPDATE or DELETE.
     int64_t changes() const;
+    // The rowid of the last row inserted on this connection.
+    int64_t last_insert_rowid() const;
 
     // Runs `sql` (one or more statements; rows are discarded). `what` names the action for the
     // error message, e.g. "creating the schema".
@@ -85,6 +88,8 @@ public:
     // NULL reads as "" for text, NaN for reals, 0 for integers and no bytes for blobs.
     bool is_null(int column) const;
     std::string text(int column) const;
+    // The text without a copy: valid until the next step() or the query's end.
+    std::string_view text_view(int column) const;
     double real(int column) const;
     int64_t integer(int column) const;
     std::vector<uint8_t> blob(int column) const;

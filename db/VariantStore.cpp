@@ -13,27 +13,6 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 10000;
 
-const char *const kCreateTable = R"sql(
-CREATE TABLE IF NOT EXISTS kernel_variants (
-    op_name TEXT NOT NULL,
-    op_hash TEXT NOT NULL,
-    shape TEXT NOT NULL,
-    dtype TEXT NOT NULL,
-    target TEXT NOT NULL,
-    halide_version TEXT NOT NULL,
-    tuner_version TEXT NOT NULL,
-    level REAL NOT NULL,
-    load TEXT NOT NULL,
-    schedule_json TEXT NOT NULL,
-    schedule_source TEXT NOT NULL,
-    time_ms REAL NOT NULL,
-    quiet_time_ms REAL,
-    trials INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version, level)
-);
-)sql";
-
 // Key columns bound in KernelKey order as parameters 1-7.
 void bind_key_columns(SqliteQuery &query, const KernelKey &key) {
     const std::string *columns[] = {&key.op_name, &key.dtype, &key.target, &key.halide_version,
@@ -61,12 +40,12 @@ void put_variant(const std::string &path, const VariantRecord &record) {
         stamped.created_at = text;
         return put_variant(path, stamped);
     }
-    // Opening through the cache creates or migrates the schema and reports a foreign file.
+    // Opening through the cache creates or migrates the schema (which has the table since
+    // version 3) and reports a foreign file.
     open_kernel_cache(path, OpenMode::ReadWrite);
     SqliteConnection connection(path, SQLITE_OPEN_READWRITE, kBusyTimeoutMs);
     const std::string what = "storing a schedule variant";
     SqliteTransaction transaction(connection, what);
-    connection.exec(kCreateTable, what);
     SqliteQuery insert(connection,
                        "INSERT OR REPLACE INTO kernel_variants (op_name, op_hash, shape, dtype, target, "
                        "halide_version, tuner_version, level, load, schedule_json, schedule_source, time_ms, "
@@ -91,14 +70,6 @@ std::vector<VariantRecord> variants_for(const std::string &path, const KernelKey
     open_kernel_cache(path, OpenMode::ReadOnly);
     SqliteConnection connection(path, SQLITE_OPEN_READONLY, kBusyTimeoutMs);
     std::vector<VariantRecord> out;
-    {
-        SqliteQuery exists(connection,
-                           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kernel_variants'",
-                           "looking for schedule variants");
-        if (!exists.step()) {
-            return out;
-        }
-    }
     SqliteQuery query(connection,
                       "SELECT level, load, schedule_json, schedule_source, time_ms, quiet_time_ms, trials, "
                       "created_at FROM kernel_variants WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 "

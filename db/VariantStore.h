@@ -2,9 +2,8 @@
 // the winners measured under controlled memory-bandwidth contention, one row per contention level,
 // in the table `kernel_variants` of the kernel-cache file.
 //
-// The table is created by the first put_variant on a file (CREATE TABLE IF NOT EXISTS), not by a
-// schema step, so files without variants stay at the schema version they have and every reader
-// that does not know about variants is unaffected; a file without the table has no variants.
+// The table is part of the schema since version 3 (db/Schema.cpp); before, put_variant made it on
+// first use, in the same form, and the migration keeps such a table with its rows.
 #ifndef OPGEN_DB_VARIANT_STORE_H
 #define OPGEN_DB_VARIANT_STORE_H
 
@@ -32,8 +31,7 @@ struct VariantRecord {
 // open_kernel_cache does, and for a time that is not positive.
 void put_variant(const std::string &path, const VariantRecord &record);
 
-// The variants of `key` in the file at `path`, by increasing level; empty when the file has no
-// variants table or the key no variants. Opens the file read-only; raises DbError as
+// The variants of `key` in the file at `path`, by increasing level; empty when the key has none. Opens the file read-only; raises DbError as
 // open_kernel_cache does.
 std::vector<VariantRecord> variants_for(const std::string &path, const KernelKey &key);
 

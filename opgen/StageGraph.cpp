@@ -155,18 +155,22 @@ std::map<std::string, int64_t> affine_coefficients(const Expr &e, const BoundSha
     return c;
 }
 
-std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                                  const std::vector<StageGroup> &groups, const SchedulePoint &p) {
+FootprintPlan::FootprintPlan(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                             const std::vector<StageGroup> &groups, const std::vector<std::string> &axis_vars,
+                             const std::vector<std::string> &reduce_vars)
+    : axis_vars_(axis_vars), reduce_vars_(reduce_vars) {
     const Statement &ms = main_statement(def);
     const Statement &out = *def.statement_for(def.output().name);
-    // Each input's path, looked up once: footprints runs for every tiling the space enumerates.
+    for (const std::string &r : reduce_vars_) reduce_extents_.push_back(shape.var_extent(ms, r));
+    for (const auto &b : target.buffers) capacities_.push_back(b.capacity);
+    reg_bytes_ = target.vector_bits / 8;
     std::vector<std::string> ins = inputs_read(def, ms);
     std::vector<std::vector<std::string>> paths;
     for (size_t i = 0; i < std::max<size_t>(ins.size(), 1); i++) paths.push_back(target.input_path(i));
     const std::vector<std::string> &in_path = paths.front();
-    // Extent of each loop variable inside one tile of a buffer level. Levels count from the
-    // innermost buffer of the tensor's input path: 0 registers (one reduction step), 1 the register
-    // tile over a reduction block, 2 the cache tile over a reduction block, beyond that everything.
+    // Levels count from the innermost buffer of the tensor's input path: 0 registers (one
+    // reduction step), 1 the register tile over a reduction block, 2 the cache tile over a
+    // reduction block, beyond that everything.
     auto level_of = [&](const std::string &tensor, const std::string &buffer) {
         auto in = std::find(ins.begin(), ins.end(), tensor);
         const auto &path = in == ins.end() ? in_path : paths[size_t(in - ins.begin())];
@@ -174,41 +178,58 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
         if (it == path.end()) return 0;
         return int(path.end() - it) - 1;
     };
-    bool blocked = false;
-    for (const auto &r : p.reduce) blocked |= r.block < shape.var_extent(ms, r.var);
-    auto extent_at = [&](const std::string &var, int level) -> int64_t {
-        for (size_t i = 0; i < p.axes.size(); i++) {
+    // The extent of a loop variable inside one tile of a buffer level, as a factor of the point.
+    auto extent_at = [&](const std::string &var, int level) -> Term {
+        for (size_t i = 0; i < axis_vars_.size(); i++) {
             // The output's variables name the main statement's by position.
             size_t pos = out.vars.size() - 1 - i;
-            std::string mv = pos < ms.vars.size() ? ms.vars[pos] : p.axes[i].var;
-            if (var == p.axes[i].var || var == mv) {
-                if (level <= 1) return p.axes[i].reg;
-                if (level == 2) return p.axes[i].tile;
-                return shape.var_extent(out, p.axes[i].var);
+            std::string mv = pos < ms.vars.size() ? ms.vars[pos] : axis_vars_[i];
+            if (var == axis_vars_[i] || var == mv) {
+                if (level <= 1) return {Factor::Reg, int64_t(i)};
+                if (level == 2) return {Factor::Tile, int64_t(i)};
+                return {Factor::Const, shape.var_extent(out, axis_vars_[i])};
             }
         }
         for (const auto &r : ms.reduce_vars) {
             if (r.name != var) continue;
-            int64_t block = shape.eval(r.extent);
-            for (const auto &pr : p.reduce) {
-                if (pr.var == var) block = pr.block;
-            }
-            if (level == 0) return 1;
-            if (level <= 2) return block;
-            return shape.eval(r.extent);
+            if (level == 0) return {Factor::Const, 1};
+            auto j = std::find(reduce_vars_.begin(), reduce_vars_.end(), var);
+            if (level <= 2 && j != reduce_vars_.end()) return {Factor::Block, int64_t(j - reduce_vars_.begin())};
+            return {Factor::Const, shape.eval(r.extent)};
         }
-        return 1;
+        return {Factor::Const, 1};
     };
-    std::vector<Footprint> result;
-    int64_t reg_bytes = target.vector_bits / 8;
+    auto buffer_index = [&](const std::string &name) {
+        for (size_t b = 0; b < target.buffers.size(); b++) {
+            if (target.buffers[b].name == name) return int(b);
+        }
+        return -1;
+    };
+    std::vector<std::pair<int, std::string>> slot_names;  // (buffer, tensor) of subgroups
+    auto slot_of = [&](int buffer, const std::string &tensor) {
+        auto key = std::make_pair(buffer, tensor);
+        auto it = std::find(slot_names.begin(), slot_names.end(), key);
+        if (it != slot_names.end()) return int(it - slot_names.begin());
+        slot_names.push_back(key);
+        return int(slot_names.size()) - 1;
+    };
     for (const auto &g : groups) {
         const BufferLevel *buf = target.find_buffer(g.buffer);
         if (!buf || buf->capacity == 0) continue;
         const TensorDecl *t = def.find_tensor(g.tensor);
         int level = level_of(g.tensor, g.buffer);
-        int64_t elements = 1;
+        Group c;
+        c.tensor = g.tensor;
+        c.buffer = g.buffer;
+        c.subgroup = g.subgroup;
+        c.buffer_index = buffer_index(g.buffer);
+        c.slot = g.subgroup == 0 ? -1 : slot_of(c.buffer_index, g.tensor);
+        c.element_bytes = dtype_bytes(t->dtype);
+        c.in_registers = level == 0;
+        c.buffer_factor = buf->double_buffered ? 2 : 1;
         if (t->role == TensorRole::Input) {
             // The region of the input read inside one tile: per dimension, the span of its affine index.
+            c.input = true;
             std::vector<const ExprNode *> stack{ms.body.get()};
             const ExprNode *access = nullptr;
             while (!stack.empty() && !access) {
@@ -219,64 +240,181 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
             }
             const auto &dims = shape.dims.at(g.tensor);
             for (size_t d = 0; access && d < access->args.size(); d++) {
-                int64_t span = 1;
+                std::vector<Term> terms;
                 for (const auto &[var, coef] : affine_coefficients(access->args[d], shape)) {
-                    if (!var.empty()) span += std::abs(coef) * (extent_at(var, level) - 1);
+                    if (var.empty()) continue;
+                    Term term = extent_at(var, level);
+                    term.coefficient = std::abs(coef);
+                    terms.push_back(term);
                 }
-                elements *= std::min(span, dims[d]);
+                c.dims.push_back(std::move(terms));
+                c.dim_extents.push_back(dims[d]);
             }
         } else {
             // The accumulator: a register tile, or with a blocked reduction a cache tile in memory.
-            int acc_level = blocked && level >= 1 ? 2 : 0;
-            for (const auto &v : ms.vars) elements *= extent_at(v, acc_level);
+            for (const auto &v : ms.vars) {
+                c.accumulator[0].push_back(extent_at(v, 0));
+                c.accumulator[1].push_back(extent_at(v, level >= 1 ? 2 : 0));
+            }
             // In a scratchpad, a pointwise epilogue writes its own tile and expands each broadcast
             // operand to that tile; in a cache it streams through registers.
             // (A subgroup that has the epilogue holds only the epilogue.)
             if (g.has_epilogue && target.explicit_buffers) {
-                int64_t epilogue = elements * (1 + g.broadcast_inputs);
-                elements = g.subgroup == 0 ? elements + epilogue : epilogue;
+                c.multiplier = g.subgroup == 0 ? 2 + g.broadcast_inputs : 1 + g.broadcast_inputs;
             }
         }
-        int64_t bytes = elements * dtype_bytes(t->dtype);
-        // In registers, every vector takes a whole register, however few lanes it uses.
-        if (level == 0) {
-            bytes = p.vector_width > 1 ? (elements + p.vector_width - 1) / p.vector_width * reg_bytes
-                                       : (bytes + reg_bytes - 1) / reg_bytes * reg_bytes;
-        }
-        if (buf->double_buffered) bytes *= 2;
-        result.push_back({g.tensor, g.buffer, bytes, g.subgroup});
+        groups_.push_back(std::move(c));
     }
     // With a blocked reduction the accumulator's cache tile also lives in the cache-tile buffer.
-    if (blocked && in_path.size() >= 3) {
+    if (in_path.size() >= 3) {
         const std::string &l2 = in_path[in_path.size() - 3];
-        int64_t elements = 1;
-        for (const auto &v : ms.vars) elements *= extent_at(v, 2);
         const BufferLevel *buf = target.find_buffer(l2);
         if (buf && buf->capacity > 0) {
-            result.push_back({def.output().name, l2, elements * dtype_bytes(def.output().dtype) * (buf->double_buffered ? 2 : 1)});
+            has_blocked_tile_ = true;
+            blocked_tile_.tensor = def.output().name;
+            blocked_tile_.buffer = l2;
+            blocked_tile_.buffer_index = buffer_index(l2);
+            blocked_tile_.element_bytes = dtype_bytes(def.output().dtype);
+            blocked_tile_.buffer_factor = buf->double_buffered ? 2 : 1;
+            for (const auto &v : ms.vars) {
+                blocked_tile_.accumulator[0].push_back(extent_at(v, 2));
+                blocked_tile_.accumulator[1].push_back(extent_at(v, 2));
+            }
         }
+    }
+    slots_ = int(slot_names.size());
+}
+
+bool FootprintPlan::matches(const SchedulePoint &p) const {
+    if (p.axes.size() != axis_vars_.size() || p.reduce.size() != reduce_vars_.size()) return false;
+    for (size_t i = 0; i < axis_vars_.size(); i++) {
+        if (p.axes[i].var != axis_vars_[i]) return false;
+    }
+    for (size_t j = 0; j < reduce_vars_.size(); j++) {
+        if (p.reduce[j].var != reduce_vars_[j]) return false;
+    }
+    return true;
+}
+
+bool FootprintPlan::blocked(const SchedulePoint &p) const {
+    for (size_t j = 0; j < p.reduce.size(); j++) {
+        if (p.reduce[j].block < reduce_extents_[j]) return true;
+    }
+    return false;
+}
+
+int64_t FootprintPlan::bytes(const Group &g, const SchedulePoint &p, bool blocked) const {
+    auto value = [&](const Term &t) -> int64_t {
+        switch (t.factor) {
+        case Factor::Const: return t.value;
+        case Factor::Reg: return p.axes[size_t(t.value)].reg;
+        case Factor::Tile: return p.axes[size_t(t.value)].tile;
+        case Factor::Block: return p.reduce[size_t(t.value)].block;
+        }
+        return 1;
+    };
+    int64_t elements = 1;
+    if (g.input) {
+        for (size_t d = 0; d < g.dims.size(); d++) {
+            int64_t span = 1;
+            for (const Term &t : g.dims[d]) span += t.coefficient * (value(t) - 1);
+            elements *= std::min(span, g.dim_extents[d]);
+        }
+    } else {
+        for (const Term &t : g.accumulator[blocked ? 1 : 0]) elements *= value(t);
+        elements *= g.multiplier;
+    }
+    int64_t bytes = elements * g.element_bytes;
+    // In registers, every vector takes a whole register, however few lanes it uses.
+    if (g.in_registers) {
+        bytes = p.vector_width > 1 ? (elements + p.vector_width - 1) / p.vector_width * reg_bytes_
+                                   : (bytes + reg_bytes_ - 1) / reg_bytes_ * reg_bytes_;
+    }
+    return bytes * g.buffer_factor;
+}
+
+std::vector<Footprint> FootprintPlan::footprints(const SchedulePoint &p) const {
+    bool is_blocked = blocked(p);
+    std::vector<Footprint> result;
+    for (const Group &g : groups_) result.push_back({g.tensor, g.buffer, bytes(g, p, is_blocked), g.subgroup});
+    if (is_blocked && has_blocked_tile_) {
+        result.push_back({blocked_tile_.tensor, blocked_tile_.buffer, bytes(blocked_tile_, p, true)});
     }
     return result;
 }
 
-bool fits_buffers(const Target &target, const std::vector<Footprint> &fp) {
-    for (const auto &b : target.buffers) {
-        if (b.capacity == 0) continue;
-        int64_t sum = 0;
-        std::map<std::string, int64_t> largest_subgroup;  // per tensor
-        for (const auto &f : fp) {
-            if (f.buffer != b.name) continue;
-            if (f.subgroup == 0) {
-                sum += f.bytes;
-            } else {
-                int64_t &m = largest_subgroup[f.tensor];
-                m = std::max(m, f.bytes);
-            }
+namespace {
+
+// One footprint's claim on a buffer: whole-group bytes add up; subgroups of one tensor in one
+// buffer (one slot) are resident one after another, so only their largest counts.
+struct Claim {
+    int buffer;
+    int slot;  // -1: a whole group
+    int64_t bytes;
+};
+
+bool within_capacities(const std::vector<int64_t> &capacities, const std::vector<Claim> &claims, int slots) {
+    std::vector<int64_t> used(capacities.size(), 0), largest(size_t(slots), 0);
+    std::vector<int> slot_buffer(size_t(slots), -1);
+    for (const Claim &c : claims) {
+        if (c.buffer < 0) continue;
+        if (c.slot < 0) {
+            used[size_t(c.buffer)] += c.bytes;
+        } else {
+            largest[size_t(c.slot)] = std::max(largest[size_t(c.slot)], c.bytes);
+            slot_buffer[size_t(c.slot)] = c.buffer;
         }
-        for (const auto &[tensor, bytes] : largest_subgroup) sum += bytes;
-        if (sum > b.capacity) return false;
+    }
+    for (int s = 0; s < slots; s++) {
+        if (slot_buffer[size_t(s)] >= 0) used[size_t(slot_buffer[size_t(s)])] += largest[size_t(s)];
+    }
+    for (size_t b = 0; b < capacities.size(); b++) {
+        if (capacities[b] != 0 && used[b] > capacities[b]) return false;
     }
     return true;
+}
+
+}  // namespace
+
+bool FootprintPlan::fits(const SchedulePoint &p) const {
+    bool is_blocked = blocked(p);
+    std::vector<Claim> claims;
+    claims.reserve(groups_.size() + 1);
+    for (const Group &g : groups_) claims.push_back({g.buffer_index, g.slot, bytes(g, p, is_blocked)});
+    if (is_blocked && has_blocked_tile_) {
+        claims.push_back({blocked_tile_.buffer_index, -1, bytes(blocked_tile_, p, true)});
+    }
+    return within_capacities(capacities_, claims, slots_);
+}
+
+std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                  const std::vector<StageGroup> &groups, const SchedulePoint &p) {
+    std::vector<std::string> axis_vars, reduce_vars;
+    for (const auto &a : p.axes) axis_vars.push_back(a.var);
+    for (const auto &r : p.reduce) reduce_vars.push_back(r.var);
+    return FootprintPlan(def, shape, target, groups, axis_vars, reduce_vars).footprints(p);
+}
+
+bool fits_buffers(const Target &target, const std::vector<Footprint> &fp) {
+    std::vector<int64_t> capacities;
+    for (const auto &b : target.buffers) capacities.push_back(b.capacity);
+    std::vector<std::pair<int, std::string>> slot_names;
+    std::vector<Claim> claims;
+    for (const auto &f : fp) {
+        int buffer = -1;
+        for (size_t b = 0; b < target.buffers.size(); b++) {
+            if (target.buffers[b].name == f.buffer) buffer = int(b);
+        }
+        int slot = -1;
+        if (f.subgroup != 0) {
+            auto key = std::make_pair(buffer, f.tensor);
+            auto it = std::find(slot_names.begin(), slot_names.end(), key);
+            slot = int(it - slot_names.begin());
+            if (it == slot_names.end()) slot_names.push_back(key);
+        }
+        claims.push_back({buffer, slot, f.bytes});
+    }
+    return within_capacities(capacities, claims, int(slot_names.size()));
 }
 
 std::vector<StageGroup> split_oversized_groups(const ComputeDef &def, const BoundShape &shape, const Target &target,

@@ -70,6 +70,57 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
 // (subgroups of one tensor counting with their largest member).
 bool fits_buffers(const Target &target, const std::vector<Footprint> &fp);
 
+// footprints() and fits_buffers() made ready for many points of one op, shape, target and set of
+// groups, whose tiled variables are `axis_vars` (innermost first) and `reduce_vars`: every name,
+// index expression and buffer is resolved once, so a point costs a few multiplications per group.
+// footprints() itself is a plan made for its one point. Holds no reference to its arguments.
+class FootprintPlan {
+public:
+    FootprintPlan(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                  const std::vector<StageGroup> &groups, const std::vector<std::string> &axis_vars,
+                  const std::vector<std::string> &reduce_vars);
+    // Whether `p` tiles exactly the plan's variables, in its order; the other calls require it.
+    bool matches(const SchedulePoint &p) const;
+    std::vector<Footprint> footprints(const SchedulePoint &p) const;
+    // fits_buffers(target, footprints(p)), without building the footprints.
+    bool fits(const SchedulePoint &p) const;
+
+private:
+    // Where a tile extent comes from: a constant, or a factor of the point.
+    enum class Factor { Const, Reg, Tile, Block };
+    struct Term {
+        Factor factor = Factor::Const;
+        int64_t value = 1;  // the constant, or the axis (Reg, Tile) or reduction (Block) index
+        int64_t coefficient = 1;  // of the index variable in an input's index (inputs only)
+    };
+    struct Group {
+        std::string tensor, buffer;
+        int subgroup = 0;
+        bool input = false;
+        std::vector<std::vector<Term>> dims;  // input: per dimension, the terms of its span
+        std::vector<int64_t> dim_extents;     // input: each dimension's extent (the span's cap)
+        std::vector<Term> accumulator[2];     // output: per variable, [0] unblocked, [1] blocked
+        int64_t multiplier = 1;               // output: tile copies a scratchpad epilogue holds
+        int64_t element_bytes = 4;
+        bool in_registers = false;            // level 0: whole registers per vector
+        int64_t buffer_factor = 1;            // 2 when double-buffered
+        int buffer_index = 0;                 // into the target's buffers
+        int slot = -1;                        // subgroups: the (buffer, tensor) they share; -1 else
+    };
+
+    int64_t bytes(const Group &g, const SchedulePoint &p, bool blocked) const;
+    bool blocked(const SchedulePoint &p) const;
+
+    std::vector<std::string> axis_vars_, reduce_vars_;
+    std::vector<int64_t> reduce_extents_;
+    std::vector<Group> groups_;
+    bool has_blocked_tile_ = false;  // a blocked reduction also holds the cache tile in `blocked_tile_`
+    Group blocked_tile_;
+    std::vector<int64_t> capacities_;  // per target buffer; 0 unbounded
+    int slots_ = 0;
+    int64_t reg_bytes_ = 16;
+};
+
 // Splits every group of several stages that cannot fit its buffer even under `smallest` (the
 // space's smallest tiling) into one subgroup per stage, each stage its own lead (seed 004,
 // paragraph 73: a broadcast that expands its data). Groups that fit are returned unchanged.

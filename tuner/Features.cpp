@@ -46,7 +46,7 @@ struct Shape2 {
     bool blocked = false;
 };
 
-Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingSpace &space, const SchedulePoint &p) {
+Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingRules &space, const SchedulePoint &p) {
     Shape2 s;
     s.flops = flop_count(def, shape);
     double done = 1, needed = 1;
@@ -77,7 +77,7 @@ Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingSpa
 constexpr size_t nest_axes = 4, nest_reduce = 3;
 
 // The per-axis features of `p`, the same on every group row of it; absent axes are -1.
-std::vector<float> loop_nest_features(const TilingSpace &space, const SchedulePoint &p) {
+std::vector<float> loop_nest_features(const TilingRules &space, const SchedulePoint &p) {
     std::vector<float> f;
     for (size_t i = 0; i < nest_axes; i++) {
         if (i >= p.axes.size()) {
@@ -111,10 +111,10 @@ std::vector<float> loop_nest_features(const TilingSpace &space, const SchedulePo
 
 }  // namespace
 
-int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingSpace &space,
+int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
                    const SchedulePoint &p, int threads, std::vector<float> &out) {
     Shape2 s = summarize(def, shape, space, p);
-    auto fp = footprints(def, shape, target, space.groups, p);
+    auto fp = footprints(space, def, shape, target, p);
     // The analytical estimate, on every row: a prior the trees refine from few measurements.
     double roofline_ns = roofline_seconds(def, shape, target, space, p, threads) * 1e9;
     auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
@@ -184,7 +184,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
 }
 
 costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                                       const TilingSpace &space, const std::vector<SchedulePoint> &points,
+                                       const TilingRules &space, const std::vector<SchedulePoint> &points,
                                        int threads, int workers) {
     const size_t shares = size_t(std::clamp(workers, 1, 64));
     const size_t per_share = (points.size() + shares - 1) / std::max<size_t>(1, shares);
@@ -215,7 +215,7 @@ costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &
     return batch;
 }
 
-double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingSpace &space,
+double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
                         const SchedulePoint &p, int threads) {
     Shape2 s = summarize(def, shape, space, p);
     // Peak: two FMA ports of vector_width lanes at ~3 GHz; FMA latency ~4 cycles needs about eight
@@ -229,7 +229,7 @@ double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Ta
     // Memory: each cache tile streams its inputs from L2/DRAM once per tile; register tiles reload
     // their operands from L1.
     double bytes_l1 = 0, bytes_dram = 0;
-    for (const auto &f : footprints(def, shape, target, space.groups, p)) {
+    for (const auto &f : footprints(space, def, shape, target, p)) {
         const TensorDecl *t = def.find_tensor(f.tensor);
         if (t->role != TensorRole::Input) continue;
         auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};

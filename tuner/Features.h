@@ -20,20 +20,20 @@ int num_features();
 // One row per group of the space's stage groups (main-memory groups included), appended to `out`;
 // returns the number of rows.
 int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                   const TilingSpace &space, const SchedulePoint &p, int threads,
+                   const TilingRules &space, const SchedulePoint &p, int threads,
                    std::vector<float> &out);
 
 // The feature batch of `points`, in order, built by `workers` threads (each a contiguous share of
 // the points; 1: on the calling thread). The rows are the same whatever `workers` is.
 costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                                       const TilingSpace &space, const std::vector<SchedulePoint> &points,
+                                       const TilingRules &space, const std::vector<SchedulePoint> &points,
                                        int threads, int workers);
 
 // An analytical roofline estimate of the candidate's time in seconds: FLOPs over the peak scaled
 // by vector-lane use and register-tile latency hiding, against the bytes each buffer level moves
 // over its bandwidth. The cold-start ranking, and the baseline the learned model must beat.
 double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                        const TilingSpace &space, const SchedulePoint &p, int threads);
+                        const TilingRules &space, const SchedulePoint &p, int threads);
 
 }  // namespace opgen::tuner
 

@@ -6,7 +6,7 @@
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
 #include "tuner/Features.h"
-#include "tuner/TilingSpace.h"
+#include "tuner/TilingRules.h"
 #include "tuner/Tuner.h"
 
 #include <algorithm>
@@ -63,8 +63,12 @@ public:
         if (request.dtype != answer.kernel.key.dtype) return std::nullopt;
         try {
             BoundShape shape = bind_shape(*def, info.canonical);
-            TilingSpace space = make_tiling_space(*def, shape, target_, threads_);
-            std::vector<SchedulePoint> pool = space.sample(size_t(options_.max_pool), options_.seed);
+            // A uniform sample of the legal space drawn without enumerating it (a convolution's
+            // space has millions of points): the same sample the whole space would give.
+            TilingRules space = make_tiling_rules(*def, shape, target_, threads_);
+            std::vector<SchedulePoint> pool =
+                sample_legal_points(space, *def, shape, target_, size_t(options_.max_pool), options_.seed,
+                                    size_t(options_.max_pool) * size_t(options_.max_draws_per_point));
             if (pool.empty()) return std::nullopt;
             // Rank by the roofline, then let the model re-rank the roofline's best share, as the
             // tuner does: a model extrapolates poorly across the whole space.
@@ -105,9 +109,9 @@ public:
     }
 
     // The neighbour's point re-fitted by the generic rules, then made a point of the new shape's
-    // legal space: kept when it is one, else the legal tiling nearest to it (log-distance of the
-    // factors) with its knobs where they are valid. Building the space costs milliseconds (tens
-    // to hundreds for a convolution); the lookup remembers the answer.
+    // legal space: kept when it is one, else the legal point nearest to it (repair_point: the
+    // nearest legal tiling by log-distance of the factors, with the neighbour's knobs where they
+    // are valid). Neither step enumerates the space.
     std::optional<std::string> refit(const db::LookupRequest &request, const std::string &schedule_json,
                                      const db::ShapeInfo &info) override {
         if (request.target != target_key_) return std::nullopt;  // not a space this extension knows
@@ -117,38 +121,15 @@ public:
         try {
             SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(*fitted));
             BoundShape shape = bind_shape(*def, info.canonical);
-            TilingSpace space = make_tiling_space(*def, shape, target_, threads_);
-            if (space.contains(p)) return fitted;
-            const std::vector<SchedulePoint> &tilings = space.legal.tilings();
-            if (tilings.empty()) return std::nullopt;
-            auto gap = [](int64_t a, int64_t b) { return std::fabs(std::log(double(a) / double(b))); };
-            size_t best = 0;
-            double best_distance = std::numeric_limits<double>::infinity();
-            for (size_t t = 0; t < tilings.size(); t++) {
-                const SchedulePoint &q = tilings[t];
-                if (q.axes.size() != p.axes.size() || q.reduce.size() != p.reduce.size()) continue;
-                double d = q.vector_width == p.vector_width ? 0 : 1;
-                for (size_t i = 0; i < q.axes.size(); i++) {
-                    d += gap(q.axes[i].tile, p.axes[i].tile) + gap(q.axes[i].reg, p.axes[i].reg);
-                }
-                for (size_t i = 0; i < q.reduce.size(); i++) d += gap(q.reduce[i].block, p.reduce[i].block);
-                if (d < best_distance) {
-                    best_distance = d;
-                    best = t;
-                }
-            }
-            SchedulePoint q = tilings[best];
-            SchedulePoint with_knobs = q;
-            with_knobs.outer_order = p.outer_order;
-            with_knobs.tile_order = p.tile_order;
-            with_knobs.parallel_loops = p.parallel_loops;
-            with_knobs.packed = p.packed;
-            with_knobs.prefetch = p.prefetch;
-            with_knobs.unroll = p.unroll;
-            if (space.contains(with_knobs)) return with_knobs.to_json().dump();
-            return q.to_json().dump();
+            TilingRules rules = make_tiling_rules(*def, shape, target_, threads_);
+            std::optional<SchedulePoint> legal = repair_point(rules, *def, shape, target_, p);
+            if (!legal) return std::nullopt;
+            if (*legal == p) return fitted;
+            return legal->to_json().dump();
         } catch (const UserError &) {
             return std::nullopt;
+        } catch (const nlohmann::json::exception &) {
+            return std::nullopt;  // not a schedule point of this tuner
         }
     }
 
@@ -190,6 +171,11 @@ private:
                 costmodel::TrainOptions to;
                 to.seed = options_.seed;
                 to.rounds = 60;
+                // One thread, for training and for every prediction after (xgboost keeps it): a
+                // lookup runs inside someone else's process, and with all cores OpenMP's threads
+                // wait for one another whenever any core is busy, which made a 200-candidate
+                // prediction take 12-24 ms (4 ms scheduler ticks) and training seconds.
+                to.threads = 1;
                 model->train(set, to);
             }
         }

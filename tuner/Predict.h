@@ -5,10 +5,12 @@
 // resolve: the op file (from an OpLibrary) bound to the shape gives the canonical shape text the
 // cache keys by, and the extent of every loop variable the schedule tiles.
 // predict: the cost model's pick over the shape's legal space (seed 004, paragraphs 62-63): a
-// seeded sample of the space, ranked by the roofline estimate, and the roofline's best share
-// re-ranked by an XGBoost model trained on the cache's measurements of the same op on the same
-// target (the model is trained once per op, on first use). With too few measurements the
-// roofline's pick answers.
+// seeded uniform sample of the space, drawn without enumerating it (tuner/TilingRules.h), ranked
+// by the roofline estimate, and the roofline's best share re-ranked by an XGBoost model trained on
+// the cache's measurements of the same op on the same target (the model is trained once per op,
+// on first use). With too few measurements the roofline's pick answers.
+// refit: the neighbour's schedule made a legal point of the new shape by repair_point, again
+// without enumerating the space.
 #ifndef OPGEN_TUNER_PREDICT_H
 #define OPGEN_TUNER_PREDICT_H
 
@@ -25,6 +27,7 @@ namespace opgen::tuner {
 
 struct PredictOptions {
     int max_pool = 2000;      // legal points scored per prediction (a seeded sample)
+    int max_draws_per_point = 64;  // candidates drawn per point of the pool before giving up
     uint64_t seed = 1;
     int min_train_rows = 8;   // measured candidates needed before the model is trusted
 };

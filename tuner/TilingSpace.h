@@ -3,7 +3,8 @@
 // vector width, times the knobs a CPU needs (loop order at the cache-tile and register-tile levels,
 // parallel loops, packing of each input, unrolling, prefetching). Groups that share an axis share
 // its factor, so every point is one realisable schedule; a tiling is legal when the footprints of
-// the groups in each buffer add up to no more than the buffer's capacity.
+// the groups in each buffer add up to no more than the buffer's capacity. The rules themselves,
+// and questions about single points that need no enumeration, are in tuner/TilingRules.h.
 //
 // The space is held as its legal tilings times each tiling's knob combinations, never as a list of
 // every point: its size is exact without enumerating the knobs, and point i is computed on demand
@@ -16,6 +17,7 @@
 #include "opgen/Shape.h"
 #include "opgen/StageGraph.h"
 #include "opgen/Target.h"
+#include "tuner/TilingRules.h"
 
 #include <cstdint>
 #include <iterator>
@@ -25,31 +27,6 @@
 #include <vector>
 
 namespace opgen::tuner {
-
-// The options of one output axis, innermost axis first.
-struct AxisOptions {
-    std::string var;
-    int64_t extent = 1;
-    std::vector<int64_t> regs;   // register-tile extents
-    std::vector<int64_t> tiles;  // cache-tile extents (each used with the regs that fit in it)
-};
-
-struct ReduceOptions {
-    std::string var;
-    int64_t extent = 1;
-    std::vector<int64_t> blocks;  // divisors of the extent; the extent itself means "not blocked"
-};
-
-// The knob choices every tiling multiplies by (tile orders apply only where they differ).
-struct KnobChoices {
-    std::vector<std::vector<std::string>> outer_orders;  // innermost first
-    std::vector<std::vector<std::string>> tile_orders;   // [0] is the natural order (stored empty)
-    std::vector<int> parallel_choices;
-    // (packed inputs, prefetch distance) pairs: prefetching is offered only while an input is
-    // read unpacked.
-    std::vector<std::pair<std::vector<std::string>, int>> pack_prefetch;
-    std::vector<bool> unroll_choices;
-};
 
 // The legal points: a random-access view over (legal tiling, knob combination).
 class LegalPoints {
@@ -88,8 +65,6 @@ public:
     int64_t knob_count(size_t tiling) const { return offsets_[tiling + 1] - offsets_[tiling]; }
     // Index of the legal tiling `p` uses, or -1.
     int64_t tiling_index(const SchedulePoint &p) const;
-    // Whether `p`'s knobs are among its tiling's combinations.
-    bool knobs_valid(const SchedulePoint &p, size_t tiling) const;
 
 private:
     friend struct TilingSpaceBuilder;
@@ -99,14 +74,8 @@ private:
     std::unordered_map<std::string, size_t> index_;  // tiling key -> position
 };
 
-struct TilingSpace {
-    StageGraph graph;
-    std::vector<StageGroup> groups;
-    std::vector<AxisOptions> axes;
-    std::vector<ReduceOptions> reduce;
-    std::vector<int> vector_widths;  // widths offered on the innermost axis
-    KnobChoices knobs;
-    int vector_width = 1;            // the target's lanes for the output's type (or 1)
+// The rules (tuner/TilingRules.h) and every legal point they allow.
+struct TilingSpace : TilingRules {
     LegalPoints legal;               // every legal point, in a stable order
     int64_t total_points = 0;        // points before the capacity check
     int64_t total_tilings = 0;       // tilings before the capacity check

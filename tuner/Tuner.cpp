@@ -1,6 +1,7 @@
 #include "tuner/Tuner.h"
 
 #include "tuner/Features.h"
+#include "tuner/RunRecord.h"
 #include "tuner/Search.h"
 #include "tuner/Worker.h"
 
@@ -43,9 +44,10 @@ void say(const TuneOptions &o, const std::string &line) {
     if (o.log) o.log(line);
 }
 
-db::MeasurementRecord to_record(const db::KernelKey &key, const Trial &t) {
+db::MeasurementRecord to_record(const db::KernelKey &key, int64_t run_id, const Trial &t) {
     db::MeasurementRecord m;
     m.key = key;
+    m.run_id = run_id;
     m.schedule_json = t.point.to_json().dump();
     m.features = t.features;
     m.feature_rows = t.feature_rows;
@@ -316,7 +318,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
             corrected(t.result);
             add_trial(std::move(t));
             // Recorded the moment it is known: a run killed now loses no measurement.
-            if (cache && key) cache->record_measurements({to_record(*key, result.trials.back())});
+            if (cache && key) cache->record_measurements({to_record(*key, o.run_id, result.trials.back())});
         });
         stale_rounds = best_gflops > best_at_last_round * 1.01 ? 0 : stale_rounds + 1;
         best_at_last_round = std::max(best_at_last_round, best_gflops);
@@ -413,11 +415,25 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
             return *hit;
         }
     }
-    TuneResult r = tune(def, shape, target, options, &cache, &key);
-    user_check(r.found) << "op '" << def.name << "' at " << shape.canonical
-                        << ": no candidate produced a correct result";
+    TuneOptions o = options;
+    o.run_id = cache.begin_run(run_record(def, target, key, options));
+    TuneResult r;
+    try {
+        r = tune(def, shape, target, o, &cache, &key);
+    } catch (const std::exception &e) {
+        try {
+            cache.end_run(o.run_id, "failed", 0, e.what());
+        } catch (const db::DbError &) {
+            // the run stays "running"; the error that stopped it is the one to report
+        }
+        throw;
+    }
+    const char *failure = "no candidate produced a correct result";
+    if (!r.found) cache.end_run(o.run_id, "failed", int64_t(r.trials.size()), failure);
+    user_check(r.found) << "op '" << def.name << "' at " << shape.canonical << ": " << failure;
     db::KernelRecord rec = winner_record(key, r);
     cache.put_kernel(rec);
+    cache.end_run(o.run_id, "done", int64_t(r.trials.size()));
     if (result) *result = std::move(r);
     return cache.lookup(key).value_or(rec);
 }

@@ -47,6 +47,9 @@ struct TuneOptions {
     int final_contenders = 3;
     // Test-only: trial number (1-based) -> "crash", "hang" or "crash-timing" in the worker.
     std::map<int, std::string> faults;
+    // The cache's tuning run the measurements belong to (KernelCache::begin_run; tune_into_cache
+    // sets it); 0: none.
+    int64_t run_id = 0;
 };
 
 struct Trial {

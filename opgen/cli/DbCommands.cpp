@@ -19,34 +19,43 @@ void add_stats(CLI::App *db_cmd) {
         bool json = false;
     };
     auto a = std::make_shared<Args>();
-    auto *cmd = db_cmd->add_subcommand("stats", "count kernels and measurements per target and op");
+    auto *cmd = db_cmd->add_subcommand("stats", "count kernels, measurements and tuning runs per target and op");
     cmd->add_option("--db", a->db_path, "kernel cache file (default: opgen.db)");
     cmd->add_flag("--json", a->json, "print JSON");
     cmd->callback([a] {
         db::CacheStats stats = db::open_kernel_cache(a->db_path, db::OpenMode::ReadOnly)->stats();
         std::vector<db::KernelCount> counts = db::count_kernels(a->db_path);
         if (a->json) {
-            nlohmann::json j = {{"db", a->db_path},         {"schema_version", stats.schema_version},
-                                {"kernels", stats.kernels}, {"measurements", stats.measurements},
-                                {"ops", stats.ops},         {"targets", stats.targets}};
+            nlohmann::json j = {{"db", a->db_path},
+                                {"schema_version", stats.schema_version},
+                                {"kernels", stats.kernels},
+                                {"measurements", stats.measurements},
+                                {"tuning_runs", stats.tuning_runs},
+                                {"variants", stats.variants},
+                                {"ops", stats.ops},
+                                {"targets", stats.targets}};
             j["by_target_and_op"] = nlohmann::json::array();
             for (const auto &c : counts) {
                 j["by_target_and_op"].push_back({{"target", c.target},
                                                  {"op", c.op_name},
                                                  {"kernels", c.kernels},
-                                                 {"measurements", c.measurements}});
+                                                 {"measurements", c.measurements},
+                                                 {"tuning_runs", c.tuning_runs}});
             }
             std::cout << j.dump(2) << "\n";
             return;
         }
-        std::printf("%s: schema version %d, %lld kernels, %lld measurements, %lld ops, %lld targets\n",
+        std::printf("%s: schema version %d, %lld kernels, %lld measurements, %lld tuning runs, %lld variants, "
+                    "%lld ops, %lld targets\n",
                     a->db_path.c_str(), stats.schema_version, static_cast<long long>(stats.kernels),
-                    static_cast<long long>(stats.measurements), static_cast<long long>(stats.ops),
+                    static_cast<long long>(stats.measurements), static_cast<long long>(stats.tuning_runs),
+                    static_cast<long long>(stats.variants), static_cast<long long>(stats.ops),
                     static_cast<long long>(stats.targets));
-        std::printf("%-32s %-20s %9s %13s\n", "target", "op", "kernels", "measurements");
+        std::printf("%-32s %-20s %9s %13s %12s\n", "target", "op", "kernels", "measurements", "tuning runs");
         for (const auto &c : counts) {
-            std::printf("%-32s %-20s %9lld %13lld\n", c.target.c_str(), c.op_name.c_str(),
-                        static_cast<long long>(c.kernels), static_cast<long long>(c.measurements));
+            std::printf("%-32s %-20s %9lld %13lld %12lld\n", c.target.c_str(), c.op_name.c_str(),
+                        static_cast<long long>(c.kernels), static_cast<long long>(c.measurements),
+                        static_cast<long long>(c.tuning_runs));
         }
     });
 }
@@ -63,9 +72,12 @@ void add_merge(CLI::App *db_cmd) {
     cmd->add_option("-o,--output", a->output, "the new cache file (must not exist)")->required();
     cmd->callback([a] {
         db::MergeReport r = db::merge_kernel_caches(a->inputs, a->output);
-        std::printf("%s: %lld kernels (best of %lld from %zu inputs), %lld measurements, %lld models\n",
+        std::printf("%s: %lld kernels (best of %lld from %zu inputs), %lld measurements, %lld tuning runs, "
+                    "%lld variants, %lld models\n",
                     a->output.c_str(), static_cast<long long>(r.kernels), static_cast<long long>(r.kernels_read),
-                    a->inputs.size(), static_cast<long long>(r.measurements), static_cast<long long>(r.models));
+                    a->inputs.size(), static_cast<long long>(r.measurements),
+                    static_cast<long long>(r.tuning_runs), static_cast<long long>(r.variants),
+                    static_cast<long long>(r.models));
     });
 }
 
@@ -106,9 +118,23 @@ void add_export(CLI::App *db_cmd) {
 
 }  // namespace
 
+// Opening a cache read-write migrates it to this build's schema; read-only commands refuse an
+// older file rather than change it, and this is the command that does it on purpose.
+void add_upgrade(CLI::App *db_cmd) {
+    auto path = std::make_shared<std::string>();
+    auto *cmd = db_cmd->add_subcommand("upgrade", "migrate a cache file to this build's schema version");
+    cmd->add_option("--db", *path, "kernel cache file")->required();
+    cmd->callback([path] {
+        user_check(std::ifstream(*path).good()) << "no cache file '" << *path << "'";
+        db::CacheStats stats = db::open_kernel_cache(*path, db::OpenMode::ReadWrite)->stats();
+        std::cout << *path << ": schema version " << stats.schema_version << "\n";
+    });
+}
+
 void add_db_commands(CLI::App &app) {
-    auto *cmd = app.add_subcommand("db", "kernel cache files: stats, merge, export");
+    auto *cmd = app.add_subcommand("db", "kernel cache files: stats, merge, export, upgrade");
     cmd->require_subcommand(1);
+    add_upgrade(cmd);
     add_stats(cmd);
     add_merge(cmd);
     add_export(cmd);

@@ -5,6 +5,11 @@
 //       x86-64-avx512:t1, plus 5,000 on x86-64-avx2:t1 that no query may see, and times answers
 //       through the library: exact (no extension, and with the tuner's extension), derived and
 //       predicted for matmul and conv2d_nchw. Prints p50/p99 in microseconds.
+//       Then, for the issue's shapes (matmul 1024^3 and 384x768x512, conv2d_nchw 56^2 x 64 -> 64
+//       and 28^2 x 128 -> 128), `derived` and `predicted` answers computed afresh each time
+//       (remembered answers forgotten), p50/p99; and how those answers compare with the ones the
+//       enumerated legal space gives (the nearest legal tiling; the roofline's best of a
+//       same-sized uniform sample), with the time the enumeration takes.
 //   opgen_cache_bench compare --db FILE [--trials N]
 //       Tunes a few base shapes per op into FILE, then for 10 shapes never tuned: a full tuning of
 //       the shape (same trial budget), the library's derived answer and the model's predicted
@@ -18,6 +23,7 @@
 #include "tuner/Features.h"
 #include "tuner/Measurer.h"
 #include "tuner/Predict.h"
+#include "tuner/TilingRules.h"
 #include "tuner/TilingSpace.h"
 #include "tuner/Tuner.h"
 
@@ -30,6 +36,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -184,6 +193,128 @@ void add_training_rows(const std::string &path, const OpLibrary &lib, int thread
     }
 }
 
+double median(std::vector<double> v) {
+    if (v.empty()) return std::nan("");
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// The issue's shapes: every answer for them computed afresh `repeats` times.
+const std::vector<std::pair<std::string, std::string>> kIssueShapes = {
+    {"matmul", "M=1024,N=1024,K=1024"},
+    {"matmul", "M=384,N=768,K=512"},
+    {"conv2d_nchw", "N=1,C=64,H=56,W=56,F=64"},
+    {"conv2d_nchw", "N=1,C=128,H=28,W=28,F=128"}};
+
+void time_fresh_answers(db::KernelLookup &lookup, const std::shared_ptr<db::LookupExtension> &extension,
+                        const std::string &target_key, db::AnswerKind kind, int repeats) {
+    for (const auto &[op, shape] : kIssueShapes) {
+        std::vector<double> us;
+        lookup.set_extension(extension);
+        lookup.find(request(op, shape, target_key));  // the op's first call reads its tuned shapes or trains its model
+        for (int i = 0; i < repeats; i++) {
+            lookup.set_extension(extension);  // forgets the remembered answers, keeps the tuned shapes read
+            auto start = std::chrono::steady_clock::now();
+            db::LookupAnswer a = lookup.find(request(op, shape, target_key));
+            us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+            if (a.kind != kind) {
+                throw std::runtime_error(op + " " + shape + " answered " + db::answer_kind_name(a.kind) + " (" +
+                                         a.reason + ")");
+            }
+        }
+        std::printf("  %-9s %-12s %-26s n=%-4d p50 %9.1f us   p99 %9.1f us   max %9.1f us\n",
+                    db::answer_kind_name(kind), op.c_str(), shape.c_str(), repeats, percentile(us, 0.5),
+                    percentile(us, 0.99), percentile(us, 1.0));
+        std::fflush(stdout);
+    }
+}
+
+double log_distance(const SchedulePoint &a, const SchedulePoint &b) {
+    auto gap = [](int64_t x, int64_t y) { return std::fabs(std::log(double(x) / double(y))); };
+    double d = a.vector_width == b.vector_width ? 0 : 1;
+    for (size_t i = 0; i < a.axes.size(); i++) d += gap(a.axes[i].tile, b.axes[i].tile) + gap(a.axes[i].reg, b.axes[i].reg);
+    for (size_t j = 0; j < a.reduce.size(); j++) d += gap(a.reduce[j].block, b.reduce[j].block);
+    return d;
+}
+
+// The answers without enumeration against the enumerated space's, per issue shape: for `derived`,
+// the neighbour's re-fitted point repaired (repair_point) against the nearest legal tiling of the
+// whole space, by log-distance and roofline estimate; for `predicted` (roofline ranking only, as
+// the model is the same in both), the best of a uniform sample of `pool` points drawn from the
+// rules against the best of one drawn from the enumerated space, over `seeds` seeds.
+void compare_with_enumeration(const OpLibrary &lib, const Target &target, const std::string &path, int threads,
+                              int pool, int seeds) {
+    auto lookup = db::open_kernel_lookup(path);
+    lookup->set_extension(tuner::make_lookup_extension(lib, target, 1, path));
+    std::printf("%-12s %-26s %10s %10s %9s %9s %9s %11s\n", "op", "shape", "enum ms", "rules ms", "der dist",
+                "enum dist", "der roof", "pred roof");
+    for (const auto &[op, shape_text] : kIssueShapes) {
+        ComputeDef def = lib.load(op);
+        BoundShape shape = bind_shape(def, shape_text);
+        auto start = std::chrono::steady_clock::now();
+        tuner::TilingSpace space = tuner::make_tiling_space(def, shape, target, threads);
+        double enum_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        start = std::chrono::steady_clock::now();
+        tuner::TilingRules rules = tuner::make_tiling_rules(def, shape, target, threads);
+        double rules_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        // Derived (on the 1-thread target the neighbours were tuned for): the answer against the one the
+        // enumerated space gave, the legal tiling nearest to the neighbour's re-fitted point (the first of
+        // equals) with that point's knobs where they are valid.
+        db::LookupAnswer derived = lookup->find(request(op, shape_text, "x86-64-avx512:t1"));
+        if (derived.kind != db::AnswerKind::Derived) throw std::runtime_error(op + " " + shape_text + ": not derived");
+        tuner::TilingSpace space1 = tuner::make_tiling_space(def, shape, target, 1);
+        std::optional<db::ShapeInfo> info = tuner::make_lookup_extension(lib, target, 1, "")->resolve(op, shape_text);
+        db::KernelKey from = derived.kernel.key;
+        from.shape = derived.from_shape;
+        std::string neighbour = db::open_kernel_cache(path, db::OpenMode::ReadOnly)->lookup(from).value().schedule_json;
+        SchedulePoint fitted =
+            SchedulePoint::from_json(nlohmann::json::parse(*db::refit_schedule(neighbour, info->extents)));
+        SchedulePoint answer = SchedulePoint::from_json(nlohmann::json::parse(derived.kernel.schedule_json));
+        SchedulePoint enumerated = fitted;
+        if (!space1.contains(fitted)) {
+            double nearest = std::numeric_limits<double>::infinity();
+            for (const SchedulePoint &t : space1.legal.tilings()) {
+                double d = log_distance(t, fitted);
+                if (d < nearest) {
+                    nearest = d;
+                    enumerated = t;
+                }
+            }
+            SchedulePoint with_knobs = enumerated;
+            with_knobs.outer_order = fitted.outer_order;
+            with_knobs.tile_order = fitted.tile_order;
+            with_knobs.parallel_loops = fitted.parallel_loops;
+            with_knobs.packed = fitted.packed;
+            with_knobs.prefetch = fitted.prefetch;
+            with_knobs.unroll = fitted.unroll;
+            if (space1.contains(with_knobs)) enumerated = with_knobs;
+        }
+        double der_roof = tuner::roofline_seconds(def, shape, target, space1, answer, 1) /
+                          tuner::roofline_seconds(def, shape, target, space1, enumerated, 1);
+        // Predicted: the roofline's best of a uniform sample, drawn both ways.
+        std::vector<double> ratios;
+        for (int seed = 1; seed <= seeds; seed++) {
+            auto best = [&](const std::vector<SchedulePoint> &points) {
+                double b = std::numeric_limits<double>::infinity();
+                for (const SchedulePoint &p : points) b = std::min(b, tuner::roofline_seconds(def, shape, target, space, p, threads));
+                return b;
+            };
+            double from_rules = best(tuner::sample_legal_points(rules, def, shape, target, size_t(pool), uint64_t(seed),
+                                                                size_t(pool) * 64));
+            double from_space = best(space.sample(size_t(pool), uint64_t(seed)));
+            ratios.push_back(from_rules / from_space);
+        }
+        std::printf("%-12s %-26s %10.1f %10.3f %9.3f %9.3f %9.3f %11.3f\n", op.c_str(), shape_text.c_str(), enum_ms,
+                    rules_ms, log_distance(answer, fitted), log_distance(enumerated, fitted), der_roof, median(ratios));
+        std::fflush(stdout);
+    }
+    std::printf("  der dist: the derived answer's log-distance from the neighbour's re-fitted point; enum dist: the\n"
+                "  answer the enumerated space gave (the nearest legal tiling); der roof: roofline estimate of the\n"
+                "  answer over the enumerated one's; pred roof: median over %d seeds of the roofline-best of %d\n"
+                "  points sampled from the rules over the same sampled from the enumerated space (< 1: better)\n",
+                seeds, pool);
+}
+
 int run_lookup(const std::string &path, int lookups) {
     OpLibrary lib = OpLibrary::standard();
     Target target = load_target(kTarget);
@@ -204,7 +335,8 @@ int run_lookup(const std::string &path, int lookups) {
     std::vector<Grid> g = grids();
     std::vector<ComputeDef> defs{lib.load("matmul"), lib.load("conv2d_nchw")};
     // Exact without the extension: the full canonical shape, names in reverse order (the library
-    // sorts them). Exact with it: the short form a runtime writes (defaults filled in by the op).
+    // sorts them). Exact with it: the short form a runtime writes (defaults filled in by the op),
+    // each shape bound by the op the first time it is asked.
     std::vector<db::LookupRequest> exact_full, exact_short;
     for (int i = 0; i < lookups; i++) {
         const Grid &grid = g[i % 2];
@@ -224,8 +356,7 @@ int run_lookup(const std::string &path, int lookups) {
     // (K, C) keep a divisor that is a multiple of 16: with none, the legal space of a large shape
     // is empty (the whole reduction panel must fit L1) and no answer can be derived.
     std::vector<db::LookupRequest> derived_mm, derived_conv, predicted_mm, predicted_conv;
-    // Each new shape builds its legal space once (tens of ms for matmul, up to hundreds for a
-    // convolution): few requests, then the same ones again (remembered answers).
+    // New shapes, then the same ones again (remembered answers).
     for (int i = 0; i < 100; i++) {
         auto odd = [&](int lo, int hi) { return std::to_string(lo + 2 * int(rng() % size_t((hi - lo) / 2)) + 1); };
         derived_mm.push_back(request("matmul",
@@ -250,28 +381,33 @@ int run_lookup(const std::string &path, int lookups) {
     auto with = db::open_kernel_lookup(path);
     with->set_extension(tuner::make_lookup_extension(lib, target, 1, path));
     time_answers("exact, with the tuner's extension", *with, exact_short, db::AnswerKind::Exact);
+    // A runtime asks for the same shapes again: their binding is remembered.
+    time_answers("exact, with it, shapes asked before", *with, exact_short, db::AnswerKind::Exact);
     // The first derived call of an op reads its tuned shapes once; later ones reuse them.
     time_answers("derived matmul (first call)", *with, {derived_mm[0]}, db::AnswerKind::Derived);
     time_answers("derived matmul, new shapes", *with, derived_mm, db::AnswerKind::Derived);
     time_answers("derived matmul, asked again", *with, derived_mm, db::AnswerKind::Derived);
     time_answers("derived conv2d_nchw (first call)", *with, {derived_conv[0]}, db::AnswerKind::Derived);
-    derived_conv.resize(30);
     time_answers("derived conv2d_nchw, new shapes", *with, derived_conv, db::AnswerKind::Derived);
     time_answers("derived conv2d_nchw, asked again", *with, derived_conv, db::AnswerKind::Derived);
     auto predicting = db::open_kernel_lookup(path);
-    predicting->set_extension(tuner::make_lookup_extension(lib, target, 2, path));
+    std::shared_ptr<db::LookupExtension> predictor = tuner::make_lookup_extension(lib, target, 2, path);
+    predicting->set_extension(predictor);
     // The first predicted call of an op trains its model on the cache's measurements.
     time_answers("predicted matmul (first: trains)", *predicting, {predicted_mm[0]}, db::AnswerKind::Predicted);
     time_answers("predicted matmul", *predicting, predicted_mm, db::AnswerKind::Predicted);
     time_answers("predicted conv2d (first: trains)", *predicting, {predicted_conv[0]}, db::AnswerKind::Predicted);
     time_answers("predicted conv2d_nchw", *predicting, predicted_conv, db::AnswerKind::Predicted);
-    return 0;
-}
 
-double median(std::vector<double> v) {
-    if (v.empty()) return std::nan("");
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    const int repeats = 50;
+    std::printf("the issue's shapes, each answer computed afresh (the op's tuned shapes and model already read):\n");
+    auto deriving = db::open_kernel_lookup(path);
+    time_fresh_answers(*deriving, tuner::make_lookup_extension(lib, target, 1, path), "x86-64-avx512:t1",
+                       db::AnswerKind::Derived, repeats);
+    time_fresh_answers(*predicting, predictor, "x86-64-avx512:t2", db::AnswerKind::Predicted, repeats);
+    std::printf("the same answers against the enumerated legal space's (2 threads for predicted):\n");
+    compare_with_enumeration(lib, target, path, 2, tuner::PredictOptions{}.max_pool, 5);
+    return 0;
 }
 
 // The 10-shape experiment: how good are derived and predicted answers against tuning the shape?

@@ -3,6 +3,7 @@
 // and missing inputs and an existing output, and leaves nothing behind when it fails; export
 // writes every kernel as JSON; the lookup refuses corrupt, newer and locked files clearly.
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -11,6 +12,7 @@
 
 #include "db/CacheFiles.h"
 #include "db/Lookup.h"
+#include "db/VariantStore.h"
 #include "tests/db/DbTestSupport.h"
 
 namespace opgen::db {
@@ -70,6 +72,83 @@ TEST(Merge, KeepsBestPerKeyAndEveryMeasurement) {
     // The merged file stands alone: no WAL beside it.
     EXPECT_FALSE(std::filesystem::exists(out + "-wal") &&
                  std::filesystem::file_size(out + "-wal") > 0);
+}
+
+// A tuning run with recognisable op source and target fingerprint.
+TuningRun make_run(const KernelKey &key, const std::string &source, const std::string &fingerprint) {
+    TuningRun run;
+    run.key = key;
+    run.op_source = source;
+    run.target_fingerprint = fingerprint;
+    run.options_json = R"({"trials":4})";
+    return run;
+}
+
+VariantRecord make_variant(const KernelKey &key, double level, double time_ms, const std::string &from) {
+    VariantRecord v;
+    v.key = key;
+    v.level = level;
+    v.load = "1 thread streaming";
+    v.schedule_json = R"({"from":")" + from + R"("})";
+    v.time_ms = time_ms;
+    v.trials = 8;
+    return v;
+}
+
+// Runs and measurements of both inputs are kept, each measurement still naming the run (of its own
+// input) it came from; op sources and target fingerprints travel; variants keep the best per level.
+TEST(Merge, CarriesTuningRunsSourcesAndVariants) {
+    ScratchDir dir;
+    std::string a = dir.file("a.db"), b = dir.file("b.db"), out = dir.file("out.db");
+    KernelKey key = make_key();
+    {
+        auto cache = open_kernel_cache(a);
+        for (const char *name : {"a1", "a2"}) {
+            int64_t run = cache->begin_run(make_run(key, "", ""));
+            MeasurementRecord m = make_measurement(key, name, 2.0);
+            m.run_id = run;
+            cache->record_measurements({m});
+            cache->end_run(run, "done", 1);
+        }
+    }
+    put_variant(a, make_variant(key, 0.5, 3.0, "a"));
+    put_variant(a, make_variant(key, 1.0, 1.0, "a"));
+    {
+        auto cache = open_kernel_cache(b);
+        int64_t run = cache->begin_run(make_run(key, "op matmul # source", "fp-b"));
+        MeasurementRecord m = make_measurement(key, "b1", 1.5);
+        m.run_id = run;
+        cache->record_measurements({m, make_measurement(key, "b-without-run", 1.6)});
+        cache->end_run(run, "failed", 1, "stopped");
+    }
+    put_variant(b, make_variant(key, 0.5, 2.0, "b"));
+    put_variant(b, make_variant(key, 1.0, 4.0, "b"));
+
+    MergeReport report = merge_kernel_caches({a, b}, out);
+    EXPECT_EQ(report.tuning_runs, 3);
+    EXPECT_EQ(report.measurements, 4);
+    EXPECT_EQ(report.variants, 2);
+
+    auto merged = open_kernel_cache(out, OpenMode::ReadOnly);
+    std::vector<TuningRun> runs = merged->runs_for(key);
+    ASSERT_EQ(runs.size(), 3u);
+    EXPECT_EQ(runs[2].status, "failed");
+    EXPECT_EQ(runs[2].error, "stopped");
+    EXPECT_EQ(runs[2].options_json, R"({"trials":4})");
+    std::map<std::string, int64_t> run_of;
+    for (const MeasurementRecord &m : merged->measurements_for(key)) run_of[m.schedule_json] = m.run_id;
+    EXPECT_EQ(run_of["a1"], runs[0].id);
+    EXPECT_EQ(run_of["a2"], runs[1].id);
+    EXPECT_EQ(run_of["b1"], runs[2].id);
+    EXPECT_EQ(run_of["b-without-run"], 0);
+
+    RawDb raw(out);
+    EXPECT_EQ(raw.text("SELECT source FROM ops"), "op matmul # source");
+    EXPECT_EQ(raw.text("SELECT fingerprint FROM targets"), "fp-b");
+    std::vector<VariantRecord> variants = variants_for(out, key);
+    ASSERT_EQ(variants.size(), 2u);
+    EXPECT_EQ(variants[0].schedule_json, R"({"from":"b"})");
+    EXPECT_EQ(variants[1].schedule_json, R"({"from":"a"})");
 }
 
 TEST(Merge, RefusesMismatchedSchemaVersions) {
@@ -136,6 +215,36 @@ TEST(Export, WritesEveryKernelAsJson) {
     ASSERT_EQ(counts.size(), 1u);
     EXPECT_EQ(counts[0].kernels, 2);
     EXPECT_EQ(counts[0].measurements, 1);
+}
+
+TEST(Export, WritesTuningRunsOpSourcesAndVariants) {
+    ScratchDir dir;
+    std::string path = dir.file("cache.db");
+    KernelKey key = make_key();
+    {
+        auto cache = open_kernel_cache(path);
+        int64_t run = cache->begin_run(make_run(key, "op matmul # source", "fp"));
+        MeasurementRecord m = make_measurement(key, "m", 0.1);
+        m.run_id = run;
+        cache->record_measurements({m});
+        cache->end_run(run, "done", 1);
+    }
+    put_variant(path, make_variant(key, 0.5, 2.0, "v"));
+    std::ostringstream out;
+    export_kernel_cache(path, true, out);
+    nlohmann::json doc = nlohmann::json::parse(out.str());
+    ASSERT_EQ(doc["ops"].size(), 1u);
+    EXPECT_EQ(doc["ops"][0]["source"], "op matmul # source");
+    EXPECT_EQ(doc["targets"][0]["fingerprint"], "fp");
+    ASSERT_EQ(doc["tuning_runs"].size(), 1u);
+    EXPECT_EQ(doc["tuning_runs"][0]["status"], "done");
+    EXPECT_EQ(doc["tuning_runs"][0]["trials"], 1);
+    EXPECT_EQ(doc["tuning_runs"][0]["options"]["trials"], 4);
+    EXPECT_EQ(doc["tuning_runs"][0]["shape"], key.shape);
+    EXPECT_EQ(doc["measurements"][0]["run_id"], doc["tuning_runs"][0]["id"]);
+    ASSERT_EQ(doc["variants"].size(), 1u);
+    EXPECT_EQ(doc["variants"][0]["schedule"]["from"], "v");
+    EXPECT_EQ(count_kernels(path).at(0).tuning_runs, 1);
 }
 
 TEST(LookupFaults, RefusesCorruptNewerAndMissingFiles) {

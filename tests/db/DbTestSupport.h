@@ -218,6 +218,52 @@ inline std::string make_version1_file(const std::string &path) {
     return path;
 }
 
+// What version 2 added to version 1, as it shipped, and the kernel_variants table that
+// VariantStore made on first use while the schema was at version 2: fixtures, like kVersion1Schema.
+inline const char *const kVersion2Step = R"sql(
+CREATE INDEX kernels_by_shape ON kernels (target, op_name, dtype, shape, time_ms);
+ALTER TABLE ops ADD COLUMN source TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 2;
+)sql";
+inline const char *const kVersion2Variants = R"sql(
+CREATE TABLE IF NOT EXISTS kernel_variants (
+    op_name TEXT NOT NULL, op_hash TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
+    target TEXT NOT NULL, halide_version TEXT NOT NULL, tuner_version TEXT NOT NULL,
+    level REAL NOT NULL, load TEXT NOT NULL, schedule_json TEXT NOT NULL,
+    schedule_source TEXT NOT NULL, time_ms REAL NOT NULL, quiet_time_ms REAL,
+    trials INTEGER NOT NULL, created_at TEXT NOT NULL,
+    PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version, level));
+INSERT INTO kernel_variants VALUES ('matmul', '9f2c4e1ab7d03355', 'K=512,M=512,N=512', 'f32',
+    'host-x86-64-avx2', '14.0.0', '0.1.0', 0.5, '1 thread x 100% streaming 64 MiB', '{"tile":[16,16]}',
+    '// variant', 0.9, 0.6, 24, '2024-05-06T07:08:09Z');
+)sql";
+
+// Writes a version-2 cache at `path`: version 1's kernel, three measurements of it and one of
+// another shape (created at known times), and with `with_variants` one variant; returns `path`.
+inline std::string make_version2_file(const std::string &path, bool with_variants) {
+    make_version1_file(path);
+    RawDb raw(path);
+    raw.exec(kVersion2Step);
+    raw.exec(R"sql(
+INSERT INTO measurements (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
+                          schedule_json, features, feature_rows, time_ms, gflops, status, error,
+                          created_at)
+VALUES
+    ('matmul', '9f2c4e1ab7d03355', 'K=512,M=512,N=512', 'f32', 'host-x86-64-avx2', '14.0.0',
+     '0.1.0', 'a', x'', 0, 0.7, 380.0, 'ok', '', '2024-05-06T07:00:00Z'),
+    ('matmul', '9f2c4e1ab7d03355', 'K=64,M=64,N=64', 'f32', 'host-x86-64-avx2', '14.0.0',
+     '0.1.0', 'z', x'', 0, 0.01, 50.0, 'ok', '', '2024-05-06T07:00:30Z'),
+    ('matmul', '9f2c4e1ab7d03355', 'K=512,M=512,N=512', 'f32', 'host-x86-64-avx2', '14.0.0',
+     '0.1.0', 'b', x'', 0, NULL, NULL, 'timeout', 'ran over', '2024-05-06T07:01:00Z'),
+    ('matmul', '9f2c4e1ab7d03355', 'K=512,M=512,N=512', 'f32', 'host-x86-64-avx2', '14.0.0',
+     '0.1.0', 'c', x'', 0, 0.5, 537.0, 'ok', '', '2024-05-06T07:02:00Z');
+)sql");
+    if (with_variants) {
+        raw.exec(kVersion2Variants);
+    }
+    return path;
+}
+
 } // namespace opgen::db::test
 
 #endif

@@ -229,7 +229,7 @@ TEST(KernelCache, MeasurementsOnKeepsOkRowsOfOneTarget) {
 TEST(KernelCache, WritesSchemaVersion) {
     ScratchDir dir;
     std::string path = dir.file("cache.db");
-    EXPECT_EQ(kernel_cache_schema_version(), 2);
+    EXPECT_EQ(kernel_cache_schema_version(), 3);
     EXPECT_EQ(open_kernel_cache(path)->stats().schema_version, kernel_cache_schema_version());
 
     RawDb raw(path);
@@ -237,10 +237,11 @@ TEST(KernelCache, WritesSchemaVersion) {
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw.text("SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master "
                        "WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name)"),
-              "kernels,measurements,models,ops,targets");
+              "kernel_variants,kernels,measurements,models,ops,targets,tuning_runs");
     EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master WHERE type = 'index' "
-                          "AND name IN ('measurements_by_key', 'kernels_by_shape')"),
-              2);
+                          "AND name IN ('measurements_by_key', 'kernels_by_shape', "
+                          "'tuning_runs_by_key', 'measurements_by_run')"),
+              4);
 }
 
 TEST(KernelCache, CreatesSchemaInEmptyFile) {
@@ -286,6 +287,86 @@ TEST(KernelCache, SharesOneFileBetweenConnections) {
     EXPECT_FALSE(reader->lookup(key).has_value());
     writer->put_kernel(make_kernel(key, 1.0));
     EXPECT_TRUE(reader->lookup(key).has_value());
+}
+
+TuningRun make_run(const KernelKey &key) {
+    TuningRun run;
+    run.key = key;
+    run.op_source = "op matmul\nparam M, N, K\n";
+    run.target_description = "a test machine";
+    run.target_fingerprint = "x86-64-avx2;l1=32768";
+    run.options_json = R"({"trials":8,"seed":1})";
+    return run;
+}
+
+TEST(KernelCache, RecordsTuningRunsThatMeasurementsName) {
+    ScratchDir dir;
+    std::string path = dir.file("cache.db");
+    auto cache = open_kernel_cache(path);
+    KernelKey key = make_key();
+    int64_t first = cache->begin_run(make_run(key));
+    MeasurementRecord m = make_measurement(key, "a", 1.0);
+    m.run_id = first;
+    cache->record_measurements({m, make_measurement(key, "no run", 2.0)});
+    cache->end_run(first, "done", 2);
+    int64_t second = cache->begin_run(make_run(key));
+    cache->end_run(second, "failed", 0, "no candidate produced a correct result");
+    EXPECT_GT(second, first);
+
+    std::vector<TuningRun> runs = cache->runs_for(key);
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0].id, first);
+    EXPECT_EQ(runs[0].status, "done");
+    EXPECT_EQ(runs[0].trials, 2);
+    EXPECT_EQ(runs[0].options_json, R"({"trials":8,"seed":1})");
+    EXPECT_TRUE(std::regex_match(runs[0].started_at, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+    EXPECT_GE(runs[0].finished_at, runs[0].started_at);
+    EXPECT_EQ(runs[1].status, "failed");
+    EXPECT_EQ(runs[1].error, "no candidate produced a correct result");
+    EXPECT_TRUE(cache->runs_for(make_key("K=1,M=1,N=1")).empty());
+
+    std::vector<MeasurementRecord> measured = cache->measurements_for(key);
+    ASSERT_EQ(measured.size(), 2u);
+    EXPECT_EQ(measured[0].run_id, first);
+    EXPECT_EQ(measured[1].run_id, 0);
+    EXPECT_EQ(cache->stats().tuning_runs, 2);
+
+    // The run fills in what the op and target rows lack, and never overwrites it.
+    RawDb raw(path);
+    EXPECT_EQ(raw.text("SELECT source FROM ops"), "op matmul\nparam M, N, K\n");
+    EXPECT_EQ(raw.text("SELECT description || ' | ' || fingerprint FROM targets"),
+              "a test machine | x86-64-avx2;l1=32768");
+    TuningRun changed = make_run(key);
+    changed.op_source = "op matmul # edited";
+    changed.target_fingerprint = "another";
+    cache->end_run(cache->begin_run(changed), "done", 0);
+    EXPECT_EQ(raw.text("SELECT source FROM ops"), "op matmul\nparam M, N, K\n");
+    EXPECT_EQ(raw.text("SELECT fingerprint FROM targets"), "x86-64-avx2;l1=32768");
+}
+
+TEST(KernelCache, RefusesMeasurementOfUnknownRunAndEndOfUnknownRun) {
+    ScratchDir dir;
+    auto cache = open_kernel_cache(dir.file("cache.db"));
+    KernelKey key = make_key();
+    MeasurementRecord m = make_measurement(key, "a", 1.0);
+    m.run_id = 42;
+    std::string message = test::db_error_of([&] { cache->record_measurements({make_measurement(key, "b", 1.0), m}); });
+    EXPECT_NE(message.find("FOREIGN KEY constraint failed"), std::string::npos) << message;
+    EXPECT_EQ(cache->stats().measurements, 0); // all or none
+    EXPECT_EQ(test::db_error_of([&] { cache->end_run(7, "done", 1); }),
+              "database '" + dir.file("cache.db") +
+                  "': recording the end of tuning run 7: there is no run 7");
+}
+
+TEST(KernelCache, ReadOnlyCacheRefusesToBeginARun) {
+    ScratchDir dir;
+    std::string path = dir.file("cache.db");
+    open_kernel_cache(path);
+    auto cache = open_kernel_cache(path, OpenMode::ReadOnly);
+    std::string message = test::db_error_of([&] { cache->begin_run(make_run(make_key())); });
+    EXPECT_NE(message.find("is opened read-only: recording the start of a tuning run"), std::string::npos)
+        << message;
+    EXPECT_EQ(cache->stats().tuning_runs, 0);
 }
 
 } // namespace

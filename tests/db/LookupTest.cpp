@@ -162,6 +162,32 @@ TEST(Lookup, DerivesFromNearestShapeAndRefits) {
     EXPECT_EQ(point["packed"], nlohmann::json::array({"B"}));
 }
 
+// The nearest tuned shape by the sum of |ln((a+1)/(b+1))| over names, among shapes of the same
+// names only, whether the stored text is canonical or not (written by another tool, say).
+TEST(Lookup, NearestShapeIsTheLogNearestOfTheSameNames) {
+    ScratchDir dir;
+    std::string path = dir.file("cache.db");
+    {
+        auto cache = open_kernel_cache(path);
+        cache->put_kernel(matmul_kernel("K=64,M=64,N=64", 1.0, matmul_point(64, 16, 8, 4, 64)));
+        cache->put_kernel(matmul_kernel("K=1024,M=1024,N=1024", 1.0, matmul_point(256, 32, 64, 8, 256)));
+        // Other names: never a neighbour, however close.
+        cache->put_kernel(matmul_kernel("K=300,M=300,N=300,X=1", 1.0, matmul_point(64, 16, 8, 4, 64)));
+    }
+    test::RawDb(path).exec("INSERT INTO kernels SELECT op_name, op_hash, 'N=256, K=256,M=256', dtype, target, "
+                     "halide_version, tuner_version, schedule_json, schedule_source, 2.0, gflops, "
+                     "default_time_ms, verified, trials, created_at FROM kernels WHERE shape = 'K=64,M=64,N=64'");
+    test::RawDb(path).exec("INSERT INTO kernels SELECT op_name, op_hash, 'K=512,M=128,N=256', dtype, target, "
+                     "halide_version, tuner_version, schedule_json, schedule_source, 0.5, gflops, "
+                     "default_time_ms, verified, trials, created_at FROM kernels WHERE shape = 'K=64,M=64,N=64'");
+    auto lookup = open_kernel_lookup(path);
+    lookup->set_extension(std::make_shared<FakeExtension>());
+    // 300^3: 3 ln(301/257) = 0.47 to the stored "N=256, K=256,M=256", 1.54 to 512 x 128 x 256,
+    // 3.68 to 1024^3; 900^3: 0.39 to 1024^3.
+    EXPECT_EQ(lookup->find(request("M=300,N=300,K=300")).from_shape, "N=256, K=256,M=256");
+    EXPECT_EQ(lookup->find(request("M=900,N=900,K=900")).from_shape, "K=1024,M=1024,N=1024");
+}
+
 TEST(Lookup, PredictsWhenNothingToDeriveFrom) {
     ScratchDir dir;
     std::string path = dir.file("cache.db");

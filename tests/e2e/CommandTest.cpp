@@ -85,6 +85,25 @@ TEST_F(Command, TunesVerifiesStoresAndQueries) {
     EXPECT_NE(tuned["schedule_source"].get<std::string>().find(".compute_at("), std::string::npos);
     EXPECT_EQ(count_rows(dir / "k.db", "kernels"), 1);
     EXPECT_EQ(count_rows(dir / "k.db", "measurements"), 6);
+    // One tuning run, which every measurement names; the op's text and the target are described.
+    EXPECT_EQ(count_rows(dir / "k.db", "tuning_runs"), 1);
+    EXPECT_EQ(count_rows(dir / "k.db", "measurements WHERE run_id = (SELECT id FROM tuning_runs)"), 6);
+    EXPECT_EQ(count_rows(dir / "k.db", "tuning_runs WHERE status = 'done' AND trials = 6 AND finished_at != ''"), 1);
+    EXPECT_EQ(count_rows(dir / "k.db", "ops WHERE source LIKE '%op matmul%'"), 1);
+    EXPECT_EQ(count_rows(dir / "k.db", "targets WHERE fingerprint != ''"), 1);
+
+    CommandRun stats = opgen("db stats --db k.db --json", dir);
+    ASSERT_EQ(stats.status, 0) << stats.err;
+    auto counted = nlohmann::json::parse(stats.out);
+    EXPECT_EQ(counted["tuning_runs"], 1);
+    EXPECT_EQ(counted["by_target_and_op"][0]["tuning_runs"], 1);
+    CommandRun exported = opgen("db export --db k.db --format json --measurements", dir);
+    ASSERT_EQ(exported.status, 0) << exported.err;
+    auto doc = nlohmann::json::parse(exported.out);
+    ASSERT_EQ(doc["tuning_runs"].size(), 1u);
+    EXPECT_EQ(doc["tuning_runs"][0]["options"]["trials"], 6);
+    EXPECT_EQ(doc["measurements"][0]["run_id"], doc["tuning_runs"][0]["id"]);
+    EXPECT_NE(doc["ops"][0]["source"].get<std::string>().find("op matmul"), std::string::npos);
 
     CommandRun q = opgen("query --op matmul --shape K=40,N=48,M=64 --threads 1 --db k.db", dir);
     ASSERT_EQ(q.status, 0) << q.err;

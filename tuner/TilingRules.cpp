@@ -1,0 +1,480 @@
+#include "tuner/TilingRules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <queue>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace opgen::tuner {
+
+namespace {
+
+// Prefetch distance offered as a knob, in steps of the outermost reduction loop of a block.
+constexpr int kPrefetchDistance = 4;
+
+std::vector<int64_t> tile_options(int64_t reg_min, int64_t extent) {
+    // Powers of two times the register tile, and the whole extent.
+    std::set<int64_t> s{extent};
+    for (int64_t t = reg_min; t < extent; t *= 2) s.insert(t);
+    return {s.begin(), s.end()};
+}
+
+// Reduction blocks: the multiples of 16 up to 1024 that divide the extent; where there are none
+// (K = 1115), powers of two from 64 with a guarded last block; and the extent itself (not blocked).
+std::vector<int64_t> block_options(int64_t extent) {
+    std::vector<int64_t> b;
+    for (int64_t d = 16; d < extent; d++) {
+        if (extent % d == 0 && (d % 16 == 0) && d <= 1024) b.push_back(d);
+    }
+    if (b.empty()) {
+        for (int64_t d = 64; d <= 512 && d < extent; d *= 2) b.push_back(d);
+    }
+    b.push_back(extent);
+    return b;
+}
+
+// Register-tile extents of the innermost axis for vector width `vw`: one to four vectors, or the
+// whole axis when it is a few vectors exactly.
+std::vector<int64_t> innermost_regs(int vw, int64_t extent) {
+    if (vw <= 1) return {extent};
+    std::set<int64_t> r;
+    for (int k = 1; k <= 4 && k * vw <= extent; k++) r.insert(int64_t(k) * vw);
+    if (extent % vw == 0 && extent / vw <= 8) r.insert(extent);
+    return {r.begin(), r.end()};
+}
+
+// (reg, tile) pairs of an axis: tiles a power-of-two number of register tiles, or the whole axis.
+std::vector<std::pair<int64_t, int64_t>> make_axis_pairs(const std::vector<int64_t> &regs, int64_t extent,
+                                                         bool single_tile) {
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    std::set<int64_t> tiles;
+    for (int64_t r : regs) {
+        for (int64_t t : tile_options(r, extent)) tiles.insert(t);
+    }
+    for (int64_t r : regs) {
+        for (int64_t t : tiles) {
+            if (t >= r && (t % r == 0 || t == extent) && (single_tile || t == extent || ((t / r) & (t / r - 1)) == 0)) {
+                pairs.emplace_back(r, t);
+            }
+        }
+    }
+    return pairs;
+}
+
+std::vector<std::vector<std::string>> outer_orders(const std::vector<std::string> &natural) {
+    // Every order of the (up to) three innermost axes; the rest stay outermost in their order.
+    size_t free = std::min<size_t>(3, natural.size());
+    std::vector<size_t> perm(free);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::vector<std::vector<std::string>> orders;
+    do {
+        std::vector<std::string> o;
+        for (size_t i : perm) o.push_back(natural[i]);
+        for (size_t i = free; i < natural.size(); i++) o.push_back(natural[i]);
+        orders.push_back(o);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    return orders;
+}
+
+int vector_width_index(const TilingRules &rules, int vw) {
+    auto it = std::find(rules.vector_widths.begin(), rules.vector_widths.end(), vw);
+    return it == rules.vector_widths.end() ? -1 : int(it - rules.vector_widths.begin());
+}
+
+// Whether the point names the space's variables in the space's order.
+bool same_variables(const TilingRules &rules, const SchedulePoint &p) {
+    if (p.axes.size() != rules.axes.size() || p.reduce.size() != rules.reduce.size()) return false;
+    for (size_t i = 0; i < p.axes.size(); i++) {
+        if (p.axes[i].var != rules.axes[i].var) return false;
+    }
+    for (size_t j = 0; j < p.reduce.size(); j++) {
+        if (p.reduce[j].var != rules.reduce[j].var) return false;
+    }
+    return true;
+}
+
+// A blocked reduction computes the accumulator per cache tile: tiles must hold whole register
+// tiles.
+bool whole_register_tiles_if_blocked(const TilingRules &rules, const SchedulePoint &p) {
+    bool blocked = false;
+    for (size_t j = 0; j < p.reduce.size(); j++) blocked |= p.reduce[j].block < rules.reduce[j].extent;
+    if (!blocked) return true;
+    for (const auto &a : p.axes) {
+        if (a.tile % a.reg != 0) return false;
+    }
+    return true;
+}
+
+// The tiling of (vector width `v`, option indices `idx`: one per axis, then one per reduction),
+// knobs at their first choice.
+SchedulePoint tiling_at(const TilingRules &rules, size_t v, const std::vector<size_t> &idx) {
+    SchedulePoint p;
+    p.vector_width = rules.vector_widths[v];
+    for (size_t i = 0; i < rules.axes.size(); i++) {
+        auto [r, t] = rules.pairs[v][i][idx[i]];
+        p.axes.push_back({rules.axes[i].var, t, r});
+    }
+    for (size_t j = 0; j < rules.reduce.size(); j++) {
+        p.reduce.push_back({rules.reduce[j].var, rules.reduce[j].blocks[idx[rules.axes.size() + j]]});
+    }
+    p.outer_order = rules.knobs.outer_orders.front();
+    p.parallel_loops = rules.knobs.parallel_choices.front();
+    p.packed = rules.knobs.pack_prefetch.front().first;
+    p.prefetch = rules.knobs.pack_prefetch.front().second;
+    p.unroll = rules.knobs.unroll_choices.front();
+    return p;
+}
+
+// The option counts of each coordinate under vector width `v`: axes, then reductions.
+std::vector<size_t> option_counts(const TilingRules &rules, size_t v) {
+    std::vector<size_t> dims;
+    for (const auto &pairs : rules.pairs[v]) dims.push_back(pairs.size());
+    for (const auto &r : rules.reduce) dims.push_back(r.blocks.size());
+    return dims;
+}
+
+// A number naming (v, idx) uniquely within the rules, for memos and visited sets.
+uint64_t tiling_code(const TilingRules &rules, size_t v, const std::vector<size_t> &idx) {
+    uint64_t code = v;
+    std::vector<size_t> dims = option_counts(rules, v);
+    for (size_t c = 0; c < idx.size(); c++) code = code * dims[c] + idx[c];
+    return code;
+}
+
+double log_gap(int64_t a, int64_t b) {
+    return std::fabs(std::log(double(std::max<int64_t>(a, 1)) / double(std::max<int64_t>(b, 1))));
+}
+
+// `p`'s knobs where they are offered for `tiling`'s tiling, else the first choice of each.
+SchedulePoint with_knobs_of(const TilingRules &rules, SchedulePoint tiling, const SchedulePoint &p) {
+    const KnobChoices &k = rules.knobs;
+    auto has = [](const auto &v, const auto &x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    if (has(k.outer_orders, p.outer_order)) tiling.outer_order = p.outer_order;
+    tiling.tile_order = tile_order_matters(tiling) && !p.tile_order.empty() &&
+                                std::find(k.tile_orders.begin() + 1, k.tile_orders.end(), p.tile_order) !=
+                                    k.tile_orders.end()
+                            ? p.tile_order
+                            : std::vector<std::string>{};
+    if (has(k.parallel_choices, p.parallel_loops)) tiling.parallel_loops = p.parallel_loops;
+    if (has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch))) {
+        tiling.packed = p.packed;
+        tiling.prefetch = p.prefetch;
+    } else if (has(k.pack_prefetch, std::make_pair(p.packed, 0))) {
+        tiling.packed = p.packed;
+        tiling.prefetch = 0;
+    }
+    if (has(k.unroll_choices, p.unroll)) tiling.unroll = p.unroll;
+    return tiling;
+}
+
+}  // namespace
+
+TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
+    TilingRules s;
+    s.graph = build_stages(def, target);
+    s.groups = group_stages(s.graph);
+    const Statement &out = *def.statement_for(def.output().name);
+    const Statement &ms = main_statement(def);
+    int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    size_t rank = out.vars.size();
+    // Vector widths on the innermost axis: the target's, and half of it where that leaves no
+    // remainder but the full width would (56 = 7 x 8 on a 16-lane machine).
+    int64_t e0 = shape.var_extent(out, out.vars[rank - 1]);
+    if (e0 >= lanes) s.vector_widths.push_back(lanes);
+    int half = lanes / 2;
+    if (half >= 4 && e0 >= half && e0 % lanes != 0 && (e0 % half == 0 || e0 < lanes)) s.vector_widths.push_back(half);
+    if (s.vector_widths.empty()) s.vector_widths.push_back(1);
+    s.vector_width = s.vector_widths.front();
+    for (size_t i = 0; i < rank; i++) {
+        AxisOptions a;
+        a.var = out.vars[rank - 1 - i];
+        a.extent = shape.var_extent(out, a.var);
+        if (i == 0) {
+            std::set<int64_t> regs;
+            for (int vw : s.vector_widths) {
+                for (int64_t r : innermost_regs(vw, a.extent)) regs.insert(r);
+            }
+            a.regs.assign(regs.begin(), regs.end());
+        } else if (i == 1) {
+            for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}) {
+                if (r <= a.extent) a.regs.push_back(r);
+            }
+        } else if (i == 2) {
+            // A third axis (output channels of a convolution, the batch of a batched matmul) may
+            // join the register tile: each loaded input vector then serves several outputs.
+            for (int64_t r : {1, 2, 4, 8}) {
+                if (r <= a.extent) a.regs.push_back(r);
+            }
+        } else {
+            a.regs.push_back(1);
+        }
+        if (i < 3) {
+            std::set<int64_t> all;
+            for (int64_t r : a.regs) {
+                for (int64_t t : tile_options(r, a.extent)) all.insert(t);
+            }
+            a.tiles.assign(all.begin(), all.end());
+        } else {
+            a.tiles = {1};
+        }
+        s.axes.push_back(a);
+    }
+    bool fusable = ms.reduce != ReduceKind::None && main_is_fusable(def);
+    if (fusable) {
+        // Blocking pays on the longest reduction axis (k of a matmul, input channels of a
+        // convolution); the others stay whole.
+        auto longest = ms.reduce_vars.rbegin();
+        for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
+            if (shape.eval(it->extent) > shape.eval(longest->extent)) longest = it;
+        }
+        for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
+            int64_t e = shape.eval(it->extent);
+            s.reduce.push_back({it->name, e, it == longest ? block_options(e) : std::vector<int64_t>{e}});
+        }
+    }
+    for (int vw : s.vector_widths) {
+        std::vector<std::vector<std::pair<int64_t, int64_t>>> per_axis;
+        for (size_t i = 0; i < s.axes.size(); i++) {
+            const AxisOptions &a = s.axes[i];
+            per_axis.push_back(make_axis_pairs(i == 0 ? innermost_regs(vw, a.extent) : a.regs, a.extent,
+                                               a.tiles.size() == 1));
+        }
+        s.pairs.push_back(std::move(per_axis));
+    }
+
+    // Knobs.
+    std::vector<std::string> natural;
+    for (const auto &a : s.axes) natural.push_back(a.var);
+    s.knobs.outer_orders = outer_orders(natural);
+    s.knobs.tile_orders = {natural};
+    if (natural.size() >= 2) {
+        auto swapped = natural;
+        std::swap(swapped[0], swapped[1]);
+        s.knobs.tile_orders.push_back(swapped);
+    }
+    s.knobs.parallel_choices = threads > 1 ? std::vector<int>{1, 2} : std::vector<int>{0};
+    if (rank < 2 && threads > 1) s.knobs.parallel_choices = {1};
+    // Packing: any subset of the main statement's inputs; prefetching while one is read unpacked.
+    std::vector<std::string> ins;
+    if (fusable) {
+        for (const TensorDecl *t : def.inputs()) {
+            for (const auto &g : s.groups) {
+                if (g.tensor == t->name && std::find(ins.begin(), ins.end(), t->name) == ins.end()) ins.push_back(t->name);
+            }
+        }
+    }
+    for (uint32_t mask = 0; mask < (1u << ins.size()); mask++) {
+        std::vector<std::string> c;
+        for (size_t i = 0; i < ins.size(); i++) {
+            if (mask & (1u << i)) c.push_back(ins[i]);
+        }
+        s.knobs.pack_prefetch.push_back({c, 0});
+        if (fusable && c.size() < ins.size()) s.knobs.pack_prefetch.push_back({c, kPrefetchDistance});
+    }
+    s.knobs.unroll_choices = {true, false};
+
+    // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
+    SchedulePoint smallest;
+    smallest.vector_width = s.vector_widths.back();
+    for (size_t i = 0; i < s.axes.size(); i++) {
+        int64_t r = i == 0 ? innermost_regs(smallest.vector_width, s.axes[0].extent).front() : s.axes[i].regs.front();
+        smallest.axes.push_back({s.axes[i].var, r, r});
+    }
+    for (const auto &r : s.reduce) smallest.reduce.push_back({r.var, r.blocks.front()});
+    smallest.outer_order = s.knobs.outer_orders.front();
+    s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest);
+    std::vector<std::string> axis_vars, reduce_vars;
+    for (const auto &a : s.axes) axis_vars.push_back(a.var);
+    for (const auto &r : s.reduce) reduce_vars.push_back(r.var);
+    s.footprint_plan = std::make_shared<const FootprintPlan>(def, shape, target, s.groups, axis_vars, reduce_vars);
+    return s;
+}
+
+bool tile_order_matters(const SchedulePoint &p) {
+    return p.axes.size() >= 2 && p.axes[0].tile > p.axes[0].reg && p.axes[1].tile > p.axes[1].reg;
+}
+
+bool offered_tiling(const TilingRules &rules, const SchedulePoint &p) {
+    int v = vector_width_index(rules, p.vector_width);
+    if (v < 0 || !same_variables(rules, p)) return false;
+    for (size_t i = 0; i < p.axes.size(); i++) {
+        const auto &pairs = rules.pairs[size_t(v)][i];
+        if (std::find(pairs.begin(), pairs.end(), std::make_pair(p.axes[i].reg, p.axes[i].tile)) == pairs.end()) {
+            return false;
+        }
+    }
+    for (size_t j = 0; j < p.reduce.size(); j++) {
+        const auto &blocks = rules.reduce[j].blocks;
+        if (std::find(blocks.begin(), blocks.end(), p.reduce[j].block) == blocks.end()) return false;
+    }
+    return whole_register_tiles_if_blocked(rules, p);
+}
+
+bool offered_knobs(const KnobChoices &k, const SchedulePoint &p) {
+    auto has = [](const auto &v, const auto &x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    bool tile_ok = p.tile_order.empty() ||
+                   (tile_order_matters(p) &&
+                    std::find(k.tile_orders.begin() + 1, k.tile_orders.end(), p.tile_order) != k.tile_orders.end());
+    return has(k.outer_orders, p.outer_order) && tile_ok && has(k.parallel_choices, p.parallel_loops) &&
+           has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch)) && has(k.unroll_choices, p.unroll);
+}
+
+std::vector<Footprint> footprints(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape,
+                                  const Target &target, const SchedulePoint &p) {
+    if (rules.footprint_plan && rules.footprint_plan->matches(p)) return rules.footprint_plan->footprints(p);
+    return footprints(def, shape, target, rules.groups, p);
+}
+
+bool fits(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape, const Target &target,
+          const SchedulePoint &p) {
+    // Knobs change the order and placement of loops, not how much data a tile touches.
+    if (rules.footprint_plan && rules.footprint_plan->matches(p)) return rules.footprint_plan->fits(p);
+    return fits_buffers(target, footprints(def, shape, target, rules.groups, p));
+}
+
+bool is_legal_point(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape, const Target &target,
+                    const SchedulePoint &p) {
+    return offered_tiling(rules, p) && offered_knobs(rules.knobs, p) && fits(rules, def, shape, target, p);
+}
+
+std::optional<SchedulePoint> repair_point(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape,
+                                          const Target &target, const SchedulePoint &p, int max_checks) {
+    if (!same_variables(rules, p)) return std::nullopt;
+    if (is_legal_point(rules, def, shape, target, p)) return p;
+    // The distance is a sum of one term per coordinate, so with each coordinate's options sorted by
+    // their own term, a best-first walk that steps one coordinate to its next option visits the
+    // tilings in order of distance: the first legal one is the nearest.
+    struct Options {
+        std::vector<std::vector<size_t>> order;  // per coordinate: option indices, nearest first
+        std::vector<std::vector<double>> cost;   // per coordinate: the term of each, in that order
+        double base = 0;                         // the vector width's term
+    };
+    std::vector<Options> per_width(rules.vector_widths.size());
+    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
+        Options &o = per_width[v];
+        o.base = rules.vector_widths[v] == p.vector_width ? 0 : 1;
+        auto add = [&](std::vector<double> terms) {
+            std::vector<size_t> order(terms.size());
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return terms[a] < terms[b]; });
+            std::vector<double> sorted;
+            for (size_t i : order) sorted.push_back(terms[i]);
+            o.order.push_back(std::move(order));
+            o.cost.push_back(std::move(sorted));
+        };
+        for (size_t i = 0; i < rules.axes.size(); i++) {
+            std::vector<double> terms;
+            for (auto [r, t] : rules.pairs[v][i]) terms.push_back(log_gap(t, p.axes[i].tile) + log_gap(r, p.axes[i].reg));
+            add(std::move(terms));
+        }
+        for (size_t j = 0; j < rules.reduce.size(); j++) {
+            std::vector<double> terms;
+            for (int64_t b : rules.reduce[j].blocks) terms.push_back(log_gap(b, p.reduce[j].block));
+            add(std::move(terms));
+        }
+    }
+    struct State {
+        double cost;
+        uint64_t code;  // ties broken by the code: deterministic
+        size_t v;
+        std::vector<size_t> rank;  // per coordinate: position in its sorted options
+        bool operator>(const State &o) const { return cost != o.cost ? cost > o.cost : code > o.code; }
+    };
+    auto make_state = [&](size_t v, std::vector<size_t> rank) {
+        const Options &o = per_width[v];
+        double cost = o.base;
+        std::vector<size_t> idx(rank.size());
+        for (size_t c = 0; c < rank.size(); c++) {
+            cost += o.cost[c][rank[c]];
+            idx[c] = o.order[c][rank[c]];
+        }
+        return State{cost, tiling_code(rules, v, idx), v, std::move(rank)};
+    };
+    std::priority_queue<State, std::vector<State>, std::greater<State>> frontier;
+    std::unordered_set<uint64_t> seen;
+    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
+        const auto &order = per_width[v].order;
+        if (std::any_of(order.begin(), order.end(), [](const auto &o) { return o.empty(); })) continue;
+        State s = make_state(v, std::vector<size_t>(order.size(), 0));
+        seen.insert(s.code);
+        frontier.push(std::move(s));
+    }
+    int checks = 0;
+    while (!frontier.empty() && checks < max_checks) {
+        State s = frontier.top();
+        frontier.pop();
+        std::vector<size_t> idx(s.rank.size());
+        for (size_t c = 0; c < s.rank.size(); c++) idx[c] = per_width[s.v].order[c][s.rank[c]];
+        SchedulePoint tiling = tiling_at(rules, s.v, idx);
+        if (whole_register_tiles_if_blocked(rules, tiling)) {
+            checks++;
+            if (fits(rules, def, shape, target, tiling)) return with_knobs_of(rules, tiling, p);
+        }
+        for (size_t c = 0; c < s.rank.size(); c++) {
+            if (s.rank[c] + 1 >= per_width[s.v].order[c].size()) continue;
+            std::vector<size_t> next = s.rank;
+            next[c]++;
+            State n = make_state(s.v, std::move(next));
+            if (seen.insert(n.code).second) frontier.push(std::move(n));
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const ComputeDef &def,
+                                               const BoundShape &shape, const Target &target, size_t n,
+                                               uint64_t seed, size_t max_draws) {
+    // Uniform over legal points: a vector width in proportion to its number of tilings, each
+    // coordinate uniform, every knob uniform (a tile order other than the natural one is drawn as
+    // often as where it matters, and rejected where it does not), then kept when legal.
+    const KnobChoices &k = rules.knobs;
+    std::vector<double> weight;
+    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
+        double w = 1;
+        for (size_t d : option_counts(rules, v)) w *= double(d);
+        weight.push_back(w);
+    }
+    std::vector<SchedulePoint> out;
+    if (std::accumulate(weight.begin(), weight.end(), 0.0) == 0) return out;
+    std::mt19937_64 rng(seed);
+    std::discrete_distribution<size_t> pick_width(weight.begin(), weight.end());
+    auto uniform = [&](size_t count) { return std::uniform_int_distribution<size_t>(0, count - 1)(rng); };
+    const uint64_t knob_combinations = k.outer_orders.size() * k.tile_orders.size() * k.parallel_choices.size() *
+                                       k.pack_prefetch.size() * k.unroll_choices.size();
+    std::unordered_map<uint64_t, bool> tiling_fits;  // capacity checks, by tiling code
+    std::unordered_set<uint64_t> chosen;             // (tiling, knobs) codes drawn and kept
+    for (size_t draw = 0; draw < max_draws && out.size() < n; draw++) {
+        size_t v = pick_width(rng);
+        std::vector<size_t> dims = option_counts(rules, v), idx(dims.size());
+        for (size_t c = 0; c < dims.size(); c++) idx[c] = uniform(dims[c]);
+        size_t outer = uniform(k.outer_orders.size()), tile = uniform(k.tile_orders.size()),
+               parallel = uniform(k.parallel_choices.size()), pack = uniform(k.pack_prefetch.size()),
+               unroll = uniform(k.unroll_choices.size());
+        SchedulePoint p = tiling_at(rules, v, idx);
+        if (tile > 0 && !tile_order_matters(p)) continue;
+        uint64_t code = tiling_code(rules, v, idx);
+        uint64_t knobs =
+            (((outer * k.tile_orders.size() + tile) * k.parallel_choices.size() + parallel) * k.pack_prefetch.size() +
+             pack) * k.unroll_choices.size() + unroll;
+        if (chosen.count(code * knob_combinations + knobs)) continue;
+        if (!whole_register_tiles_if_blocked(rules, p)) continue;
+        auto memo = tiling_fits.find(code);
+        if (memo == tiling_fits.end()) memo = tiling_fits.emplace(code, fits(rules, def, shape, target, p)).first;
+        if (!memo->second) continue;
+        p.outer_order = k.outer_orders[outer];
+        p.tile_order = tile == 0 ? std::vector<std::string>{} : k.tile_orders[tile];
+        p.parallel_loops = k.parallel_choices[parallel];
+        p.packed = k.pack_prefetch[pack].first;
+        p.prefetch = k.pack_prefetch[pack].second;
+        p.unroll = k.unroll_choices[unroll];
+        chosen.insert(code * knob_combinations + knobs);
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace opgen::tuner
