@@ -85,6 +85,9 @@ public:
     // One score per candidate, higher is faster. An untrained model returns all zeros.
     virtual std::vector<double> predict(const FeatureBatch &batch) const = 0;
     virtual bool trained() const = 0;
+    // Cores predict (and a later train) may use; 0: all. A model inside someone else's process
+    // (the lookup library) keeps to one, since OpenMP's threads wait for each other on a busy core.
+    virtual void set_threads(int threads) { (void)threads; }
     // Serialises to / restores from bytes (xgboost's UBJSON or JSON model format).
     virtual std::vector<uint8_t> save() const = 0;
     virtual void load(const std::vector<uint8_t> &bytes) = 0;

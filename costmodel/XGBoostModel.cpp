@@ -375,6 +375,11 @@ public:
 
     bool trained() const override { return booster_ != nullptr; }
 
+    void set_threads(int threads) override {
+        threads_ = threads;
+        if (booster_) set_param(booster_.get(), "nthread", std::to_string(threads));
+    }
+
     std::vector<uint8_t> save() const override {
         std::vector<uint8_t> out(magic, magic + sizeof(magic));
         put_u32(out, format_version);
@@ -469,6 +474,7 @@ public:
                     << " features, this model expects " << expected;
             throw ModelError(message.str());
         }
+        if (threads_ > 0) set_param(booster.get(), "nthread", std::to_string(threads_));
         booster_ = std::move(booster);
         slots_ = int(saved_slots);
     }
@@ -476,6 +482,7 @@ public:
 private:
     int num_features_;
     int slots_ = 0;  // 0: pack-sum; else concatenated group slots per candidate
+    int threads_ = 0;  // set_threads; 0: xgboost's default (all cores)
     BoosterPtr booster_;
 };
 

@@ -6,6 +6,7 @@
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
 #include "tuner/Features.h"
+#include "tuner/ModelStore.h"
 #include "tuner/TilingRules.h"
 #include "tuner/Tuner.h"
 
@@ -17,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -70,8 +72,9 @@ public:
                 sample_legal_points(space, *def, shape, target_, size_t(options_.max_pool), options_.seed,
                                     size_t(options_.max_pool) * size_t(options_.max_draws_per_point));
             if (pool.empty()) return std::nullopt;
-            // Rank by the roofline, then let the model re-rank the roofline's best share, as the
-            // tuner does: a model extrapolates poorly across the whole space.
+            // Rank by the roofline, then let the model re-rank: the bundled model the whole sample
+            // (it was trained and judged on random samples of legal spaces), a model fitted to
+            // the cache's few tasks only the roofline's best share, where it has seen points.
             std::vector<double> roofline(pool.size());
             for (size_t i = 0; i < pool.size(); i++) {
                 roofline[i] = roofline_seconds(*def, shape, target_, space, pool[i], threads_);
@@ -82,7 +85,9 @@ public:
             size_t pick = order.front();
             const costmodel::CostModel *model = model_for(*def);
             if (model) {
-                order.resize(std::min(pool.size(), std::max<size_t>(200, pool.size() / 20)));
+                if (!bundled_.count(def->name)) {
+                    order.resize(std::min(pool.size(), std::max<size_t>(200, pool.size() / 20)));
+                }
                 costmodel::FeatureBatch batch;
                 batch.num_features = num_features();
                 std::vector<float> rows;
@@ -151,8 +156,15 @@ private:
     const costmodel::CostModel *model_for(const ComputeDef &def) {
         auto found = models_.find(def.name);
         if (found != models_.end()) return found->second.get();
-        std::unique_ptr<costmodel::CostModel> model;
-        if (!cache_path_.empty()) {
+        // The target's bundled model first: trained on 21 tasks of many shapes, it ranks held-out
+        // shapes far better than a model fitted to the few tasks a cache happens to hold
+        // (docs/cost-model.md). Without one (another target, other features), the cache's own.
+        std::unique_ptr<costmodel::CostModel> model = load_default_model(target_);
+        if (model) {
+            model->set_threads(1);
+            bundled_.insert(def.name);
+        }
+        if (!model && !cache_path_.empty()) {
             auto cache = db::open_kernel_cache(cache_path_, db::OpenMode::ReadOnly);
             costmodel::TrainingSet set;
             set.batch.num_features = num_features();
@@ -189,6 +201,7 @@ private:
     std::string cache_path_;
     PredictOptions options_;
     std::map<std::string, std::unique_ptr<ComputeDef>> ops_;
+    std::set<std::string> bundled_;  // ops whose model is the target's bundled one
     std::map<std::string, std::unique_ptr<costmodel::CostModel>> models_;
 };
 
