@@ -1,6 +1,8 @@
 #include "tuner/Tuner.h"
 
 #include "tuner/Features.h"
+#include "tuner/ModelBlend.h"
+#include "tuner/ModelStore.h"
 #include "tuner/Search.h"
 #include "tuner/Worker.h"
 
@@ -9,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -145,11 +148,29 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         size_t keep = std::min(r.size(), std::max<size_t>(200, r.size() / 20));
         shortlist_roofline = r.empty() ? 0 : r[keep - 1];
     }
+    // The default model, trained offline on many tasks, ranks the first rounds on its own; it has
+    // seen random points of whole spaces, so unlike the online model it is trusted everywhere.
+    std::unique_ptr<costmodel::CostModel> prior;
+    if (o.default_model) {
+        prior = load_default_model(target);
+        const std::string path = default_model_path(target);
+        if (prior) {
+            result.prior_model = path;
+            say(o, "cost model: starting from the default model " + path);
+        } else if (std::ifstream(path)) {
+            say(o, "cost model: the default model " + path +
+                       " does not load (another feature set?); starting from the roofline estimate");
+        } else {
+            say(o, "cost model: no default model for target '" + target.name +
+                       "'; starting from the roofline estimate");
+        }
+    }
     auto model = costmodel::make_xgboost_model(num_features());
     bool trained = false;
+    int correct = 0;  // correct measurements of this task (the online model's training set)
     ScoreFn score = [&](const std::vector<SchedulePoint> &pts) {
         std::vector<double> out(pts.size());
-        if (!trained) {
+        if (!trained && !prior) {
             for (size_t i = 0; i < pts.size(); i++) out[i] = features_of(pts[i]).roofline;
             return out;
         }
@@ -159,9 +180,13 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
             const Scored &s = features_of(p);
             fb.add_candidate(s.rows.data(), s.nrows);
         }
+        if (!trained) return prior->predict(fb);
         out = model->predict(fb);
+        std::vector<bool> near(pts.size());
+        for (size_t i = 0; i < pts.size(); i++) near[i] = features_of(pts[i]).roofline >= shortlist_roofline;
+        if (prior) return blend_by_rank(prior->predict(fb), out, online_weight(correct, o.prior_half_weight), near);
         for (size_t i = 0; i < pts.size(); i++) {
-            if (features_of(pts[i]).roofline < shortlist_roofline) out[i] -= 1e12;
+            if (!near[i]) out[i] -= 1e12;
         }
         return out;
     };
@@ -194,8 +219,6 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         }
     };
 
-    costmodel::TrainingSet training;
-    training.batch.num_features = num_features();
     std::set<std::string> measured_keys;
     auto is_measured = [&](const SchedulePoint &p) { return measured_keys.count(point_key(p)) > 0; };
     double best_gflops = 0, best_at_last_round = 0;
@@ -234,10 +257,8 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         t.feature_rows = s.nrows;
         measured_keys.insert(point_key(t.point));
         if (t.result.ok()) {
+            correct++;
             best_gflops = std::max(best_gflops, t.result.gflops);
-            training.batch.add_candidate(t.features.data(), t.feature_rows);
-            training.task.push_back(0);
-            training.throughput.push_back(t.result.gflops);
         } else {
             result.failed++;
         }
@@ -321,6 +342,14 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         stale_rounds = best_gflops > best_at_last_round * 1.01 ? 0 : stale_rounds + 1;
         best_at_last_round = std::max(best_at_last_round, best_gflops);
         // Retrain on everything measured so far.
+        costmodel::TrainingSet training;
+        training.batch.num_features = num_features();
+        for (const Trial &t : result.trials) {
+            if (!t.result.ok()) continue;
+            training.batch.add_candidate(t.features.data(), t.feature_rows);
+            training.task.push_back(0);
+            training.throughput.push_back(t.result.gflops);
+        }
         if (training.throughput.size() >= 4) {
             costmodel::TrainOptions to;
             to.seed = o.seed;
