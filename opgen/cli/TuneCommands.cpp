@@ -118,6 +118,7 @@ nlohmann::json run_json(const tuner::TuneResult &r) {
     j["reused"] = r.reused;
     j["failed"] = r.failed;
     j["worker_restarts"] = r.worker_restarts;
+    j["retimed"] = r.retimed;
     j["prior_model"] = r.prior_model;
     j["reference_ms"] = r.reference_ms;
     j["elapsed_s"] = r.elapsed_s;
@@ -132,6 +133,7 @@ nlohmann::json run_json(const tuner::TuneResult &r) {
         tj["time_ms"] = t.result.timing.median_ms;
         tj["spread"] = t.result.timing.spread;
         tj["reused"] = t.reused;
+        tj["retimed"] = t.retimed;
         if (!t.result.ok()) tj["error"] = t.result.error.substr(0, 300);
         j["trials"].push_back(tj);
     }

@@ -1,10 +1,13 @@
 // tune() end to end on a tiny matmul with measurement workers: it starts from the target's default
-// cost model unless told not to. Tiny shapes and short timings, so each test takes seconds.
+// cost model unless told not to, and a would-be best is timed again before it leads the search
+// without adding trials. Tiny shapes and short timings, so each test takes seconds.
 #include "opgen/OpLibrary.h"
 #include "tuner/ModelStore.h"
 #include "tuner/Tuner.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using namespace opgen;
 using namespace opgen::tuner;
@@ -45,4 +48,30 @@ TEST(Tuner, StartsFromTheDefaultModelUnlessToldNot) {
     EXPECT_EQ(without.prior_model, "");
     EXPECT_EQ(with.trials.size(), 6u);
     EXPECT_EQ(without.trials.size(), 6u);
+}
+
+TEST(Tuner, WouldBeBestIsTimedAgainWithoutCountingAsATrial) {
+    Task t;
+    TuneOptions o = quick(2);
+    o.retime_spread = -1;  // every would-be best, whatever its spread
+    TuneResult r = tune(t.def, t.shape, t.host, o);
+    ASSERT_TRUE(r.found);
+    EXPECT_EQ(r.trials.size(), 6u);
+    EXPECT_EQ(r.measured, 6);
+    EXPECT_GE(r.retimed, 1);
+    int retimed = 0;
+    double best = 0;
+    for (const Trial &trial : r.trials) {
+        if (trial.retimed == 0) continue;
+        retimed++;
+        EXPECT_EQ(trial.retimed, 2);
+        EXPECT_TRUE(trial.result.ok());
+        best = std::max(best, trial.result.gflops);
+    }
+    EXPECT_EQ(retimed, r.retimed);
+    // The best of the run is a re-timed trial: nothing untimed-again could have overtaken it.
+    for (const Trial &trial : r.trials) {
+        if (!trial.result.ok()) continue;
+        EXPECT_LE(trial.result.gflops, best);
+    }
 }
