@@ -21,7 +21,7 @@
 
 namespace opgen::tuner {
 
-const char *tuner_version() { return "opgen-tuner-1"; }
+const char *tuner_version() { return "opgen-tuner-2"; }
 
 std::string halide_version() {
     // Halide 14's headers carry no version macros; CMake passes the package's version.
