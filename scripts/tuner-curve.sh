@@ -4,8 +4,8 @@
 # 95% of its final best within 64 measured trials. The best-so-far uses the drift-corrected
 # throughput of each trial (timed against the reference kernel in the same window).
 # "Final best" is the run's own best, so the budget must be well above 64 for the criterion to mean
-# something. A would-be best with a noisy timing is timed again before it counts (tuner/Tuner.h);
-# those re-timings are not trials. The load average is printed before and after every run.
+# something. A would-be best is timed again head to head with the best so far before it counts
+# (tuner/Tuner.h); those re-timings are not trials. The load average is printed around every run.
 # Usage: scripts/tuner-curve.sh [build-dir] (default: build); TRIALS (default 200), SEEDS (default
 # "1"; SEED is the old name), JOBS, THREADS (default 1: the machine has 2 shared cores), OPS
 # (default "matmul conv2d"), NO_DEFAULT_MODEL=1 (start from the roofline, not the default cost

@@ -270,22 +270,34 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         report();
     };
 
-    // The clock wanders by 15-25% between windows and a candidate's timing can be lucky even when
-    // paired with the reference. After each round its fastest trial that beats the best so far
-    // becomes the best only when its samples spread little; otherwise it is timed twice more
-    // (compiled once, the two timings paired with the reference) and counts at the median of its
-    // three corrected times, and the next fastest of the round is considered, until none beats the
-    // best. The database keeps the first timing: a resumed run must not measure anything again.
-    auto retime = [&](Trial &t) {
-        auto rounds = pool->measure_rounds({{t.point, ""}}, po, 2, result.flops);
-        std::vector<double> times = {t.result.timing.median_ms};
+    // The clock wanders by 15-25% between windows, and the ratio to the reference does not cancel
+    // all of it: a compute-bound candidate and the slower, memory-bound reference respond
+    // differently to the clock (a matmul 1024^3 trial with a 1.5% sample spread read 118 GFLOP/s
+    // and 101 when re-measured later). So after each round the fastest trial that beats the best
+    // so far is confirmed before it becomes the best: timed `confirm_rounds` times interleaved
+    // with the current best (A B A B ...), it counts at the best's figure times the median of
+    // their time ratios in the same windows; with no best yet, at the median of its own corrected
+    // timings. Then the round's next fastest is considered, until none beats the best. The
+    // database keeps the first timing: a resumed run must not measure anything again.
+    long best_index = -1;
+    auto confirm = [&](size_t idx) {
+        Trial &t = result.trials[idx];
+        std::vector<PoolCandidate> cands = {{t.point, ""}};
+        if (best_index >= 0) cands.push_back({result.trials[size_t(best_index)].point, ""});
+        auto rounds = pool->measure_rounds(cands, po, o.confirm_rounds, result.flops);
+        std::vector<double> head_to_head, alone = {t.result.timing.median_ms};
         for (const auto &round : rounds) {
             MeasureResult r = round[0];
             if (!r.ok()) continue;
-            corrected(r);
-            times.push_back(r.timing.median_ms);
             t.retimed++;
+            if (best_index >= 0 && round[1].ok()) {
+                const Trial &b = result.trials[size_t(best_index)];
+                head_to_head.push_back(b.result.timing.median_ms * r.timing.median_ms / round[1].timing.median_ms);
+            }
+            corrected(r);
+            alone.push_back(r.timing.median_ms);
         }
+        std::vector<double> &times = head_to_head.empty() ? alone : head_to_head;
         std::sort(times.begin(), times.end());
         // Of an even count, the slower middle one: a doubtful candidate is not given the benefit.
         double ms = times[times.size() / 2];
@@ -295,8 +307,8 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
         if (t.retimed > 0) result.retimed++;
         if (o.trial_lines) {
             std::ostringstream line;
-            line << "  timed again (spread " << t.result.timing.spread << "): " << before << " -> "
-                 << t.result.gflops << " GFLOP/s";
+            line << "  confirmed " << (head_to_head.empty() ? "alone" : "against the best") << " in " << t.retimed
+                 << " timings: " << before << " -> " << t.result.gflops << " GFLOP/s";
             say(o, line.str());
         }
     };
@@ -311,10 +323,11 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
             }
             if (top < 0) break;
             settled.insert(size_t(top));
-            Trial &t = result.trials[size_t(top)];
-            bool noisy = o.retime_spread < 0 || t.result.timing.spread > o.retime_spread;
-            if (noisy && !t.reused) retime(t);
-            best_gflops = std::max(best_gflops, t.result.gflops);
+            if (o.confirm_rounds > 0 && !result.trials[size_t(top)].reused) confirm(size_t(top));
+            if (result.trials[size_t(top)].result.gflops > best_gflops) {
+                best_gflops = result.trials[size_t(top)].result.gflops;
+                best_index = top;
+            }
         }
         this_round.clear();
         report();

@@ -6,8 +6,8 @@
 // seeded share of random explorers); train an online XGBoost model on everything measured for
 // this task and rank by a blend of the two models (tuner/ModelBlend.h); repeat until a budget is
 // spent; then re-measure the leading contenders interleaved and name the winner by median. A
-// candidate about to become the best with a noisy timing is timed again first, so one lucky
-// timing does not lead the search. Every measured candidate is recorded (features, time, status)
+// candidate about to become the best is first timed again head to head with the best so far, so
+// one lucky timing does not lead the search. Every measured candidate is recorded (features, time, status)
 // when a cache is given, and the same seed with the same measurements gives the same winner.
 #ifndef OPGEN_TUNER_TUNER_H
 #define OPGEN_TUNER_TUNER_H
@@ -53,10 +53,10 @@ struct TuneOptions {
     // once the task has `prior_half_weight` correct measurements.
     bool default_model = true;
     int prior_half_weight = 48;
-    // A candidate that would become the best while its timing spread (interquartile range over
-    // median) is above this is timed twice more, paired with the reference, and counts at the
-    // median of the three; negative: every would-be best is timed again.
-    double retime_spread = 0.05;
+    // A candidate that would become the best is first timed this many times more, interleaved with
+    // the current best, and counts at the best's figure times their median time ratio (see
+    // tune()); 0: a would-be best counts at its first timing.
+    int confirm_rounds = 3;
     // Test-only: trial number (1-based) -> "crash", "hang" or "crash-timing" in the worker.
     std::map<int, std::string> faults;
 };
@@ -67,7 +67,7 @@ struct Trial {
     std::vector<float> features;
     int feature_rows = 0;
     bool reused = false;   // taken from the cache's recorded measurements, not measured again
-    int retimed = 0;       // extra timings before it could become the best (result holds their median)
+    int retimed = 0;       // extra timings that confirmed it before it could become the best
 };
 
 struct TuneResult {
@@ -85,7 +85,7 @@ struct TuneResult {
     int reused = 0;
     int failed = 0;           // trials whose status is not ok
     int worker_restarts = 0;
-    int retimed = 0;          // candidates timed again before becoming the best (not counted as trials)
+    int retimed = 0;          // would-be bests timed again to confirm them (not counted as trials)
     std::string prior_model;  // the default model file the run started from; empty: none
     double reference_ms = 0;  // the reference kernel's time all throughputs are scaled to
     double elapsed_s = 0;

@@ -1,5 +1,5 @@
 // tune() end to end on a tiny matmul with measurement workers: it starts from the target's default
-// cost model unless told not to, and a would-be best is timed again before it leads the search
+// cost model unless told not to, and a would-be best is confirmed against the best before it leads
 // without adding trials. Tiny shapes and short timings, so each test takes seconds.
 #include "opgen/OpLibrary.h"
 #include "tuner/ModelStore.h"
@@ -53,7 +53,7 @@ TEST(Tuner, StartsFromTheDefaultModelUnlessToldNot) {
 TEST(Tuner, WouldBeBestIsTimedAgainWithoutCountingAsATrial) {
     Task t;
     TuneOptions o = quick(2);
-    o.retime_spread = -1;  // every would-be best, whatever its spread
+    o.confirm_rounds = 2;
     TuneResult r = tune(t.def, t.shape, t.host, o);
     ASSERT_TRUE(r.found);
     EXPECT_EQ(r.trials.size(), 6u);
