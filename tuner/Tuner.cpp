@@ -271,44 +271,53 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
     };
 
     // The clock wanders by 15-25% between windows, and the ratio to the reference does not cancel
-    // all of it: a compute-bound candidate and the slower, memory-bound reference respond
-    // differently to the clock (a matmul 1024^3 trial with a 1.5% sample spread read 118 GFLOP/s
-    // and 101 when re-measured later). So after each round the fastest trial that beats the best
-    // so far is confirmed before it becomes the best: timed `confirm_rounds` times interleaved
-    // with the current best (A B A B ...), it counts at the best's figure times the median of
-    // their time ratios in the same windows; with no best yet, at the median of its own corrected
-    // timings. Then the round's next fastest is considered, until none beats the best. The
-    // database keeps the first timing: a resumed run must not measure anything again.
+    // all of it (a compute-bound candidate and the slower, memory-bound reference respond to the
+    // clock differently): a matmul 1024^3 trial with a 1.5% sample spread read 118 GFLOP/s and
+    // 101 when re-measured later. So after each round the fastest trial that beats the best so far
+    // is confirmed before it becomes the best: it is timed `confirm_rounds` times more interleaved
+    // with the current best (A B A B ...), and each of the two then counts at the median of all
+    // its corrected timings (of an even count, the slower middle one). Both figures so come from
+    // the same windows, on the scale every other trial is on; the contender leads only if its
+    // figure is still above the best's. Then the round's next fastest is considered, until none
+    // beats the best. The database keeps the first timing: a resumed run must not measure
+    // anything again.
     long best_index = -1;
+    std::map<size_t, std::vector<double>> timings;  // trial -> every corrected time, confirmed trials only
+    auto refigure = [&](size_t idx) {
+        Trial &t = result.trials[idx];
+        std::vector<double> v = timings[idx];
+        std::sort(v.begin(), v.end());
+        t.result.timing.median_ms = v[v.size() / 2];
+        t.result.gflops = result.flops / (t.result.timing.median_ms * 1e6);
+    };
     auto confirm = [&](size_t idx) {
         Trial &t = result.trials[idx];
+        timings[idx].push_back(t.result.timing.median_ms);
         std::vector<PoolCandidate> cands = {{t.point, ""}};
         if (best_index >= 0) cands.push_back({result.trials[size_t(best_index)].point, ""});
         auto rounds = pool->measure_rounds(cands, po, o.confirm_rounds, result.flops);
-        std::vector<double> head_to_head, alone = {t.result.timing.median_ms};
         for (const auto &round : rounds) {
-            MeasureResult r = round[0];
-            if (!r.ok()) continue;
-            t.retimed++;
-            if (best_index >= 0 && round[1].ok()) {
-                const Trial &b = result.trials[size_t(best_index)];
-                head_to_head.push_back(b.result.timing.median_ms * r.timing.median_ms / round[1].timing.median_ms);
+            for (size_t c = 0; c < cands.size(); c++) {
+                MeasureResult r = round[c];
+                if (!r.ok()) continue;
+                corrected(r);
+                size_t who = c == 0 ? idx : size_t(best_index);
+                timings[who].push_back(r.timing.median_ms);
+                result.trials[who].retimed++;
             }
-            corrected(r);
-            alone.push_back(r.timing.median_ms);
         }
-        std::vector<double> &times = head_to_head.empty() ? alone : head_to_head;
-        std::sort(times.begin(), times.end());
-        // Of an even count, the slower middle one: a doubtful candidate is not given the benefit.
-        double ms = times[times.size() / 2];
-        double before = t.result.gflops;
-        t.result.timing.median_ms = ms;
-        t.result.gflops = result.flops / (ms * 1e6);
-        if (t.retimed > 0) result.retimed++;
+        double before = t.result.gflops, best_before = best_gflops;
+        refigure(idx);
+        if (best_index >= 0) {
+            refigure(size_t(best_index));
+            best_gflops = result.trials[size_t(best_index)].result.gflops;
+        }
+        result.retimed++;
         if (o.trial_lines) {
             std::ostringstream line;
-            line << "  confirmed " << (head_to_head.empty() ? "alone" : "against the best") << " in " << t.retimed
-                 << " timings: " << before << " -> " << t.result.gflops << " GFLOP/s";
+            line << "  confirmed" << (best_index >= 0 ? " against the best" : "") << ": " << before << " -> "
+                 << t.result.gflops << " GFLOP/s";
+            if (best_index >= 0) line << " (best " << best_before << " -> " << best_gflops << ")";
             say(o, line.str());
         }
     };
@@ -324,6 +333,8 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
             if (top < 0) break;
             settled.insert(size_t(top));
             if (o.confirm_rounds > 0 && !result.trials[size_t(top)].reused) confirm(size_t(top));
+            // The best's figure may have moved with its own re-timings, either way.
+            if (best_index >= 0) best_gflops = result.trials[size_t(best_index)].result.gflops;
             if (result.trials[size_t(top)].result.gflops > best_gflops) {
                 best_gflops = result.trials[size_t(top)].result.gflops;
                 best_index = top;

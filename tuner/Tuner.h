@@ -54,8 +54,8 @@ struct TuneOptions {
     bool default_model = true;
     int prior_half_weight = 48;
     // A candidate that would become the best is first timed this many times more, interleaved with
-    // the current best, and counts at the best's figure times their median time ratio (see
-    // tune()); 0: a would-be best counts at its first timing.
+    // the current best, and each counts at the median of its corrected timings (see tune()); 0: a
+    // would-be best counts at its first timing.
     int confirm_rounds = 3;
     // Test-only: trial number (1-based) -> "crash", "hang" or "crash-timing" in the worker.
     std::map<int, std::string> faults;
@@ -67,7 +67,7 @@ struct Trial {
     std::vector<float> features;
     int feature_rows = 0;
     bool reused = false;   // taken from the cache's recorded measurements, not measured again
-    int retimed = 0;       // extra timings that confirmed it before it could become the best
+    int retimed = 0;       // extra timings to confirm it (as a would-be best or as the best); result holds the median
 };
 
 struct TuneResult {
