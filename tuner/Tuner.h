@@ -1,11 +1,14 @@
 // tune: one tuning task from op and shape to a measured, verified winner.
 //
 // The loop (seed 004, paragraphs 62-63 and 86, with measurement as in the design): build the legal
-// space; rank it by the roofline estimate; measure the best few (plus a seeded share of random
-// explorers); train the XGBoost model on everything measured; rank again by the model; repeat
-// until the trial budget is spent; then re-measure the leading contenders interleaved and name the
-// winner by median. Every measured candidate is recorded (features, time, status) when a cache is
-// given, and the same seed with the same measurements gives the same winner.
+// space; rank it by the target's default cost model (tuner/ModelStore.h), or by the roofline
+// estimate when there is none; measure the hand-written heuristic point and the best few (plus a
+// seeded share of random explorers); train an online XGBoost model on everything measured for
+// this task and rank by a blend of the two models (tuner/ModelBlend.h); repeat until a budget is
+// spent; then re-measure the leading contenders interleaved and name the winner by median. A
+// candidate about to become the best is first timed again head to head with the best so far, so
+// one lucky timing does not lead the search. Every measured candidate is recorded (features, time, status)
+// when a cache is given, and the same seed with the same measurements gives the same winner.
 #ifndef OPGEN_TUNER_TUNER_H
 #define OPGEN_TUNER_TUNER_H
 
@@ -45,6 +48,15 @@ struct TuneOptions {
     int patience = 0;
     int final_rounds = 3;     // interleaved re-measurement rounds of the final contenders
     int final_contenders = 3;
+    // Cost models: start from the target's bundled default model when it loads (a file of another
+    // feature set is skipped), and blend it with the online model by rank; the two weigh alike
+    // once the task has `prior_half_weight` correct measurements.
+    bool default_model = true;
+    int prior_half_weight = 48;
+    // A candidate that would become the best is first timed this many times more, interleaved with
+    // the current best, and each counts at the median of its corrected timings (see tune()); 0: a
+    // would-be best counts at its first timing.
+    int confirm_rounds = 3;
     // Test-only: trial number (1-based) -> "crash", "hang" or "crash-timing" in the worker.
     std::map<int, std::string> faults;
     // The cache's tuning run the measurements belong to (KernelCache::begin_run; tune_into_cache
@@ -58,6 +70,7 @@ struct Trial {
     std::vector<float> features;
     int feature_rows = 0;
     bool reused = false;   // taken from the cache's recorded measurements, not measured again
+    int retimed = 0;       // extra timings to confirm it (as a would-be best or as the best); result holds the median
 };
 
 struct TuneResult {
@@ -75,6 +88,8 @@ struct TuneResult {
     int reused = 0;
     int failed = 0;           // trials whose status is not ok
     int worker_restarts = 0;
+    int retimed = 0;          // would-be bests timed again to confirm them (not counted as trials)
+    std::string prior_model;  // the default model file the run started from; empty: none
     double reference_ms = 0;  // the reference kernel's time all throughputs are scaled to
     double elapsed_s = 0;
     int64_t peak_rss_kb = 0;         // this process

@@ -59,6 +59,7 @@ struct TuneFlags {
     int patience = 0;           // rounds without improvement before stopping; 0: never
     double timeout_s = 60;      // per candidate step
     double min_time_ms = 60;    // timing per candidate
+    bool no_default_model = false;  // start from the roofline, not the target's default cost model
     std::string test_fault;     // test-only: "crash:2,hang:5"
     explicit TuneFlags(CLI::App *cmd);
 };

@@ -26,6 +26,9 @@ TuneFlags::TuneFlags(CLI::App *cmd) {
         ->check(CLI::Range(0.1, 1e6));
     cmd->add_option("--min-time", min_time_ms, "milliseconds of calls timed per candidate (default 60)")
         ->check(CLI::Range(0.0, 1e6));
+    cmd->add_flag("--no-default-model", no_default_model,
+                  "rank the first rounds by the roofline estimate, not by the target's default cost model "
+                  "(costmodel/models/<target>.model); the online model is trained either way");
     // Test-only: make chosen trials crash or hang inside their worker ("crash:2,hang:5").
     cmd->add_option("--test-fault", test_fault, "")->group("");
 }
@@ -82,6 +85,7 @@ tuner::TuneOptions tune_options(const TuneFlags &f, const Common &c, const Targe
     o.patience = f.patience;
     o.timeout_s = f.timeout_s;
     o.min_time_ms = f.min_time_ms;
+    o.default_model = !f.no_default_model;
     o.faults = parse_faults(f.test_fault);
     auto printer = std::make_shared<tuner::ProgressPrinter>(tuner::progress_mode(f.quiet, stderr), stderr);
     if (!f.quiet) o.log = [printer](const std::string &line) { printer->message(line); };
@@ -114,6 +118,8 @@ nlohmann::json run_json(const tuner::TuneResult &r) {
     j["reused"] = r.reused;
     j["failed"] = r.failed;
     j["worker_restarts"] = r.worker_restarts;
+    j["retimed"] = r.retimed;
+    j["prior_model"] = r.prior_model;
     j["reference_ms"] = r.reference_ms;
     j["elapsed_s"] = r.elapsed_s;
     j["peak_rss_kb"] = r.peak_rss_kb;
@@ -127,6 +133,7 @@ nlohmann::json run_json(const tuner::TuneResult &r) {
         tj["time_ms"] = t.result.timing.median_ms;
         tj["spread"] = t.result.timing.spread;
         tj["reused"] = t.reused;
+        tj["retimed"] = t.retimed;
         if (!t.result.ok()) tj["error"] = t.result.error.substr(0, 300);
         j["trials"].push_back(tj);
     }

@@ -1,0 +1,40 @@
+// Blending the default cost model with the online one by rank: percentiles with ties shared, the
+// online model's weight growing with the task's measurements, and the prior alone where the online
+// model is not trusted.
+#include "tuner/ModelBlend.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+using namespace opgen::tuner;
+
+TEST(ModelBlend, PercentilesShareTiesAndIgnoreScale) {
+    EXPECT_TRUE(rank_percentiles({}).empty());
+    EXPECT_EQ(rank_percentiles({7.0}), std::vector<double>({0.5}));
+    EXPECT_EQ(rank_percentiles({3.0, -1e9, 1e9}), std::vector<double>({0.5, 0.0, 1.0}));
+    // Two equal lowest scores share ranks 0 and 1 of 0..3.
+    EXPECT_EQ(rank_percentiles({5.0, 2.0, 2.0, 9.0}), std::vector<double>({2.0 / 3, 0.5 / 3, 0.5 / 3, 1.0}));
+    // Only the order matters: a monotone transform gives the same percentiles.
+    EXPECT_EQ(rank_percentiles({0.1, 0.3, 0.2}), rank_percentiles({1e3, 1e9, 1e6}));
+}
+
+TEST(ModelBlend, OnlineWeightGrowsWithMeasurements) {
+    EXPECT_EQ(online_weight(0, 48), 0.0);
+    EXPECT_EQ(online_weight(48, 48), 0.5);
+    EXPECT_GT(online_weight(200, 48), 0.8);
+    EXPECT_LT(online_weight(200, 48), 1.0);
+    EXPECT_EQ(online_weight(5, 0), 1.0);
+}
+
+TEST(ModelBlend, BlendFollowsTheWeightAndTheTrust) {
+    std::vector<double> prior = {1, 2, 3}, online = {30, 20, 10};
+    std::vector<bool> all(3, true);
+    EXPECT_EQ(blend_by_rank(prior, online, 0, all), std::vector<double>({0.0, 0.5, 1.0}));
+    EXPECT_EQ(blend_by_rank(prior, online, 1, all), std::vector<double>({1.0, 0.5, 0.0}));
+    EXPECT_EQ(blend_by_rank(prior, online, 0.5, all), std::vector<double>({0.5, 0.5, 0.5}));
+    // Candidate 0 is outside the online model's trust: the prior's percentile alone.
+    EXPECT_EQ(blend_by_rank(prior, online, 1, {false, true, true}), std::vector<double>({0.0, 0.5, 0.0}));
+    EXPECT_EQ(blend_by_rank(prior, online, 1, {}), std::vector<double>({0.0, 0.5, 1.0}));
+    EXPECT_THROW(blend_by_rank({1, 2}, {1}, 0.5, all), std::invalid_argument);
+}

@@ -1,0 +1,35 @@
+// How the tuner ranks candidates when it has two cost models: the target's default model (trained
+// offline on many tasks, tuner/ModelStore.h) and the online model (trained during the run on this
+// task's own measurements). Their scores live on different scales (a pairwise-trained pack-sum and
+// a regression one), so they are blended by rank, not by value: each model's scores become
+// percentiles within the scored set, and the blend weighs the online model by how many of the
+// task's measurements it has seen. Early in a run the default model leads (its picks fill the
+// first round); once the task has as many correct measurements as `half_weight_trials` the two
+// weigh alike, and the online model leads after that.
+#ifndef OPGEN_TUNER_MODEL_BLEND_H
+#define OPGEN_TUNER_MODEL_BLEND_H
+
+#include <vector>
+
+namespace opgen::tuner {
+
+// Percentile of each score within `scores`, in [0, 1] (1: the highest). Equal scores share the mean
+// of their ranks, so the result does not depend on the order of ties. A single score gets 0.5;
+// an empty input gives an empty result.
+std::vector<double> rank_percentiles(const std::vector<double> &scores);
+
+// The online model's weight after `measured` correct measurements of the task:
+// measured / (measured + half_weight_trials), 0 when nothing is measured, 1 when
+// half_weight_trials <= 0 (no prior).
+double online_weight(int measured, int half_weight_trials);
+
+// w * percentile(online) + (1 - w) * percentile(prior), element by element. `trust_online[i]`
+// false (or a short vector) gives candidate i the prior's percentile alone: the online model,
+// fitted to a handful of points, extrapolates poorly far from them. Raises std::invalid_argument
+// when the two score vectors differ in length.
+std::vector<double> blend_by_rank(const std::vector<double> &prior, const std::vector<double> &online, double w,
+                                  const std::vector<bool> &trust_online);
+
+}  // namespace opgen::tuner
+
+#endif
