@@ -22,6 +22,20 @@ std::string quoted(const std::string &path) {
     return "database '" + path + "'";
 }
 
+// The seven fields of a cache key, as every exported row starts.
+nlohmann::json key_json(const KernelKey &key) {
+    return {{"op", key.op_name},           {"op_hash", key.op_hash},
+            {"shape", key.shape},          {"dtype", key.dtype},
+            {"target", key.target},        {"halide_version", key.halide_version},
+            {"tuner_version", key.tuner_version}};
+}
+
+// A stored JSON text as JSON, or as a plain string when it does not parse.
+nlohmann::json json_or_text(const std::string &text) {
+    nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    return parsed.is_discarded() ? nlohmann::json(text) : parsed;
+}
+
 // The schema version of an input, read without writing (check_schema refuses what is not a
 // cache, is corrupt or is newer than this build).
 int input_version(const std::string &path) {
@@ -209,15 +223,8 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
             KernelRecord r;
             r.key = read_key(query, 0);
             read_record(query, 7, r);
-            nlohmann::json schedule = nlohmann::json::parse(r.schedule_json, nullptr, false);
-            doc["kernels"].push_back({{"op", r.key.op_name},
-                                      {"op_hash", r.key.op_hash},
-                                      {"shape", r.key.shape},
-                                      {"dtype", r.key.dtype},
-                                      {"target", r.key.target},
-                                      {"halide_version", r.key.halide_version},
-                                      {"tuner_version", r.key.tuner_version},
-                                      {"schedule", schedule.is_discarded() ? nlohmann::json(r.schedule_json) : schedule},
+            nlohmann::json row = key_json(r.key);
+            row.update({{"schedule", json_or_text(r.schedule_json)},
                                       {"schedule_source", r.schedule_source},
                                       {"time_ms", r.time_ms},
                                       {"gflops", r.gflops},
@@ -225,6 +232,7 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
                                       {"verified", r.verified},
                                       {"trials", r.trials},
                                       {"created_at", r.created_at}});
+            doc["kernels"].push_back(row);
         }
     }
     doc["ops"] = nlohmann::json::array();
@@ -256,22 +264,15 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
                           "exporting the tuning runs");
         while (query.step()) {
             KernelKey key = read_key(query, 0);
-            nlohmann::json options = nlohmann::json::parse(query.text(13), nullptr, false);
-            doc["tuning_runs"].push_back(
-                {{"id", query.integer(7)},
-                 {"op", key.op_name},
-                 {"op_hash", key.op_hash},
-                 {"shape", key.shape},
-                 {"dtype", key.dtype},
-                 {"target", key.target},
-                 {"halide_version", key.halide_version},
-                 {"tuner_version", key.tuner_version},
+            nlohmann::json row = key_json(key);
+            row.update({{"id", query.integer(7)},
                  {"started_at", query.text(8)},
                  {"finished_at", query.text(9)},
                  {"trials", query.integer(10)},
                  {"status", query.text(11)},
                  {"error", query.text(12)},
-                 {"options", options.is_discarded() ? nlohmann::json(query.text(13)) : options}});
+                 {"options", json_or_text(query.text(13))}});
+            doc["tuning_runs"].push_back(row);
         }
     }
     doc["variants"] = nlohmann::json::array();
@@ -284,22 +285,15 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
                           "exporting the variants");
         while (query.step()) {
             KernelKey key = read_key(query, 0);
-            nlohmann::json schedule = nlohmann::json::parse(query.text(13), nullptr, false);
-            doc["variants"].push_back(
-                {{"op", key.op_name},
-                 {"op_hash", key.op_hash},
-                 {"shape", key.shape},
-                 {"dtype", key.dtype},
-                 {"target", key.target},
-                 {"halide_version", key.halide_version},
-                 {"tuner_version", key.tuner_version},
-                 {"level", query.real(7)},
+            nlohmann::json row = key_json(key);
+            row.update({{"level", query.real(7)},
                  {"load", query.text(8)},
                  {"time_ms", query.real(9)},
                  {"quiet_time_ms", query.real(10)},
                  {"trials", query.integer(11)},
                  {"created_at", query.text(12)},
-                 {"schedule", schedule.is_discarded() ? nlohmann::json(query.text(13)) : schedule}});
+                 {"schedule", json_or_text(query.text(13))}});
+            doc["variants"].push_back(row);
         }
     }
     if (with_measurements) {

@@ -18,7 +18,6 @@
 #include <map>
 #include <mutex>
 #include <numeric>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -85,7 +84,7 @@ public:
             size_t pick = order.front();
             const costmodel::CostModel *model = model_for(*def);
             if (model) {
-                if (!bundled_.count(def->name)) {
+                if (model != bundled_model()) {
                     order.resize(std::min(pool.size(), std::max<size_t>(200, pool.size() / 20)));
                 }
                 costmodel::FeatureBatch batch;
@@ -151,20 +150,28 @@ private:
         return ops_.emplace(name, std::move(def)).first->second.get();
     }
 
+    // The target's bundled model, read once for all ops; nullptr when there is none or it does
+    // not load (another feature set).
+    const costmodel::CostModel *bundled_model() {
+        if (!bundled_read_) {
+            bundled_ = load_default_model(target_);
+            if (bundled_) bundled_->set_threads(1);
+            bundled_read_ = true;
+        }
+        return bundled_.get();
+    }
+
     // The model of one op on this target, trained once on the cache's measurements; nullptr when
     // there are too few of them (or no cache).
     const costmodel::CostModel *model_for(const ComputeDef &def) {
-        auto found = models_.find(def.name);
-        if (found != models_.end()) return found->second.get();
         // The target's bundled model first: trained on 21 tasks of many shapes, it ranks held-out
         // shapes far better than a model fitted to the few tasks a cache happens to hold
         // (docs/cost-model.md). Without one (another target, other features), the cache's own.
-        std::unique_ptr<costmodel::CostModel> model = load_default_model(target_);
-        if (model) {
-            model->set_threads(1);
-            bundled_.insert(def.name);
-        }
-        if (!model && !cache_path_.empty()) {
+        if (const costmodel::CostModel *bundled = bundled_model()) return bundled;
+        auto found = models_.find(def.name);
+        if (found != models_.end()) return found->second.get();
+        std::unique_ptr<costmodel::CostModel> model;
+        if (!cache_path_.empty()) {
             auto cache = db::open_kernel_cache(cache_path_, db::OpenMode::ReadOnly);
             costmodel::TrainingSet set;
             set.batch.num_features = num_features();
@@ -201,7 +208,8 @@ private:
     std::string cache_path_;
     PredictOptions options_;
     std::map<std::string, std::unique_ptr<ComputeDef>> ops_;
-    std::set<std::string> bundled_;  // ops whose model is the target's bundled one
+    std::unique_ptr<costmodel::CostModel> bundled_;  // the target's bundled model, for every op
+    bool bundled_read_ = false;
     std::map<std::string, std::unique_ptr<costmodel::CostModel>> models_;
 };
 
