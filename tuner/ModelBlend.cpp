@@ -31,18 +31,14 @@ double online_weight(int measured, int half_weight_trials) {
     return double(measured) / double(measured + half_weight_trials);
 }
 
-std::vector<double> blend_by_rank(const std::vector<double> &prior, const std::vector<double> &online, double w,
-                                  const std::vector<bool> &trust_online) {
+std::vector<double> blend_by_rank(const std::vector<double> &prior, const std::vector<double> &online, double w) {
     if (prior.size() != online.size()) {
         throw std::invalid_argument("blend_by_rank: " + std::to_string(prior.size()) + " prior scores but " +
                                     std::to_string(online.size()) + " online scores");
     }
     w = std::clamp(w, 0.0, 1.0);
     std::vector<double> p = rank_percentiles(prior), o = rank_percentiles(online), out(prior.size());
-    for (size_t i = 0; i < out.size(); i++) {
-        bool trusted = i < trust_online.size() && trust_online[i];
-        out[i] = trusted ? w * o[i] + (1 - w) * p[i] : p[i];
-    }
+    for (size_t i = 0; i < out.size(); i++) out[i] = w * o[i] + (1 - w) * p[i];
     return out;
 }
 

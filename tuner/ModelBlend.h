@@ -23,12 +23,9 @@ std::vector<double> rank_percentiles(const std::vector<double> &scores);
 // half_weight_trials <= 0 (no prior).
 double online_weight(int measured, int half_weight_trials);
 
-// w * percentile(online) + (1 - w) * percentile(prior), element by element. `trust_online[i]`
-// false (or a short vector) gives candidate i the prior's percentile alone: the online model,
-// fitted to a handful of points, extrapolates poorly far from them. Raises std::invalid_argument
-// when the two score vectors differ in length.
-std::vector<double> blend_by_rank(const std::vector<double> &prior, const std::vector<double> &online, double w,
-                                  const std::vector<bool> &trust_online);
+// w * percentile(online) + (1 - w) * percentile(prior), element by element, w clamped to [0, 1].
+// Raises std::invalid_argument when the two score vectors differ in length.
+std::vector<double> blend_by_rank(const std::vector<double> &prior, const std::vector<double> &online, double w);
 
 }  // namespace opgen::tuner
 

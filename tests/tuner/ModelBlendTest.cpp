@@ -1,6 +1,5 @@
-// Blending the default cost model with the online one by rank: percentiles with ties shared, the
-// online model's weight growing with the task's measurements, and the prior alone where the online
-// model is not trusted.
+// Blending the default cost model with the online one by rank: percentiles with ties shared, and
+// the online model's weight growing with the task's measurements.
 #include "tuner/ModelBlend.h"
 
 #include <gtest/gtest.h>
@@ -27,14 +26,11 @@ TEST(ModelBlend, OnlineWeightGrowsWithMeasurements) {
     EXPECT_EQ(online_weight(5, 0), 1.0);
 }
 
-TEST(ModelBlend, BlendFollowsTheWeightAndTheTrust) {
+TEST(ModelBlend, BlendFollowsTheWeight) {
     std::vector<double> prior = {1, 2, 3}, online = {30, 20, 10};
-    std::vector<bool> all(3, true);
-    EXPECT_EQ(blend_by_rank(prior, online, 0, all), std::vector<double>({0.0, 0.5, 1.0}));
-    EXPECT_EQ(blend_by_rank(prior, online, 1, all), std::vector<double>({1.0, 0.5, 0.0}));
-    EXPECT_EQ(blend_by_rank(prior, online, 0.5, all), std::vector<double>({0.5, 0.5, 0.5}));
-    // Candidate 0 is outside the online model's trust: the prior's percentile alone.
-    EXPECT_EQ(blend_by_rank(prior, online, 1, {false, true, true}), std::vector<double>({0.0, 0.5, 0.0}));
-    EXPECT_EQ(blend_by_rank(prior, online, 1, {}), std::vector<double>({0.0, 0.5, 1.0}));
-    EXPECT_THROW(blend_by_rank({1, 2}, {1}, 0.5, all), std::invalid_argument);
+    EXPECT_EQ(blend_by_rank(prior, online, 0), std::vector<double>({0.0, 0.5, 1.0}));
+    EXPECT_EQ(blend_by_rank(prior, online, 1), std::vector<double>({1.0, 0.5, 0.0}));
+    EXPECT_EQ(blend_by_rank(prior, online, 0.5), std::vector<double>({0.5, 0.5, 0.5}));
+    EXPECT_EQ(blend_by_rank(prior, online, 7), blend_by_rank(prior, online, 1));
+    EXPECT_THROW(blend_by_rank({1, 2}, {1}, 0.5), std::invalid_argument);
 }
