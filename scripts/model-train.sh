@@ -23,6 +23,6 @@ if [[ -z $data ]]; then
     done
 fi
 "$opgen" model train --data "$data/train.db" --holdout "$data/holdout.db" --threads 1 \
-    --objective pairwise --weight-by-gap --formulation concat --rounds 100 --max-depth 6 --eta 0.2 \
-    --parallel-trees 4 --subsample 0.7 --colsample 0.7 --seed 1 \
+    --objective pairwise --formulation concat --rounds 400 --max-depth 6 --eta 0.1 \
+    --subsample 0.7 --colsample 0.7 --seed 1 \
     --out "$root/costmodel/models/$target.model" --store --db "$db"
