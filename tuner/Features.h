@@ -37,15 +37,16 @@ costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &
 double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target,
                         const TilingRules &space, const SchedulePoint &p, int threads);
 
-// The bytes the candidate's tiles move from outside L2 (the roofline's DRAM term; on a quiet
-// machine re-read panels often come from the L3 instead).
+// The bytes the candidate's tiles move from outside L2: each cache tile's L2 footprint once per
+// reduction block (the roofline's DRAM term counts it once per tile). On a quiet machine re-read
+// panels often come from the L3; under a streaming load they come from DRAM.
 double dram_bytes(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
                   const SchedulePoint &p, int threads);
 
 // The roofline estimate under memory-bandwidth contention `contention_level` (tuner/Contention.h):
-// roofline_seconds plus the DRAM term paid again `contention_level` times, so that as contention
-// grows the ranking trades compute efficiency for fewer bytes from outside L2 (more reuse). Equal
-// to roofline_seconds at level 0; a negative level counts as 0.
+// roofline_seconds plus dram_bytes over one core's DRAM bandwidth, `contention_level` times, so
+// that as contention grows the ranking trades compute efficiency for fewer bytes from outside L2
+// (more reuse). Equal to roofline_seconds at level 0; a negative level counts as 0.
 double contended_roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target,
                                   const TilingRules &space, const SchedulePoint &p, int threads,
                                   double contention_level);
