@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Schedule variants under memory-bandwidth contention (issue #11): builds opgen and
 # opgen_variants_bench in a build folder (-DOPGEN_BUILD_VARIANTS_BENCH=ON), tunes matmul
-# M=32,N=1024,K=2048 and a 1x1 conv2d_nchw N=1,C=64,H=112,W=112,F=64 with their contention variants
-# (`opgen tune --variants`, one kernel thread) into a cache file, then runs the benchmark for each:
-# calls through the dispatcher vs the quiet winner alone, with and without opgen's streaming load.
-# Why these shapes: their operands (B 8 MB; input and output 3.2 MB each) stay in the 32 MB L3
-# from call to call on a quiet machine and are evicted by the load, and the load slows their quiet
-# winners 1.2-2.5x depending on the schedule. matmul M=64,N=1024,K=4096, the shape before, is
-# compute-bound enough that the load slowed its winner 1.01x, and 1x1 convs with 256 channels at
-# 56x56 0.99-1.11x: no variant can win much there.
+# M=32,N=1024,K=2048 and conv2d_nhwc N=1,H=7,W=7,C=512,F=512 3x3 (ResNet-50's last stage) with
+# their contention variants (`opgen tune --variants`, one kernel thread) into a cache file, then runs
+# the benchmark for each: calls through the dispatcher vs the quiet winner alone, with and without
+# opgen's streaming load.
+# Why these shapes: their big operand (B 8 MB; the filter 9.4 MB) stays in the 32 MB L3 from call
+# to call on a quiet machine and is evicted by the load, and the load slows their quiet winners
+# 1.2-2.5x depending on the schedule (measured 2026-11-21). matmul M=64,N=1024,K=4096, the shape
+# before, is compute-bound enough that the load slowed its winner 1.01x; 1x1 NCHW convs (64-2048
+# channels, 7-112 pixels square) 1.0-1.3x with every candidate within 3-6% of the winner under load:
+# no variant can win much there.
 #
 #   scripts/variants-bench.sh [--db FILE] [--levels 1] [--trials N] [--load-level L]
-#                             [--calls N] [--rounds N] [--only matmul|conv2d_nchw]
+#                             [--calls N] [--rounds N] [--only matmul|conv2d_nhwc] [--seed N]
 #   OPGEN_VARIANTS_BENCH_BUILD_DIR (default build-variants-bench) picks the build folder.
 # On a shared machine run it under the measurement lock: flock -x /tmp/opgen-measure.lock ...
 set -euo pipefail
@@ -21,6 +23,7 @@ db="$build/variants.db"
 levels=1
 trials=48
 only=
+seed=1
 load_level=1
 calls=100
 rounds=7
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
         --calls) calls="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
         --only) only="$2"; shift 2 ;;
+        --seed) seed="$2"; shift 2 ;;
         -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -49,7 +53,7 @@ run_one() {
     # The tuning log goes to a file; its variant lines (the search under each level) are shown.
     local log="$build/variants-tune-$op.log"
     "$build/opgen/opgen" tune --op "$op" --shape "$shape" --threads 1 --trials "$trials" --variants "$levels" \
-        --db "$db" 2> "$log"
+        --seed "$seed" --db "$db" 2> "$log"
     grep '^variants: ' "$log" | grep -v ' round ' || true
     "$build/tests/tuner/opgen_variants_bench" --db "$db" --op "$op" --shape "$shape" --threads 1 \
         --level "$load_level" --calls "$calls" --rounds "$rounds"
@@ -58,7 +62,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -z "$only" ] || [ "$only" = matmul ]; then
     run_one matmul M=32,N=1024,K=2048
 fi
-if [ -z "$only" ] || [ "$only" = conv2d_nchw ]; then
-    run_one conv2d_nchw N=1,C=64,H=112,W=112,F=64,KH=1,KW=1,pad=0
+if [ -z "$only" ] || [ "$only" = conv2d_nhwc ]; then
+    run_one conv2d_nhwc N=1,H=7,W=7,C=512,F=512,KH=3,KW=3,pad=1
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
