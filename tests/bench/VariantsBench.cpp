@@ -4,9 +4,10 @@
 // four blocks (quiet/load x winner/dispatcher) are interleaved round by round, the contender order
 // alternating, and each block starts a fresh dispatcher at the quiet variant, so the time it takes
 // to notice the load is counted. Prints per-call means (median over rounds), ratios, and the
-// decisions of the dispatcher in the first loaded block.
+// decisions of the dispatcher in the first loaded block. The dispatcher's thresholds come from the
+// variants' recorded times unless given (see below).
 //
-//   opgen_variants_bench --db FILE --op matmul --shape M=64,N=1024,K=4096 --threads 1 --level 1
+//   opgen_variants_bench --db FILE --op matmul --shape M=32,N=1024,K=2048 --threads 1 --level 1
 #include "db/Dispatcher.h"
 #include "db/VariantStore.h"
 #include "opgen/OpLibrary.h"
