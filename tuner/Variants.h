@@ -23,6 +23,10 @@
 // Not done: contention is measured only as opgen's own streaming load on the other cores, not
 // from hardware counters; the bundled cost model learns from the contention column only once
 // measurements taken under load are part of its training data (costmodel/data holds none yet).
+// The contended roofline counts bytes, not access patterns: on 2026-11-21 its shortlist held
+// tilings that read the big operand once (8.7 MB for matmul 32x1024x2048's 8 MB B), and under the
+// load those took 0.48-1.73 times the quiet winner's time, by packing and panel width, which only
+// the timings under load (and the online model fitted to them) tell apart.
 #ifndef OPGEN_TUNER_VARIANTS_H
 #define OPGEN_TUNER_VARIANTS_H
 
