@@ -508,8 +508,8 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                           std::string("SELECT op_name, op_hash, shape, dtype, target, "
                                       "halide_version, tuner_version, ") +
                               kMeasurementColumns +
-                              " FROM measurements WHERE target = ?1 AND status = 'ok' "
-                              "ORDER BY id",
+                              " FROM measurements WHERE (target = ?1 OR substr(target, 1, "
+                              "length(?1) + 5) = ?1 || ':load') AND status = 'ok' ORDER BY id",
                           "reading the measurements on target '" + target + "'");
         query.bind(1, target);
         std::vector<MeasurementRecord> records;

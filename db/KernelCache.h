@@ -128,7 +128,9 @@ public:
     virtual void record_measurements(const std::vector<MeasurementRecord> &records) = 0;
     // Every measurement of a key (for resuming and for training data).
     virtual std::vector<MeasurementRecord> measurements_for(const KernelKey &key) = 0;
-    // Every measurement of every key on one target with status "ok" (training data).
+    // Every measurement of every key on one target with status "ok" (training data), those taken
+    // under a contention load included: their target is `target` + ":load<level>"
+    // (tuner::loaded_key).
     virtual std::vector<MeasurementRecord> measurements_on(const std::string &target) = 0;
     // Appends a trained model; the newest of a (target, name) is the one latest_model returns.
     virtual void put_model(const ModelRecord &record) = 0;

@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
 # Schedule variants under memory-bandwidth contention (issue #11): builds opgen and
 # opgen_variants_bench in a build folder (-DOPGEN_BUILD_VARIANTS_BENCH=ON), tunes matmul
-# M=64,N=1024,K=4096 and a 1x1 conv2d_nchw N=1,C=64,H=56,W=56,F=256 with their contention variants
-# (`opgen tune --variants`, one kernel thread) into a cache file, then runs the benchmark for each:
-# calls through the dispatcher vs the quiet winner alone, with and without opgen's streaming load.
+# M=32,N=1024,K=2048 and conv2d_nhwc N=1,H=7,W=7,C=512,F=512 3x3 (ResNet-50's last stage) with
+# their contention variants (`opgen tune --variants`, one kernel thread) into a cache file, then runs
+# the benchmark for each: calls through the dispatcher vs the quiet winner alone, with and without
+# opgen's streaming load.
+# Why these shapes: their big operand (B 8 MB; the filter 9.4 MB) stays in the 32 MB L3 from call
+# to call on a quiet machine and is evicted by the load, and the load slows their quiet winners
+# 1.2-2.5x depending on the schedule (measured 2026-11-21). matmul M=64,N=1024,K=4096, the shape
+# before, is compute-bound enough that the load slowed its winner 1.01x; 1x1 NCHW convs (64-2048
+# channels, 7-112 pixels square) 1.0-1.3x with every candidate within 3-6% of the winner under load:
+# no variant can win much there.
 #
-#   scripts/variants-bench.sh [--db FILE] [--levels 0.5,1] [--trials N] [--load-level L]
-#                             [--calls N] [--rounds N]
+#   scripts/variants-bench.sh [--db FILE] [--levels 1] [--trials N] [--load-level L]
+#                             [--calls N] [--rounds N] [--only matmul|conv2d_nhwc] [--seed N]
 #   OPGEN_VARIANTS_BENCH_BUILD_DIR (default build-variants-bench) picks the build folder.
+# On a shared machine run it under the measurement lock: flock -x /tmp/opgen-measure.lock ...
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${OPGEN_VARIANTS_BENCH_BUILD_DIR:-$root/build-variants-bench}"
 db="$build/variants.db"
-levels=0.5,1
-trials=24
+levels=1
+trials=48
+only=
+seed=1
 load_level=1
 calls=100
 rounds=7
@@ -25,7 +35,9 @@ while [ $# -gt 0 ]; do
         --load-level) load_level="$2"; shift 2 ;;
         --calls) calls="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
-        -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --only) only="$2"; shift 2 ;;
+        --seed) seed="$2"; shift 2 ;;
+        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -38,10 +50,19 @@ nice cmake --build "$build" -j2 --target opgen opgen_variants_bench >/dev/null
 run_one() {
     local op="$1" shape="$2"
     echo "== $op $shape"
+    # The tuning log goes to a file; its variant lines (the search under each level) are shown.
+    local log="$build/variants-tune-$op.log"
     "$build/opgen/opgen" tune --op "$op" --shape "$shape" --threads 1 --trials "$trials" --variants "$levels" \
-        --db "$db" --quiet
+        --seed "$seed" --db "$db" 2> "$log"
+    grep '^variants: ' "$log" | grep -v ' round ' || true
     "$build/tests/tuner/opgen_variants_bench" --db "$db" --op "$op" --shape "$shape" --threads 1 \
         --level "$load_level" --calls "$calls" --rounds "$rounds"
 }
-run_one matmul M=64,N=1024,K=4096
-run_one conv2d_nchw N=1,C=64,H=56,W=56,F=256,KH=1,KW=1,pad=0
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -z "$only" ] || [ "$only" = matmul ]; then
+    run_one matmul M=32,N=1024,K=2048
+fi
+if [ -z "$only" ] || [ "$only" = conv2d_nhwc ]; then
+    run_one conv2d_nhwc N=1,H=7,W=7,C=512,F=512,KH=3,KW=3,pad=1
+fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -24,7 +24,10 @@ const std::vector<std::string> &feature_names() {
         "axis2_reg_log2", "axis2_tile_log2", "axis2_tiles_log2", "axis2_outer_pos",
         "axis3_reg_log2", "axis3_tile_log2", "axis3_tiles_log2", "axis3_outer_pos",
         "reduce0_block_log2", "reduce0_blocks_log2", "reduce1_block_log2", "reduce1_blocks_log2",
-        "reduce2_block_log2", "reduce2_blocks_log2", "vector_registers_live"};
+        "reduce2_block_log2", "reduce2_blocks_log2", "vector_registers_live",
+        // Last, so that the columns before it keep their meaning: the memory-bandwidth contention
+        // level the candidate was measured under (tuner/Contention.h; 0 on a quiet machine).
+        "contention_level"};
     return names;
 }
 
@@ -112,7 +115,7 @@ std::vector<float> loop_nest_features(const TilingRules &space, const SchedulePo
 }  // namespace
 
 int group_features(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
-                   const SchedulePoint &p, int threads, std::vector<float> &out) {
+                   const SchedulePoint &p, int threads, std::vector<float> &out, double contention_level) {
     Shape2 s = summarize(def, shape, space, p);
     auto fp = footprints(space, def, shape, target, p);
     // The analytical estimate, on every row: a prior the trees refine from few measurements.
@@ -178,6 +181,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
         };
         out.insert(out.end(), std::begin(row), std::end(row));
         out.insert(out.end(), nest.begin(), nest.end());
+        out.push_back(float(contention_level));
         rows++;
     }
     return rows;
@@ -185,7 +189,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
 
 costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &shape, const Target &target,
                                        const TilingRules &space, const std::vector<SchedulePoint> &points,
-                                       int threads, int workers) {
+                                       int threads, int workers, double contention_level) {
     const size_t shares = size_t(std::clamp(workers, 1, 64));
     const size_t per_share = (points.size() + shares - 1) / std::max<size_t>(1, shares);
     // Each share fills its own rows and row counts; they are joined in order afterwards.
@@ -195,7 +199,8 @@ costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &
         const size_t begin = std::min(points.size(), share * per_share);
         const size_t end = std::min(points.size(), begin + per_share);
         for (size_t i = begin; i < end; i++) {
-            counts[share].push_back(group_features(def, shape, target, space, points[i], threads, rows[share]));
+            counts[share].push_back(group_features(def, shape, target, space, points[i], threads, rows[share],
+                                                    contention_level));
         }
     };
     std::vector<std::thread> pool;
@@ -215,8 +220,18 @@ costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &
     return batch;
 }
 
-double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
-                        const SchedulePoint &p, int threads) {
+namespace {
+
+// The roofline's three terms, in seconds, bytes and seconds.
+struct RooflineTerms {
+    double compute = 0;
+    double bytes_l1 = 0;
+    double bytes_dram = 0;     // as the roofline has always counted them: one load per cache tile
+    double bytes_outside = 0;  // the same loads once per reduction block, as a blocked tile does
+};
+
+RooflineTerms roofline_terms(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                             const TilingRules &space, const SchedulePoint &p, int threads) {
     Shape2 s = summarize(def, shape, space, p);
     // Peak: two FMA ports of vector_width lanes at ~3 GHz; FMA latency ~4 cycles needs about eight
     // independent accumulators per port pair to stay busy.
@@ -225,21 +240,56 @@ double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Ta
     double accumulators = s.reg_elems / lanes;
     double latency_use = std::min(1.0, accumulators / 8.0);
     bool fusable = !p.reduce.empty();
-    double compute = s.flops * (1.0 + s.tail_waste) / (peak * s.lane_use * (fusable ? latency_use : 0.25));
+    RooflineTerms t;
+    t.compute = s.flops * (1.0 + s.tail_waste) / (peak * s.lane_use * (fusable ? latency_use : 0.25));
     // Memory: each cache tile streams its inputs from L2/DRAM once per tile; register tiles reload
     // their operands from L1.
-    double bytes_l1 = 0, bytes_dram = 0;
     for (const auto &f : footprints(space, def, shape, target, p)) {
-        const TensorDecl *t = def.find_tensor(f.tensor);
-        if (t->role != TensorRole::Input) continue;
+        const TensorDecl *td = def.find_tensor(f.tensor);
+        if (td->role != TensorRole::Input) continue;
         auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
         auto pos = std::find(in_path.begin(), in_path.end(), f.buffer);
         int level = pos == in_path.end() ? 0 : int(in_path.end() - pos - 1);
-        if (level == 1) bytes_l1 += double(f.bytes) * s.reg_tiles;
-        if (level == 2) bytes_dram += double(f.bytes) * s.tiles * (p.packed.empty() ? 1.3 : 1.0);
+        if (level == 1) t.bytes_l1 += double(f.bytes) * s.reg_tiles;
+        if (level == 2) t.bytes_dram += double(f.bytes) * s.tiles * (p.packed.empty() ? 1.3 : 1.0);
     }
-    double memory = std::max(bytes_l1 / 100e9, bytes_dram / 12e9);
-    return std::max(compute, memory);
+    // The roofline's DRAM term counts one load of each cache tile's L2 footprint, but a blocked
+    // reduction loads a footprint of one block per block: k:16 of K=4096 moves 256 times what the
+    // term says. roofline_seconds keeps its term (it is a feature the models were trained on);
+    // the contended estimate uses the full count.
+    double blocks = 1;
+    for (size_t j = 0; j < p.reduce.size(); j++) {
+        blocks *= std::ceil(double(space.reduce[j].extent) / double(p.reduce[j].block));
+    }
+    t.bytes_outside = t.bytes_dram * blocks;
+    return t;
+}
+
+constexpr double kDramBandwidth = 12e9;  // one core's STREAM triad (TOOLCHAIN-NOTES)
+
+}  // namespace
+
+double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
+                        const SchedulePoint &p, int threads) {
+    RooflineTerms t = roofline_terms(def, shape, target, space, p, threads);
+    return std::max(t.compute, std::max(t.bytes_l1 / 100e9, t.bytes_dram / kDramBandwidth));
+}
+
+double dram_bytes(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
+                  const SchedulePoint &p, int threads) {
+    return roofline_terms(def, shape, target, space, p, threads).bytes_outside;
+}
+
+double contended_roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                  const TilingRules &space, const SchedulePoint &p, int threads,
+                                  double contention_level) {
+    RooflineTerms t = roofline_terms(def, shape, target, space, p, threads);
+    double quiet = std::max(t.compute, std::max(t.bytes_l1 / 100e9, t.bytes_dram / kDramBandwidth));
+    // On a quiet machine the roofline lets DRAM traffic hide under compute, and re-read panels come
+    // from the L3. A streaming load on the other core evicts the L3 and takes a share of the
+    // bandwidth, so every byte the tiles move from outside L2 is paid again, in proportion to
+    // the load (seed 003: block load time grows with the DDR bandwidth taken).
+    return quiet + std::max(0.0, contention_level) * t.bytes_outside / kDramBandwidth;
 }
 
 }  // namespace opgen::tuner

@@ -46,10 +46,12 @@ SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, co
 }
 
 int threads_of_key(const std::string &target_key) {
-    auto pos = target_key.rfind(":t");
+    // The thread count comes before a contention suffix (loaded_key): "x86-64-avx512:t1:load0.5".
+    const std::string conditions = target_key.substr(0, target_key.rfind(":load"));
+    auto pos = conditions.rfind(":t");
     if (pos == std::string::npos) return 1;
     try {
-        return std::max(1, std::stoi(target_key.substr(pos + 2)));
+        return std::max(1, std::stoi(conditions.substr(pos + 2)));
     } catch (const std::exception &) {
         return 1;
     }
@@ -183,6 +185,7 @@ ModelData build_model_data(const std::vector<db::MeasurementRecord> &records, co
         }
         BoundShape shape = bind_shape(*def, key.shape);
         const int threads = threads_of_key(key.target);
+        const double contention = contention_level_of(key.target);
         TilingSpace space = make_tiling_space(*def, shape, target, threads);
         // The reference is the point measured most often (at least twice).
         std::map<std::string, std::vector<double>> times;
@@ -212,7 +215,7 @@ ModelData build_model_data(const std::vector<db::MeasurementRecord> &records, co
         for (const auto &json : point_order) {
             SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(json));
             rows.clear();
-            int n = group_features(*def, shape, target, space, p, threads, rows);
+            int n = group_features(*def, shape, target, space, p, threads, rows, contention);
             data.set.batch.add_candidate(rows.data(), n);
             data.set.task.push_back(task_id);
             data.set.throughput.push_back(1.0 / median(times[json]));

@@ -57,9 +57,10 @@ struct ModelData {
 
 // Builds the set from `records` (status "ok"; typically measurements_on(target key)): one task per
 // (op, shape, target key), features recomputed from each record's schedule JSON on `target` with
-// the thread count of the key's ":t<N>" suffix. Repeated measurements of one point (the
-// interleaved reference) become one candidate with their median time; every time is corrected
-// for the reference's drift. Throughput is 1 / corrected time (the model normalises per task).
+// the thread count of the key's ":t<N>" suffix and the contention level of its ":load<L>" suffix
+// (loaded_key in tuner/Tuner.h; 0 without one), so measurements taken under load are one task per
+// level. Repeated measurements of one point (the interleaved reference) become one candidate with
+// their median time; every time is corrected for the reference's drift. Throughput is 1 / corrected time (the model normalises per task).
 // `ops` resolves op names; an op missing from it, or a point its space does not contain, is
 // counted in `dropped`.
 ModelData build_model_data(const std::vector<db::MeasurementRecord> &records, const OpLibrary &ops,

@@ -182,7 +182,8 @@ private:
                               m.features.size() == size_t(m.feature_rows) * size_t(num_features());
                 if (!usable) continue;
                 set.batch.add_candidate(m.features.data(), m.feature_rows);
-                set.task.push_back(tasks.emplace(m.key.shape, int32_t(tasks.size())).first->second);
+                // One task per shape and load (measurements under a contention load are their own).
+                set.task.push_back(tasks.emplace(m.key.target + " " + m.key.shape, int32_t(tasks.size())).first->second);
                 set.throughput.push_back(m.gflops);
             }
             if (int(set.throughput.size()) >= options_.min_train_rows) {

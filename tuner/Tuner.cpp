@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -39,6 +40,28 @@ db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const T
     k.halide_version = halide_version();
     k.tuner_version = tuner_version();
     return k;
+}
+
+db::KernelKey loaded_key(const db::KernelKey &key, double level) {
+    if (!(level > 0)) return key;
+    char suffix[48];
+    std::snprintf(suffix, sizeof suffix, ":load%g", level);
+    db::KernelKey k = key;
+    k.target += suffix;
+    return k;
+}
+
+double contention_level_of(const std::string &target_key) {
+    auto pos = target_key.rfind(":load");
+    if (pos == std::string::npos) return 0;
+    try {
+        size_t used = 0;
+        const std::string text = target_key.substr(pos + 5);
+        double level = std::stod(text, &used);
+        return used == text.size() && std::isfinite(level) && level > 0 ? level : 0;
+    } catch (const std::exception &) {
+        return 0;
+    }
 }
 
 namespace {

@@ -104,6 +104,15 @@ std::string halide_version();
 // threads is not the one for one); the op is identified by the hash of its definition text.
 db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
 
+// The key that measurements of `key`'s task taken under a memory-bandwidth contention load of
+// `level` (tuner/Contention.h) are recorded under: its target with ":load<level>" appended
+// ("x86-64-avx512:t1:load1"), as the thread count is. So they are never reused as quiet
+// measurements of `key`, they are training data of the same target (KernelCache::measurements_on),
+// and their level comes back with contention_level_of. Level 0 (or below): `key` itself.
+db::KernelKey loaded_key(const db::KernelKey &key, double level);
+// The contention level a measurement's target key names (0 when it names none).
+double contention_level_of(const std::string &target_key);
+
 // Tunes `def` at `shape` on `target`. When `cache` is given every measurement is recorded under
 // `key` as it happens, in one transaction per round, and measurements already recorded under
 // `key` (a run that was killed) are reused instead of measured again. Raises std::runtime_error

@@ -106,6 +106,8 @@ struct TuneArgs {
     std::string variants;  // contention levels, e.g. "0.5,1"; empty: no variants
     int variant_rounds = 5;
     int variant_finalists = 8;
+    int variant_search = 16;
+    int variant_keep = 3;
 };
 
 // What the run did, for --json: the search, why it stopped, memory, and every trial in order.
@@ -148,6 +150,17 @@ void print_variants(const tuner::VariantRun &run, bool json_out) {
         j["variants"] = variants_json(run.variants);
         j["finalists"] = run.finalists;
         j["finalist_medians_ms"] = run.medians;
+        j["quiet_finalists"] = run.quiet_finalists;
+        nlohmann::json searched = nlohmann::json::array();
+        for (const auto &level : run.searched) {
+            nlohmann::json items = nlohmann::json::array();
+            for (const tuner::SearchedCandidate &c : level) {
+                items.push_back({{"point", c.point.summary()}, {"status", c.status}, {"time_ms", c.time_ms},
+                                 {"ratio_to_quiet_winner", c.ratio}, {"dram_mb", c.dram_mb}});
+            }
+            searched.push_back(items);
+        }
+        j["searched"] = searched;
         std::cout << j.dump(2) << "\n";
         return;
     }
@@ -175,6 +188,13 @@ void add_tune(CLI::App &app) {
     cmd->add_option("--variant-finalists", a->variant_finalists,
                     "best quiet candidates timed under each contention level (default 8)")
         ->check(CLI::Range(1, 1000));
+    cmd->add_option("--variant-search", a->variant_search,
+                    "candidates searched for and timed under each contention level, beyond the quiet finalists "
+                    "(default 16; 0: only the quiet finalists)")
+        ->check(CLI::Range(0, 10000));
+    cmd->add_option("--variant-keep", a->variant_keep,
+                    "best searched candidates per level that go on to the interleaved rounds (default 3)")
+        ->check(CLI::Range(1, 1000));
     add_common_options(cmd, a->common, true);
     cmd->callback([a] {
         OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
@@ -189,6 +209,9 @@ void add_tune(CLI::App &app) {
             vo.levels = tuner::parse_contention_levels(a->variants, "--variants");
             vo.rounds = a->variant_rounds;
             vo.finalists = a->variant_finalists;
+            vo.search = a->variant_search;
+            vo.keep = a->variant_keep;
+            vo.default_model = o.default_model;
             auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadWrite);
             tuner::VariantRun run = tuner::tune_variants(def, shape, t, o, vo, *cache, a->common.db_path);
             print_variants(run, a->json_out);

@@ -4,9 +4,10 @@
 // four blocks (quiet/load x winner/dispatcher) are interleaved round by round, the contender order
 // alternating, and each block starts a fresh dispatcher at the quiet variant, so the time it takes
 // to notice the load is counted. Prints per-call means (median over rounds), ratios, and the
-// decisions of the dispatcher in the first loaded block.
+// decisions of the dispatcher in the first loaded block. The dispatcher's thresholds come from the
+// variants' recorded times unless given (see below).
 //
-//   opgen_variants_bench --db FILE --op matmul --shape M=64,N=1024,K=4096 --threads 1 --level 1
+//   opgen_variants_bench --db FILE --op matmul --shape M=32,N=1024,K=2048 --threads 1 --level 1
 #include "db/Dispatcher.h"
 #include "db/VariantStore.h"
 #include "opgen/OpLibrary.h"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -46,7 +48,7 @@ int main(int argc, char **argv) {
     CLI::App app{"calls through the variant dispatcher vs the quiet winner, with and without a streaming load"};
     std::string db_path = "opgen.db", op_name, shape_text;
     int threads = 1, calls = 200, rounds = 5;
-    double level = 1.0, up = 1.25, down = 0.85, window_s = 0.02;
+    double level = 1.0, up = 0, down = 0, window_s = 0.02;
     int min_calls = 3;
     app.add_option("--db", db_path);
     app.add_option("--op", op_name)->required();
@@ -55,8 +57,8 @@ int main(int argc, char **argv) {
     app.add_option("--level", level, "contention level of the load (threads x intensity)");
     app.add_option("--calls", calls, "calls per block");
     app.add_option("--rounds", rounds);
-    app.add_option("--up", up, "dispatcher: observed/expected ratio that means heavier contention");
-    app.add_option("--down", down, "dispatcher: ratio that means lighter contention");
+    app.add_option("--up", up, "dispatcher: observed/expected ratio that means heavier contention (0: from the variants)");
+    app.add_option("--down", down, "dispatcher: ratio that means lighter contention (0: from the variants)");
     app.add_option("--window", window_s, "dispatcher: seconds a condition must hold");
     app.add_option("--min-calls", min_calls, "dispatcher: calls a condition must hold");
     CLI11_PARSE(app, argc, argv);
@@ -89,6 +91,19 @@ int main(int argc, char **argv) {
                         variants[i].time_ms, variants[i].quiet_time_ms,
                         SchedulePoint::from_json(nlohmann::json::parse(variants[i].schedule_json)).summary().c_str());
         }
+        // Thresholds from the variants, unless given: halfway (geometrically) between a variant's
+        // design time and the time that says its neighbour's condition holds. Under the next level
+        // the quiet winner takes at least the next variant's time there (or that variant would not
+        // have been picked), so `up` is the root of that over the quiet time; on a quieter machine
+        // the next variant takes its quiet time, so `down` is the root of that over its loaded time.
+        // Clamped so that run-to-run noise (a few percent) does not switch.
+        if (up <= 0) {
+            up = std::max(1.05, std::sqrt(variants[1].time_ms / variants[0].time_ms));
+        }
+        if (down <= 0) {
+            down = std::min(0.95, std::sqrt(variants[1].quiet_time_ms / variants[1].time_ms));
+        }
+        std::printf("  thresholds: up %.3f, down %.3f, window %.3f s, %d calls\n", up, down, window_s, min_calls);
         db::DispatchPolicy policy;
         policy.up_ratio = up;
         policy.down_ratio = down;

@@ -88,6 +88,33 @@ TEST(ModelData, RecomputesFeaturesFromTheSchedule) {
     EXPECT_DOUBLE_EQ(d.roofline_scores[1], -roofline_seconds(t.def, t.shape, t.target, t.space, pts[1], 1));
 }
 
+// Measurements taken under a contention load (their key's target ends ":load<level>") are training
+// data with their level: a task of their own, with the level in the last column and the thread
+// count still read from the key.
+TEST(ModelData, MeasurementsUnderLoadAreATaskOfTheirOwnWithTheirLevel) {
+    Task t;
+    auto pts = t.space.sample(2, 11);
+    std::vector<db::MeasurementRecord> recs = {t.record(pts[0], 1.0), t.record(pts[1], 2.0)};
+    for (auto r : {t.record(pts[0], 3.0), t.record(pts[1], 2.5)}) {
+        r.key = loaded_key(t.key, 0.5);
+        recs.push_back(r);
+    }
+    ModelData d = build_model_data(recs, OpLibrary::standard(), t.target);
+    ASSERT_EQ(d.set.throughput.size(), 4u);
+    EXPECT_EQ(d.set.task, (std::vector<int32_t>{0, 0, 1, 1}));
+    EXPECT_EQ(d.task_names.size(), 2u);
+    const size_t width = size_t(num_features());
+    for (size_t c = 0; c < 4; c++) {
+        std::vector<float> rows;
+        group_features(t.def, t.shape, t.target, t.space, pts[c % 2], 1, rows, c < 2 ? 0.0 : 0.5);
+        std::vector<float> got(d.set.batch.rows.begin() + std::ptrdiff_t(size_t(d.set.batch.row_begin[c]) * width),
+                               d.set.batch.rows.begin() + std::ptrdiff_t(size_t(d.set.batch.row_begin[c + 1]) * width));
+        EXPECT_EQ(got, rows) << "candidate " << c;
+        EXPECT_EQ(got.back(), c < 2 ? 0.0f : 0.5f);
+    }
+    EXPECT_DOUBLE_EQ(d.set.throughput[2], 1.0 / 3.0);
+}
+
 TEST(ModelData, BatchFeaturesAreTheSameOnAnyNumberOfWorkers) {
     Task t;
     auto pts = t.space.sample(37, 5);

@@ -226,6 +226,28 @@ TEST(KernelCache, MeasurementsOnKeepsOkRowsOfOneTarget) {
     EXPECT_EQ(cache->measurements_for(a).size(), 2u); // failures are kept for resuming
 }
 
+// Measurements taken under a contention load carry it in their target (target + ":load<level>"):
+// they are training data of the same target, never measurements of the quiet key.
+TEST(KernelCache, MeasurementsOnIncludesThoseUnderLoadOfTheSameTarget) {
+    ScratchDir dir;
+    auto cache = open_kernel_cache(dir.file("cache.db"));
+    KernelKey quiet = make_key("M=1", "target-a:t1");
+    KernelKey loaded = make_key("M=1", "target-a:t1:load0.5");
+    KernelKey other_threads = make_key("M=1", "target-a:t12");
+    KernelKey other_loaded = make_key("M=1", "target-a:t12:load1");
+    cache->record_measurements({make_measurement(quiet, "q", 1.0), make_measurement(loaded, "l", 2.0),
+                                make_measurement(other_threads, "o", 3.0),
+                                make_measurement(other_loaded, "ol", 4.0)});
+    std::vector<MeasurementRecord> on = cache->measurements_on("target-a:t1");
+    ASSERT_EQ(on.size(), 2u);
+    EXPECT_EQ(on[0].schedule_json, "q");
+    EXPECT_EQ(on[1].schedule_json, "l");
+    EXPECT_EQ(on[1].key.target, "target-a:t1:load0.5");
+    ASSERT_EQ(cache->measurements_for(quiet).size(), 1u);
+    EXPECT_EQ(cache->measurements_for(quiet)[0].schedule_json, "q");
+    EXPECT_EQ(cache->measurements_on("target-a:t12").size(), 2u);
+}
+
 TEST(KernelCache, WritesSchemaVersion) {
     ScratchDir dir;
     std::string path = dir.file("cache.db");

@@ -156,6 +156,12 @@ TEST_F(Command, BadInputsSayWhatIsWrongAndWriteNothing) {
     expect_error(opgen("tune --op matmul --shape M=2000000,N=2000000,K=2 --db k.db", dir), "more than the limit");
     expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --trials 0 --db k.db", dir), "--trials");
     expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --bogus --db k.db", dir), "bogus");
+    expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --variants 1,x --db k.db", dir),
+                 "--variants: 'x' is not a number");
+    expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --variants 1 --variant-keep 0 --db k.db", dir),
+                 "--variant-keep");
+    expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --variants 1 --variant-search -1 --db k.db", dir),
+                 "--variant-search");
     EXPECT_FALSE(fs::exists(dir / "k.db"));
 
     expect_error(opgen("tune --op matmul --shape M=8,N=8,K=8 --db missing/dir/k.db", dir), "does not exist");

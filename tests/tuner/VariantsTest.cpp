@@ -1,6 +1,8 @@
 // The contention load generator and the tuning of contention variants: the load streams memory
-// and stops, levels parse and map to thread counts, and a small matmul gets a quiet variant (the
-// cache's winner) plus one variant per level, stored in the cache file.
+// and stops, levels parse and map to thread counts, a level's variant is picked by its time paired
+// round by round with the quiet winner's, and a small matmul gets a quiet variant (the cache's
+// winner) plus one variant per level, stored in the cache file, after a search under each level
+// whose measurements are recorded with their level.
 #include "tuner/Contention.h"
 #include "tuner/Variants.h"
 
@@ -14,6 +16,7 @@
 
 #include "opgen/Error.h"
 #include "opgen/OpLibrary.h"
+#include "tuner/Features.h"
 
 namespace opgen::tuner {
 namespace {
@@ -63,6 +66,24 @@ TEST(Variants, ParsesLevels) {
     EXPECT_THROW(parse_contention_levels("2x", "--variants"), UserError);
 }
 
+TEST(Variants, PicksByTheMedianRatioToTheQuietWinnerInTheSameRound) {
+    // Candidate 1 has the lower median time, but only because its rounds fell in fast windows:
+    // paired with the winner it is no faster. Candidate 2 is 10% faster in every round.
+    std::vector<std::vector<double>> samples = {
+        {10, 20, 10, 20, 20},  // the quiet winner
+        {9, 21, 9, 21, 19},
+        {9, 18, 9, 18, 18},
+    };
+    EXPECT_EQ(pick_variant(samples, 0.05), 2u);
+    // Not 15% faster: the quiet winner stays.
+    EXPECT_EQ(pick_variant(samples, 0.15), 0u);
+    // A candidate with no paired round is never picked; nor is anything when only the winner ran.
+    EXPECT_EQ(pick_variant({{10, 10}, {}, {9.8, 9.8}}, 0.05), 0u);
+    EXPECT_EQ(pick_variant({{10, 10}, {0, 5}}, 0.05), 1u);
+    EXPECT_EQ(pick_variant({{10}}, 0.05), 0u);
+    EXPECT_EQ(pick_variant({}, 0.05), 0u);
+}
+
 TEST(Variants, TunesQuietWinnerAndOneVariantPerLevel) {
     std::string dir = std::filesystem::temp_directory_path() / ("opgen-variants-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
@@ -82,6 +103,9 @@ TEST(Variants, TunesQuietWinnerAndOneVariantPerLevel) {
     vo.rounds = 1;
     vo.min_time_ms = 2;
     vo.load_bytes = 8u << 20;
+    vo.search = 3;
+    vo.search_batch = 2;
+    vo.keep = 1;
     auto cache = db::open_kernel_cache(path);
     VariantRun run = tune_variants(def, shape, host, o, vo, *cache, path);
     ASSERT_EQ(run.variants.size(), 3u);
@@ -100,6 +124,36 @@ TEST(Variants, TunesQuietWinnerAndOneVariantPerLevel) {
         }
     }
     EXPECT_EQ(stored[2].load, "1 thread x 100% streaming 8 MiB");
+
+    // Each level searched for itself, and what it measured is recorded under the level's key with
+    // the level in the last feature column, the quiet winner as the reference of every pair.
+    ASSERT_EQ(run.searched.size(), 2u);
+    for (size_t l = 0; l < 2; l++) {
+        const double level = vo.levels[l];
+        EXPECT_GT(run.searched[l].size(), 0u);
+        EXPECT_LE(run.searched[l].size(), 3u);
+        std::vector<db::MeasurementRecord> loaded = cache->measurements_for(loaded_key(run.quiet.key, level));
+        size_t ok = 0, winner_rows = 0;
+        for (const auto &s : run.searched[l]) ok += s.status == "ok";
+        for (const auto &m : loaded) {
+            ASSERT_GT(m.feature_rows, 0);
+            ASSERT_EQ(m.features.size(), size_t(m.feature_rows) * size_t(num_features()));
+            EXPECT_EQ(m.features.back(), float(level));
+            winner_rows += m.schedule_json == run.quiet.schedule_json;
+        }
+        EXPECT_EQ(winner_rows, ok);
+        EXPECT_EQ(loaded.size(), run.searched[l].size() + ok);
+        for (const auto &s : run.searched[l]) {
+            if (s.status != "ok") continue;
+            EXPECT_GT(s.time_ms, 0);
+            EXPECT_GT(s.ratio, 0);
+            EXPECT_GT(s.dram_mb, 0);
+        }
+    }
+    // Measurements under load never pass for quiet ones of the key: it holds the quiet run's only.
+    EXPECT_EQ(cache->measurements_for(run.quiet.key).size(), size_t(run.tune.measured));
+    EXPECT_GE(run.finalists.size(), size_t(run.quiet_finalists));
+    EXPECT_LE(run.finalists.size(), size_t(run.quiet_finalists) + 2);
     std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,94 @@
+// The contention level in the tuner's features and estimates (issue 11): it is the last feature
+// column, on every group row, and leaves every other column as it was; the contended roofline is
+// the quiet one at level 0 and, as the level grows, charges the bytes from outside L2, so that its
+// best points move toward more reuse; measurement keys under load name their level.
+#include "tuner/Features.h"
+#include "tuner/Tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "opgen/OpLibrary.h"
+
+namespace opgen::tuner {
+namespace {
+
+// The variants benchmark's matmul: B (16 MB) is re-read once per m-tile that does not cover M.
+struct Matmul {
+    ComputeDef def;
+    BoundShape shape;
+    Target target;
+    TilingSpace space;
+    Matmul()
+        : def(OpLibrary::standard().load("matmul")), shape(bind_shape(def, "M=64,N=1024,K=4096")),
+          target(load_target("x86-64-avx512")), space(make_tiling_space(def, shape, target, 1)) {}
+};
+
+TEST(Features, ContentionLevelIsTheLastColumnOfEveryRow) {
+    Matmul m;
+    EXPECT_EQ(feature_names().back(), "contention_level");
+    const size_t width = size_t(num_features());
+    for (const SchedulePoint &p : m.space.sample(5, 3)) {
+        std::vector<float> quiet, loaded, plain;
+        int rows = group_features(m.def, m.shape, m.target, m.space, p, 1, quiet, 0);
+        ASSERT_EQ(group_features(m.def, m.shape, m.target, m.space, p, 1, loaded, 1.5), rows);
+        group_features(m.def, m.shape, m.target, m.space, p, 1, plain);
+        EXPECT_EQ(plain, quiet);  // the default is a quiet machine
+        ASSERT_EQ(quiet.size(), size_t(rows) * width);
+        for (size_t r = 0; r < size_t(rows); r++) {
+            EXPECT_EQ(quiet[r * width + width - 1], 0.0f);
+            EXPECT_EQ(loaded[r * width + width - 1], 1.5f);
+            // Every other column keeps its meaning.
+            EXPECT_TRUE(std::equal(quiet.begin() + std::ptrdiff_t(r * width),
+                                   quiet.begin() + std::ptrdiff_t(r * width + width - 1),
+                                   loaded.begin() + std::ptrdiff_t(r * width)));
+        }
+    }
+    auto pts = m.space.sample(6, 4);
+    costmodel::FeatureBatch batch = batch_features(m.def, m.shape, m.target, m.space, pts, 1, 2, 0.5);
+    for (size_t r = 0; r < batch.rows.size() / width; r++) EXPECT_EQ(batch.rows[r * width + width - 1], 0.5f);
+}
+
+TEST(Features, ContendedRooflineChargesBytesFromOutsideL2ByLevel) {
+    Matmul m;
+    auto pts = m.space.sample(400, 7);
+    ASSERT_GE(pts.size(), 100u);
+    for (const SchedulePoint &p : pts) {
+        double quiet = roofline_seconds(m.def, m.shape, m.target, m.space, p, 1);
+        EXPECT_DOUBLE_EQ(contended_roofline_seconds(m.def, m.shape, m.target, m.space, p, 1, 0), quiet);
+        double half = contended_roofline_seconds(m.def, m.shape, m.target, m.space, p, 1, 0.5);
+        double one = contended_roofline_seconds(m.def, m.shape, m.target, m.space, p, 1, 1);
+        EXPECT_GE(half, quiet);
+        EXPECT_GE(one, half);
+        EXPECT_GT(dram_bytes(m.def, m.shape, m.target, m.space, p, 1), 0);
+    }
+    // The best estimated point under heavy contention moves no more bytes than the quiet best.
+    auto best_at = [&](double level) {
+        return *std::min_element(pts.begin(), pts.end(), [&](const SchedulePoint &a, const SchedulePoint &b) {
+            return contended_roofline_seconds(m.def, m.shape, m.target, m.space, a, 1, level) <
+                   contended_roofline_seconds(m.def, m.shape, m.target, m.space, b, 1, level);
+        });
+    };
+    SchedulePoint quiet_best = best_at(0), loaded_best = best_at(4);
+    EXPECT_LE(dram_bytes(m.def, m.shape, m.target, m.space, loaded_best, 1),
+              dram_bytes(m.def, m.shape, m.target, m.space, quiet_best, 1));
+}
+
+TEST(Features, LoadedKeysNameTheirLevel) {
+    Matmul m;
+    db::KernelKey key = kernel_key(m.def, m.shape, m.target, 1);
+    EXPECT_EQ(key.target, "x86-64-avx512:t1");
+    EXPECT_EQ(loaded_key(key, 0).target, key.target);
+    EXPECT_EQ(loaded_key(key, 1).target, "x86-64-avx512:t1:load1");
+    EXPECT_EQ(loaded_key(key, 0.5).target, "x86-64-avx512:t1:load0.5");
+    EXPECT_EQ(loaded_key(key, 1).shape, key.shape);
+    EXPECT_DOUBLE_EQ(contention_level_of(loaded_key(key, 0.5).target), 0.5);
+    EXPECT_DOUBLE_EQ(contention_level_of(loaded_key(key, 2).target), 2.0);
+    EXPECT_EQ(contention_level_of(key.target), 0);
+    EXPECT_EQ(contention_level_of("x86-64-avx512:t1:loadx"), 0);
+    EXPECT_EQ(contention_level_of("x86-64-avx512:t1:load-1"), 0);
+}
+
+}  // namespace
+}  // namespace opgen::tuner
