@@ -164,7 +164,7 @@ private:
     // The model of one op on this target, trained once on the cache's measurements; nullptr when
     // there are too few of them (or no cache).
     const costmodel::CostModel *model_for(const ComputeDef &def) {
-        // The target's bundled model first: trained on 21 tasks of many shapes, it ranks held-out
+        // The target's bundled model first: trained on 26 tasks of many shapes, it ranks held-out
         // shapes far better than a model fitted to the few tasks a cache happens to hold
         // (docs/cost-model.md). Without one (another target, other features), the cache's own.
         if (const costmodel::CostModel *bundled = bundled_model()) return bundled;
