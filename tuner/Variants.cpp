@@ -245,6 +245,16 @@ size_t pick_variant(const std::vector<std::vector<double>> &samples, double marg
         }
         if (paired.empty()) continue;
         double ratio = median(paired);
+        // The median times must agree: on 2026-11-21 a conv variant whose paired median was below
+        // 0.95 but whose median time was only 2.5% below the winner's ran 7.6% slower in the
+        // benchmark; a variant the load does not clearly favour is not worth a switch.
+        auto positive = [](const std::vector<double> &v) {
+            std::vector<double> out;
+            for (double x : v) if (x > 0) out.push_back(x);
+            return out;
+        };
+        std::vector<double> mine = positive(samples[f]), winners = positive(samples[0]);
+        if (mine.empty() || winners.empty() || median(mine) / median(winners) >= 1 - margin) continue;
         if (ratio < best_ratio) {
             best_ratio = ratio;
             best = f;

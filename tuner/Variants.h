@@ -80,7 +80,7 @@ std::vector<double> parse_contention_levels(const std::string &text, const std::
 // The index of one level's variant among its candidates, from their times at that level:
 // samples[f][r] is candidate f's time in round r (candidate 0: the quiet winner). The candidate
 // whose median over rounds of its time over the winner's in the same round is lowest, if that
-// median is below 1 - margin; else 0. A round missing for either side is skipped; a candidate
+// median is below 1 - margin and its median time is also below (1 - margin) x the winner's; else 0. A round missing for either side is skipped; a candidate
 // with no paired round is never picked.
 size_t pick_variant(const std::vector<std::vector<double>> &samples, double margin);
 

@@ -82,6 +82,10 @@ TEST(Variants, PicksByTheMedianRatioToTheQuietWinnerInTheSameRound) {
     EXPECT_EQ(pick_variant({{10, 10}, {0, 5}}, 0.05), 1u);
     EXPECT_EQ(pick_variant({{10}}, 0.05), 0u);
     EXPECT_EQ(pick_variant({}, 0.05), 0u);
+    // 10% faster paired in three rounds, but its median time is 10% slower than the winner's: the
+    // rounds disagree, and the winner stays.
+    EXPECT_EQ(pick_variant({{10, 20, 20, 10, 10}, {9, 18, 18, 11, 11}}, 0.05), 0u);
+    EXPECT_EQ(pick_variant({{10, 20, 20, 10, 10}, {9, 18, 18, 9, 9}}, 0.05), 1u);
 }
 
 TEST(Variants, TunesQuietWinnerAndOneVariantPerLevel) {
