@@ -267,12 +267,16 @@ RooflineTerms roofline_terms(const ComputeDef &def, const BoundShape &shape, con
 
 constexpr double kDramBandwidth = 12e9;  // one core's STREAM triad (TOOLCHAIN-NOTES)
 
+// The roofline: compute against the slower of the L1 and DRAM traffic.
+double quiet_seconds(const RooflineTerms &t) {
+    return std::max(t.compute, std::max(t.bytes_l1 / 100e9, t.bytes_dram / kDramBandwidth));
+}
+
 }  // namespace
 
 double roofline_seconds(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
                         const SchedulePoint &p, int threads) {
-    RooflineTerms t = roofline_terms(def, shape, target, space, p, threads);
-    return std::max(t.compute, std::max(t.bytes_l1 / 100e9, t.bytes_dram / kDramBandwidth));
+    return quiet_seconds(roofline_terms(def, shape, target, space, p, threads));
 }
 
 double dram_bytes(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingRules &space,
@@ -284,7 +288,7 @@ double contended_roofline_seconds(const ComputeDef &def, const BoundShape &shape
                                   const TilingRules &space, const SchedulePoint &p, int threads,
                                   double contention_level) {
     RooflineTerms t = roofline_terms(def, shape, target, space, p, threads);
-    double quiet = std::max(t.compute, std::max(t.bytes_l1 / 100e9, t.bytes_dram / kDramBandwidth));
+    const double quiet = quiet_seconds(t);
     // On a quiet machine the roofline lets DRAM traffic hide under compute, and re-read panels come
     // from the L3. A streaming load on the other core evicts the L3 and takes a share of the
     // bandwidth, so every byte the tiles move from outside L2 is paid again, in proportion to

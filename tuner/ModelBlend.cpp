@@ -1,6 +1,7 @@
 #include "tuner/ModelBlend.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,15 @@ std::vector<double> blend_by_rank(const std::vector<double> &prior, const std::v
     std::vector<double> p = rank_percentiles(prior), o = rank_percentiles(online), out(prior.size());
     for (size_t i = 0; i < out.size(); i++) out[i] = w * o[i] + (1 - w) * p[i];
     return out;
+}
+
+size_t shortlist_size(size_t n) { return std::min(n, std::max<size_t>(200, n / 20)); }
+
+double shortlist_threshold(std::vector<double> scores) {
+    if (scores.empty()) return 0;
+    const size_t keep = shortlist_size(scores.size());
+    std::nth_element(scores.begin(), scores.begin() + long(keep - 1), scores.end(), std::greater<double>());
+    return scores[keep - 1];
 }
 
 }  // namespace opgen::tuner

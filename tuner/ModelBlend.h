@@ -9,6 +9,7 @@
 #ifndef OPGEN_TUNER_MODEL_BLEND_H
 #define OPGEN_TUNER_MODEL_BLEND_H
 
+#include <cstddef>
 #include <vector>
 
 namespace opgen::tuner {
@@ -26,6 +27,15 @@ double online_weight(int measured, int half_weight_trials);
 // w * percentile(online) + (1 - w) * percentile(prior), element by element, w clamped to [0, 1].
 // Raises std::invalid_argument when the two score vectors differ in length.
 std::vector<double> blend_by_rank(const std::vector<double> &prior, const std::vector<double> &online, double w);
+
+// A model trained on few measurements extrapolates wildly across a large space, so the models rank
+// only the roofline's shortlist: the best max(200, n / 20) of n scored points (all of them when
+// n <= 200).
+size_t shortlist_size(size_t n);
+
+// The lowest score (higher is better) that is still inside the shortlist of `scores`; 0 when
+// `scores` is empty.
+double shortlist_threshold(std::vector<double> scores);
 
 }  // namespace opgen::tuner
 

@@ -6,6 +6,7 @@
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
 #include "tuner/Features.h"
+#include "tuner/ModelBlend.h"
 #include "tuner/ModelStore.h"
 #include "tuner/TilingRules.h"
 #include "tuner/Tuner.h"
@@ -85,7 +86,7 @@ public:
             const costmodel::CostModel *model = model_for(*def);
             if (model) {
                 if (model != bundled_model()) {
-                    order.resize(std::min(pool.size(), std::max<size_t>(200, pool.size() / 20)));
+                    order.resize(shortlist_size(pool.size()));
                 }
                 costmodel::FeatureBatch batch;
                 batch.num_features = num_features();

@@ -169,9 +169,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
     {
         std::vector<double> r;
         for (const auto &p : space.sample(20000, o.seed)) r.push_back(features_of(p).roofline);
-        std::sort(r.begin(), r.end(), std::greater<double>());
-        size_t keep = std::min(r.size(), std::max<size_t>(200, r.size() / 20));
-        shortlist_roofline = r.empty() ? 0 : r[keep - 1];
+        shortlist_roofline = shortlist_threshold(std::move(r));
     }
     // The default model, trained offline on many tasks, ranks the first round on its own. Both
     // models rank only the roofline's shortlist: the default model too has blind spots (held-out

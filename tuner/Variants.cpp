@@ -65,6 +65,8 @@ struct LevelSearchContext {
 struct Screened {
     SearchedCandidate result;
     std::unique_ptr<CompiledCandidate> compiled;  // null when it failed
+    std::vector<float> features;  // its group rows at the level searched
+    int feature_rows = 0;
 };
 
 // Searches the legal space for candidates that are fast under the load of `level` (see the
@@ -82,9 +84,7 @@ std::vector<Screened> search_under_load(const LevelSearchContext &c, double leve
     {
         std::vector<double> r;
         for (const auto &p : c.space.sample(20000, c.seed)) r.push_back(analytic(p));
-        std::sort(r.begin(), r.end(), std::greater<double>());
-        size_t keep = std::min(r.size(), std::max<size_t>(200, r.size() / 20));
-        shortlist = r.empty() ? 0 : r[keep - 1];
+        shortlist = shortlist_threshold(std::move(r));
     }
     auto online = costmodel::make_xgboost_model(num_features());
     bool trained = false;
@@ -110,6 +110,10 @@ std::vector<Screened> search_under_load(const LevelSearchContext &c, double leve
     so.seed = c.seed + 1000 * (level_index + 1);
     std::unique_ptr<SearchStrategy> search = make_search(c.space, so);
     ContentionSpec spec = contention_for_level(level, c.vo.load_bytes);
+    // The quiet winner's rows at this level, recorded beside every candidate it is paired with.
+    std::vector<float> winner_features;
+    const int winner_rows =
+        group_features(c.def, c.shape, c.target, c.space, c.winner_point, c.threads, winner_features, level);
     bool first = true;
     while (int(out.size()) < c.vo.search) {
         // The elite the evolution mutates: this level's best measured so far, then the quiet
@@ -134,17 +138,20 @@ std::vector<Screened> search_under_load(const LevelSearchContext &c, double leve
             Screened s;
             s.result.point = p;
             s.result.dram_mb = dram_bytes(c.def, c.shape, c.target, c.space, p, c.threads) / 1e6;
+            s.feature_rows = group_features(c.def, c.shape, c.target, c.space, p, c.threads, s.features, level);
             MeasureResult mr;
             s.compiled = compile_and_verify(c.task, p, mr);
             if (!s.compiled) s.result.status = mr.status;
             out.push_back(std::move(s));
         }
         std::vector<db::MeasurementRecord> records;
-        auto record = [&](const SchedulePoint &p, const std::string &status, double ms) {
+        auto record = [&](const SchedulePoint &p, const std::vector<float> &features, int feature_rows,
+                          const std::string &status, double ms) {
             db::MeasurementRecord m;
             m.key = measured_key;
             m.schedule_json = p.to_json().dump();
-            m.feature_rows = group_features(c.def, c.shape, c.target, c.space, p, c.threads, m.features, level);
+            m.features = features;
+            m.feature_rows = feature_rows;
             m.status = status;
             m.time_ms = status == "ok" ? ms : std::nan("");
             m.gflops = status == "ok" ? c.task.flops / (ms * 1e6) : std::nan("");
@@ -155,21 +162,21 @@ std::vector<Screened> search_under_load(const LevelSearchContext &c, double leve
             for (size_t i = begin; i < out.size(); i++) {
                 Screened &s = out[i];
                 if (!s.compiled) {
-                    record(s.result.point, s.result.status, 0);
+                    record(s.result.point, s.features, s.feature_rows, s.result.status, 0);
                     continue;
                 }
                 try {
                     PairedTiming t = time_paired(*s.compiled->kernel, c.winner, c.vo.min_time_ms, 3);
                     s.result.time_ms = t.candidate.median_ms;
                     s.result.ratio = t.ratio;
-                    record(s.result.point, "ok", t.candidate.median_ms);
+                    record(s.result.point, s.features, s.feature_rows, "ok", t.candidate.median_ms);
                     // The quiet winner is the reference of every pair: measured most often, it
                     // corrects the others for clock drift when they become training data.
-                    record(c.winner_point, "ok", t.reference.median_ms);
+                    record(c.winner_point, winner_features, winner_rows, "ok", t.reference.median_ms);
                 } catch (const std::exception &) {
                     s.result.status = "runtime_error";
                     s.compiled.reset();
-                    record(s.result.point, s.result.status, 0);
+                    record(s.result.point, s.features, s.feature_rows, s.result.status, 0);
                 }
             }
         }
@@ -190,9 +197,7 @@ std::vector<Screened> search_under_load(const LevelSearchContext &c, double leve
         correct = 0;
         for (const auto &s : out) {
             if (!s.compiled || !(s.result.ratio > 0)) continue;
-            std::vector<float> rows;
-            int n = group_features(c.def, c.shape, c.target, c.space, s.result.point, c.threads, rows, level);
-            training.batch.add_candidate(rows.data(), n);
+            training.batch.add_candidate(s.features.data(), s.feature_rows);
             training.task.push_back(0);
             training.throughput.push_back(1.0 / s.result.ratio);
             correct++;
@@ -236,9 +241,16 @@ std::vector<double> parse_contention_levels(const std::string &text, const std::
 size_t pick_variant(const std::vector<std::vector<double>> &samples, double margin) {
     // On a noisy machine a lower median alone picked schedules that were slower under the same
     // load when measured again; the ratio to the winner in the same round cancels the drift.
+    if (samples.empty()) return 0;
+    auto positive = [](const std::vector<double> &v) {
+        std::vector<double> out;
+        for (double x : v) if (x > 0) out.push_back(x);
+        return out;
+    };
+    const std::vector<double> winners = positive(samples[0]);
     size_t best = 0;
     double best_ratio = 1 - margin;
-    for (size_t f = 1; !samples.empty() && f < samples.size(); f++) {
+    for (size_t f = 1; f < samples.size(); f++) {
         std::vector<double> paired;
         for (size_t r = 0; r < samples[f].size() && r < samples[0].size(); r++) {
             if (samples[f][r] > 0 && samples[0][r] > 0) paired.push_back(samples[f][r] / samples[0][r]);
@@ -248,12 +260,7 @@ size_t pick_variant(const std::vector<std::vector<double>> &samples, double marg
         // The median times must agree: on 2026-11-21 a conv variant whose paired median was below
         // 0.95 but whose median time was only 2.5% below the winner's ran 7.6% slower in the
         // benchmark; a variant the load does not clearly favour is not worth a switch.
-        auto positive = [](const std::vector<double> &v) {
-            std::vector<double> out;
-            for (double x : v) if (x > 0) out.push_back(x);
-            return out;
-        };
-        std::vector<double> mine = positive(samples[f]), winners = positive(samples[0]);
+        const std::vector<double> mine = positive(samples[f]);
         if (mine.empty() || winners.empty() || median(mine) / median(winners) >= 1 - margin) continue;
         if (ratio < best_ratio) {
             best_ratio = ratio;

@@ -34,3 +34,16 @@ TEST(ModelBlend, BlendFollowsTheWeight) {
     EXPECT_EQ(blend_by_rank(prior, online, 7), blend_by_rank(prior, online, 1));
     EXPECT_THROW(blend_by_rank({1, 2}, {1}, 0.5), std::invalid_argument);
 }
+
+TEST(ModelBlend, ShortlistKeepsTheBestTwentiethButAtLeast200) {
+    EXPECT_EQ(shortlist_size(0), 0u);
+    EXPECT_EQ(shortlist_size(150), 150u);
+    EXPECT_EQ(shortlist_size(1000), 200u);
+    EXPECT_EQ(shortlist_size(20000), 1000u);
+    // Scores 1..1000 in scrambled order: the 200 best are 801..1000.
+    std::vector<double> scores;
+    for (int i = 0; i < 1000; i++) scores.push_back(double((i * 7919) % 1000 + 1));
+    EXPECT_EQ(shortlist_threshold(scores), 801.0);
+    EXPECT_EQ(shortlist_threshold({3, 1, 2}), 1.0);
+    EXPECT_EQ(shortlist_threshold({}), 0.0);
+}
