@@ -126,7 +126,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
     if (o.threads <= 1) reference.parallel_loops = 0;
 
     std::unique_ptr<WorkerPool> own_pool;
-    WorkerPool *pool = o.pool;
+    Runner *pool = o.pool;
     if (!pool) {
         int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
         own_pool = std::make_unique<WorkerPool>(jobs);
