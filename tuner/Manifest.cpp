@@ -225,7 +225,8 @@ void add_entry_tasks(const json &e, const Place &p, const ComputeDef &def, const
                 continue;
             }
             out.tasks.push_back(std::move(t));
-            user_check(out.tasks.size() <= max_tasks) << "manifest '" << p.path << "': more than " << max_tasks << " tasks";
+            user_check(out.tasks.size() <= max_tasks)
+                << "manifest '" << p.path << "': more than " << max_tasks << " tasks";
         }
     }
 }

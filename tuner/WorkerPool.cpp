@@ -173,6 +173,7 @@ struct Compiling {
     std::vector<Clock::time_point> deadline;
 };
 
+// A failed result: its status ("crash", "timeout") and why.
 MeasureResult failure(const std::string &status, const std::string &error) {
     MeasureResult r;
     r.status = status;
@@ -204,6 +205,7 @@ std::string lose_worker(Workers &ws, Batch &b, size_t w, bool alive) {
     return why;
 }
 
+// Why a worker silent past its deadline during `phase` was killed.
 std::string timeout_message(double timeout_s, const char *phase) {
     return "no answer after " + std::to_string(int(timeout_s)) + " s while " + phase + "; worker killed";
 }
@@ -375,7 +377,8 @@ void time_compiled(Workers &ws, Batch &b, const PoolOptions &o, double flops) {
 
 // Per-candidate results turned into per-round ones: out[r][i].
 std::vector<std::vector<MeasureResult>> by_round(const std::vector<std::vector<MeasureResult>> &res, int rounds) {
-    std::vector<std::vector<MeasureResult>> out(size_t(rounds), std::vector<MeasureResult>(res.size(), MeasureResult()));
+    std::vector<std::vector<MeasureResult>> out(size_t(rounds),
+                                                std::vector<MeasureResult>(res.size(), MeasureResult()));
     for (size_t i = 0; i < res.size(); i++) {
         for (int r = 0; r < rounds; r++) out[size_t(r)][i] = res[i].at(size_t(r));
     }
