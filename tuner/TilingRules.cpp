@@ -361,7 +361,9 @@ std::vector<NearestOptions> options_by_distance(const TilingRules &rules, const 
         o.base = rules.vector_widths[v] == p.vector_width ? 0 : 1;
         for (size_t i = 0; i < rules.axes.size(); i++) {
             std::vector<double> terms;
-            for (auto [r, t] : rules.pairs[v][i]) terms.push_back(log_gap(t, p.axes[i].tile) + log_gap(r, p.axes[i].reg));
+            for (auto [r, t] : rules.pairs[v][i]) {
+                terms.push_back(log_gap(t, p.axes[i].tile) + log_gap(r, p.axes[i].reg));
+            }
             add_coordinate(o, terms);
         }
         for (size_t j = 0; j < rules.reduce.size(); j++) {
@@ -390,6 +392,7 @@ std::vector<size_t> option_indices(const NearestOptions &o, const std::vector<si
     return idx;
 }
 
+// The walk's state at positions `rank` of width v's sorted options: its distance and its code.
 WalkState walk_state(const TilingRules &rules, const std::vector<NearestOptions> &per_width, size_t v,
                      std::vector<size_t> rank) {
     const NearestOptions &o = per_width[v];
