@@ -374,9 +374,9 @@ size_t input_position(const ComputeDef &def, const Statement &ms, const std::str
 // outermost reduction loop (input channels, k) never is.
 constexpr int64_t kUnrollWindow = 4;
 
-// The stage group a point schedules: the output, tiled, and the main statement's stage, computed
-// inside the output's tiles when it is a fusable reduction.
-struct StageGroup {
+// The stages a point tiles together: the output, and the main statement's stage, computed inside
+// the output's tiles when it is a fusable reduction (a stage group of StageGraph.h, lowered).
+struct TiledGroup {
     LoweredOp &op;
     const Statement &ms;  // the main statement
     LoweredStage &main;   // its stage
@@ -384,7 +384,7 @@ struct StageGroup {
 };
 
 // Computes every reduction outside the group's tiles at root.
-void schedule_root_reductions(Recorder &rec, const StageGroup &g, const Target &target) {
+void schedule_root_reductions(Recorder &rec, const TiledGroup &g, const Target &target) {
     for (auto &st : g.op.stages) {
         if (st.is_reduction() && !(g.fused && &st == &g.main)) schedule_root_reduction(rec, st, g.op.shape, target);
     }
@@ -392,7 +392,7 @@ void schedule_root_reductions(Recorder &rec, const StageGroup &g, const Target &
 
 // True when the point splits a reduction loop of the main statement into blocks. UserError for a
 // variable that is not one of its reduction loops or a block outside [1, extent].
-bool reduction_is_blocked(const StageGroup &g, const SchedulePoint &p) {
+bool reduction_is_blocked(const TiledGroup &g, const SchedulePoint &p) {
     bool blocked = false;
     for (const auto &r : p.reduce) {
         auto pos = std::find(g.main.rvar_names.begin(), g.main.rvar_names.end(), r.var);
@@ -406,7 +406,7 @@ bool reduction_is_blocked(const StageGroup &g, const SchedulePoint &p) {
 }
 
 // The block of reduction loop `rn`: the point's, or its whole extent when the point has none.
-int64_t reduction_block(const StageGroup &g, const SchedulePoint &p, const std::string &rn) {
+int64_t reduction_block(const TiledGroup &g, const SchedulePoint &p, const std::string &rn) {
     int64_t block = g.op.shape.var_extent(g.ms, rn);
     for (const auto &r : p.reduce) {
         if (r.var == rn) block = r.block;
@@ -426,7 +426,7 @@ struct Accumulator {
 };
 
 // An accumulator per register tile: its registers are the cache_write buffer.
-Accumulator accumulate_per_register_tile(const StageGroup &g, const SchedulePoint &p, const Target &target,
+Accumulator accumulate_per_register_tile(const TiledGroup &g, const SchedulePoint &p, const Target &target,
                                          const OutputTiles &t) {
     Halide::Func out = g.op.output;
     return {g.main.acc, clean_name(g.main.acc.name()), false, Halide::LoopLevel(out, t.vr[0]),
@@ -435,7 +435,7 @@ Accumulator accumulate_per_register_tile(const StageGroup &g, const SchedulePoin
 
 // An accumulator per cache tile, for a blocked reduction (Goto's kc blocking). UserError when a
 // cache tile is not a whole number of register tiles.
-Accumulator accumulate_per_cache_tile(const StageGroup &g, const SchedulePoint &p, const Target &target,
+Accumulator accumulate_per_cache_tile(const TiledGroup &g, const SchedulePoint &p, const Target &target,
                                       const OutputTiles &t) {
     for (const AxisTiling &a : p.axes) {
         user_check(a.tile % a.reg == 0) << "schedule: with a blocked reduction the tile of " << a.var << " (" << a.tile
@@ -488,7 +488,7 @@ void unroll_register_tile(Recorder &rec, const SchedulePoint &p, Halide::Stage s
 
 // The accumulator's init: vectorized across its innermost loop; a register tile's other loops
 // unrolled (a cache tile's are not: that would unroll the whole tile).
-void vectorize_accumulator_init(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+void vectorize_accumulator_init(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
     vectorize_loop(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars[0], g.main.var_names[0], acc.init_extent);
     if (!acc.blocked) unroll_register_tile(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars, g.main.var_names);
 }
@@ -507,7 +507,7 @@ struct UpdateLoops {
 };
 
 // Unblocked update: the register tile inside the whole reduction.
-UpdateLoops order_update(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+UpdateLoops order_update(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
     const LoweredStage &main = g.main;
     UpdateLoops u{Halide::Func(acc.func).update(), acc.name + ".update()", main.vars, main.var_names, {}, {}, {}, {}, {}};
     std::vector<Halide::VarOrRVar> order(main.vars.begin(), main.vars.end());
@@ -529,7 +529,7 @@ UpdateLoops order_update(Recorder &rec, const StageGroup &g, const SchedulePoint
 // Reduction blocking: splits the update's register tile out of the cache tile (__ur, __ui) and
 // each reduction loop into blocks (__o, __i), then walks reduction blocks outermost, then register
 // tiles, then the block's reduction loop, then the register tile.
-UpdateLoops block_update(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
     const LoweredStage &main = g.main;
     UpdateLoops u{Halide::Func(acc.func).update(), acc.name + ".update()", {}, {}, {}, {}, {}, {}, {}};
     std::vector<Halide::Var> ur;
@@ -592,7 +592,7 @@ void vectorize_update(Recorder &rec, const SchedulePoint &p, const UpdateLoops &
 
 // Prefetches every input the reduction reads directly (not through a packed panel) p.prefetch
 // steps ahead along the update's outermost reduction loop inside a block.
-void prefetch_inputs(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const UpdateLoops &u) {
+void prefetch_inputs(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const UpdateLoops &u) {
     if (p.prefetch <= 0 || u.reduce.empty()) return;
     const Halide::RVar &r = u.reduce.back();
     const std::string &rn = u.reduce_names.back();
@@ -614,7 +614,9 @@ struct PanelLevel {
     bool blocked = false;
 };
 
-PanelLevel panel_level(const StageGroup &g, const OutputTiles &t, const Accumulator &acc, const UpdateLoops &u) {
+// Panels go with the loop they feed: per reduction block when the reduction is blocked, else per
+// cache tile of the output.
+PanelLevel panel_level(const TiledGroup &g, const OutputTiles &t, const Accumulator &acc, const UpdateLoops &u) {
     if (acc.blocked) return {Halide::LoopLevel(acc.func, u.blocks.front()), acc.name + ", " + u.block_names.front(), true};
     return {Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name, false};
 }
@@ -622,7 +624,7 @@ PanelLevel panel_level(const StageGroup &g, const OutputTiles &t, const Accumula
 // Panels/packing: copies each packed input into a contiguous panel (Func::in) computed at `level`,
 // stored in its path's cache-tile buffer. UserError for a name that is not an input the reduction
 // reads.
-void pack_panels(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Target &target,
+void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
                  const Accumulator &acc, const PanelLevel &level) {
     for (const auto &name : p.packed) {
         auto in = g.op.input_funcs.find(name);
@@ -658,7 +660,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     const ComputeDef &def = *op.def;
     const Statement &ms = main_statement(def);
     LoweredStage &main = op.stage(ms.tensor);
-    const StageGroup g{op, ms, main, main.is_reduction() && main_is_fusable(def)};
+    const TiledGroup g{op, ms, main, main.is_reduction() && main_is_fusable(def)};
 
     schedule_root_reductions(rec, g, target);
     OutputTiles tiles = tile_output(rec, op.output, op.stage(def.output().name), p, op.shape, target);
