@@ -108,8 +108,10 @@ halide_type_t halide_type_of(const std::string &dtype) {
 }
 
 // The dynamic loader's view of the code: an anonymous memory file, never a path others can
-// replace between our check and the load.
-void *open_from_memory(const KernelCode &code, const std::string &what) {
+// replace between our check and the load. The file stays open (`fd`) as long as the library is
+// loaded: the loader knows a library by its path name, and a closed descriptor's number, reused
+// for the next kernel's file, would make that kernel's dlopen return this one.
+void *open_from_memory(const KernelCode &code, const std::string &what, int &fd_out) {
     int fd = ::memfd_create("opgen-kernel", MFD_CLOEXEC);
     if (fd < 0) {
         throw DbError(what + ": cannot create a memory file: " + std::strerror(errno));
@@ -131,12 +133,13 @@ void *open_from_memory(const KernelCode &code, const std::string &what) {
     // RTLD_LOCAL: two kernels' symbols of one name never meet. RTLD_NOW: a missing runtime symbol
     // fails here, not at the first call.
     void *library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ::close(fd);
     if (!library) {
         const char *reason = ::dlerror();
+        ::close(fd);
         throw DbError(what + ": the dynamic loader refused the code: " +
                       (reason ? reason : "no reason given"));
     }
+    fd_out = fd;
     return library;
 }
 
@@ -186,7 +189,7 @@ std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
     kernel->arguments_ = *parse_signature(code.signature);
     kernel->digest_ = code.digest;
     kernel->function_ = code.function;
-    kernel->library_ = open_from_memory(code, what);
+    kernel->library_ = open_from_memory(code, what, kernel->fd_);
     std::string entry = code.function + "_argv";
     void *symbol = ::dlsym(kernel->library_, entry.c_str());
     if (!symbol) {
@@ -199,6 +202,9 @@ std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
 LoadedKernel::~LoadedKernel() {
     if (library_) {
         ::dlclose(library_);
+    }
+    if (fd_ >= 0) {
+        ::close(fd_);
     }
 }
 

@@ -56,6 +56,7 @@ private:
     LoadedKernel() = default;
 
     void *library_ = nullptr;
+    int fd_ = -1;  // the memory file the library was loaded from, open while it is loaded
     int (*entry_)(void **) = nullptr;
     std::vector<CodeArgument> arguments_;
     std::string digest_;

@@ -29,9 +29,11 @@ namespace fs = std::filesystem;
 // Small enough to tune in seconds; three unequal extents, so a transposed kernel is caught.
 inline constexpr int kM = 24, kN = 56, kK = 40;
 inline const char *kMatmulShape = "M=24,N=56,K=40";
+inline constexpr int kSoftmaxM = 16, kSoftmaxN = 100;
+inline const char *kSoftmaxShape = "M=16,N=100";
 
-// A folder holding `base.db`, made once per process: matmul at kMatmulShape tuned (a few trials,
-// one thread) with its code stored. Raises when the command fails.
+// A folder holding `base.db`, made once per process: matmul at kMatmulShape and softmax at
+// kSoftmaxShape tuned (a few trials, one thread) with their code stored. Raises when the command fails.
 inline const fs::path &tuned_cache_folder() {
     static const fs::path folder = [] {
         fs::path dir = fs::temp_directory_path() / ("opgen-code-tests-" + std::to_string(::getpid()));
@@ -40,6 +42,10 @@ inline const fs::path &tuned_cache_folder() {
         CommandRun r = run_opgen(std::string("tune --op matmul --shape ") + kMatmulShape +
                                      " --trials 3 --min-time 5 --threads 1 --jobs 1 --quiet --db base.db",
                                  dir);
+        if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
+        r = run_opgen(std::string("tune --op softmax --shape ") + kSoftmaxShape +
+                          " --trials 2 --min-time 5 --threads 1 --jobs 1 --quiet --db base.db",
+                      dir);
         if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
         return dir;
     }();
@@ -84,7 +90,7 @@ inline db::KernelKey tuned_key(const std::string &path) {
     return cache->kernels_for("matmul", tuned_target(path)).at(0).key;
 }
 
-// Rewrites the tuned kernel's code row after `edit`; with `fix_digest` the digest is recomputed,
+// Rewrites the tuned matmul's code row after `edit`; with `fix_digest` the digest is recomputed,
 // so that the check under test, not the digest, is what must refuse it.
 inline void edit_code(const std::string &path, const std::function<void(db::KernelCode &)> &edit,
                       bool fix_digest) {
@@ -96,7 +102,7 @@ inline void edit_code(const std::string &path, const std::function<void(db::Kern
     sqlite3_stmt *s = nullptr;
     sqlite3_prepare_v2(db,
                        "UPDATE kernel_code SET halide_target = ?1, cpu_features = ?2, abi_version = ?3, "
-                       "format = ?4, size = ?5, digest = ?6, bytes = ?7",
+                       "format = ?4, size = ?5, digest = ?6, bytes = ?7 WHERE op_name = 'matmul'",
                        -1, &s, nullptr);
     sqlite3_bind_text(s, 1, code.halide_target.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 2, code.cpu_features.c_str(), -1, SQLITE_TRANSIENT);

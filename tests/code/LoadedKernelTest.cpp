@@ -85,6 +85,38 @@ TEST_F(LoadedKernelTest, RunsTheCachedKernelAndKeepsIt) {
     EXPECT_EQ(data.max_error(), 0.0);
 }
 
+TEST_F(LoadedKernelTest, LoadsSeveralKernelsSideBySide) {
+    auto lookup = db::open_kernel_lookup(path_);
+    std::shared_ptr<const db::LoadedKernel> matmul = lookup->kernel(request());
+    db::LookupRequest other = request();
+    other.op_name = "softmax";
+    other.shape = kSoftmaxShape;
+    std::shared_ptr<const db::LoadedKernel> softmax = lookup->kernel(other);
+    ASSERT_TRUE(matmul && softmax);
+    // Each is its own code (the dynamic loader knows libraries by path: a reused /proc/self/fd
+    // name once handed the second load the first library).
+    EXPECT_EQ(softmax->function(), "opgen_softmax");
+    ASSERT_EQ(softmax->arguments().size(), 2u);
+    std::vector<float> x(kSoftmaxM * kSoftmaxN), y(x.size(), -1.0f);
+    for (size_t i = 0; i < x.size(); i++) x[i] = float(int(i % 11) - 5);
+    void *args[] = {x.data(), y.data()};
+    std::string error;
+    ASSERT_EQ(softmax->call(args, 2, &error), 0) << error;
+    for (int m = 0; m < kSoftmaxM; m++) {
+        double top = -1e30, sum = 0;
+        for (int n = 0; n < kSoftmaxN; n++) top = std::max(top, double(x[m * kSoftmaxN + n]));
+        for (int n = 0; n < kSoftmaxN; n++) sum += std::exp(x[m * kSoftmaxN + n] - top);
+        for (int n = 0; n < kSoftmaxN; n++) {
+            double want = std::exp(x[m * kSoftmaxN + n] - top) / sum;
+            ASSERT_NEAR(y[m * kSoftmaxN + n], want, 1e-6 * std::max(1.0, want)) << m << "," << n;
+        }
+    }
+    MatmulData data;
+    void *pointers[] = {data.a.data(), data.b.data(), data.c.data()};
+    ASSERT_EQ(matmul->call(pointers, 3, &error), 0) << error;
+    EXPECT_EQ(data.max_error(), 0.0);
+}
+
 TEST_F(LoadedKernelTest, TakesHalideBuffersAndRefusesMismatchedOnes) {
     std::shared_ptr<const db::LoadedKernel> kernel = db::open_kernel_lookup(path_)->kernel(request());
     ASSERT_TRUE(kernel);
@@ -206,7 +238,7 @@ TEST_F(LoadedKernelTest, DbCompileFillsMissingCode) {
 
     CommandRun r = run_opgen("db compile --db k.db", dir_);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.out.find("compiled the code of 1 kernel(s)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("compiled the code of 2 kernel(s)"), std::string::npos) << r.out;
     std::shared_ptr<const db::LoadedKernel> kernel = db::open_kernel_lookup(path_)->kernel(request());
     ASSERT_TRUE(kernel);
     MatmulData data;
