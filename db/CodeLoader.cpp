@@ -187,6 +187,7 @@ std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
     }
     std::shared_ptr<LoadedKernel> kernel(new LoadedKernel());
     kernel->arguments_ = *parse_signature(code.signature);
+    kernel->make_templates();
     kernel->digest_ = code.digest;
     kernel->function_ = code.function;
     kernel->library_ = open_from_memory(code, what, kernel->fd_);
@@ -197,6 +198,39 @@ std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
     }
     kernel->entry_ = reinterpret_cast<int (*)(void **)>(symbol);
     return kernel;
+}
+
+struct LoadedKernel::Templates {
+    std::vector<halide_buffer_t> buffers;
+    std::vector<halide_dimension_t> dims;
+};
+
+void LoadedKernel::make_templates() {
+    templates_ = std::make_unique<Templates>();
+    std::vector<halide_buffer_t> &templates = templates_->buffers;
+    std::vector<halide_dimension_t> &dims = templates_->dims;
+    size_t total = 0;
+    for (const CodeArgument &a : arguments_) {
+        total += a.dims.size();
+    }
+    dims.resize(total);
+    templates.resize(arguments_.size());
+    halide_dimension_t *next = dims.data();
+    for (size_t i = 0; i < arguments_.size(); i++) {
+        const CodeArgument &a = arguments_[i];
+        halide_buffer_t &b = templates[i];
+        b = halide_buffer_t{};
+        b.type = halide_type_of(a.dtype);
+        b.dimensions = int32_t(a.dims.size());
+        b.dim = next;
+        int32_t stride = 1; // parse_signature keeps every tensor below 2^31 elements
+        for (size_t d = 0; d < a.dims.size(); d++) {
+            int32_t extent = int32_t(a.dims[a.dims.size() - 1 - d]);
+            next[d] = halide_dimension_t{0, extent, stride, 0};
+            stride *= extent;
+        }
+        next += a.dims.size();
+    }
 }
 
 LoadedKernel::~LoadedKernel() {
@@ -219,7 +253,6 @@ int LoadedKernel::call(halide_buffer_t *const *buffers, size_t count, std::strin
         return fail("takes " + std::to_string(arguments_.size()) + " buffers, got " +
                     std::to_string(count));
     }
-    std::vector<void *> argv(count);
     for (size_t i = 0; i < count; i++) {
         const CodeArgument &a = arguments_[i];
         const halide_buffer_t *b = buffers ? buffers[i] : nullptr;
@@ -242,41 +275,38 @@ int LoadedKernel::call(halide_buffer_t *const *buffers, size_t count, std::strin
                             std::to_string(a.dims[a.dims.size() - 1 - d]));
             }
         }
-        argv[i] = const_cast<halide_buffer_t *>(b);
     }
-    return entry_(argv.data());
+    // The entry point takes void ** but never writes the array; at most kMaxCallArguments entries
+    // (parse_signature), so it lives on the stack.
+    void *argv[kMaxCallArguments];
+    for (size_t i = 0; i < count; i++) {
+        argv[i] = buffers[i];
+    }
+    return entry_(argv);
 }
 
 int LoadedKernel::call(void *const *data, size_t count, std::string *error) const {
     if (count != arguments_.size()) {
         return call(static_cast<halide_buffer_t *const *>(nullptr), count, error);
     }
-    std::vector<halide_buffer_t> buffers(count);
-    std::vector<halide_buffer_t *> pointers(count);
-    size_t total_dims = 0;
-    for (const CodeArgument &a : arguments_) {
-        total_dims += a.dims.size();
-    }
-    std::vector<halide_dimension_t> dims(total_dims);
-    halide_dimension_t *next = dims.data();
     for (size_t i = 0; i < count; i++) {
-        const CodeArgument &a = arguments_[i];
-        halide_buffer_t &b = buffers[i];
-        b = halide_buffer_t{};
-        b.host = static_cast<uint8_t *>(data ? data[i] : nullptr);
-        b.type = halide_type_of(a.dtype);
-        b.dimensions = int32_t(a.dims.size());
-        b.dim = next;
-        int32_t stride = 1;
-        for (size_t d = 0; d < a.dims.size(); d++) {
-            int32_t extent = int32_t(a.dims[a.dims.size() - 1 - d]);
-            next[d] = halide_dimension_t{0, extent, stride, 0};
-            stride *= extent;
+        if (!data || !data[i]) {
+            if (error) {
+                *error = "kernel '" + function_ + "': buffer '" + arguments_[i].name + "' is NULL";
+            }
+            return -1;
         }
-        next += a.dims.size();
-        pointers[i] = &b;
     }
-    return call(pointers.data(), count, error);
+    // Copies of the dense buffers made at load time, on the stack: the hot path allocates
+    // nothing. The dims are shared: a kernel given host data never writes them.
+    halide_buffer_t buffers[kMaxCallArguments];
+    void *argv[kMaxCallArguments];
+    for (size_t i = 0; i < count; i++) {
+        buffers[i] = templates_->buffers[i];
+        buffers[i].host = static_cast<uint8_t *>(data[i]);
+        argv[i] = &buffers[i];
+    }
+    return entry_(argv);
 }
 
 } // namespace opgen::db

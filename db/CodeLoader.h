@@ -54,11 +54,15 @@ private:
     friend std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &,
                                                                 const std::string &);
     LoadedKernel() = default;
+    // The dense buffers of the pointer call, made once at load (CodeLoader.cpp).
+    struct Templates;
+    void make_templates();
 
     void *library_ = nullptr;
     int fd_ = -1;  // the memory file the library was loaded from, open while it is loaded
     int (*entry_)(void **) = nullptr;
     std::vector<CodeArgument> arguments_;
+    std::unique_ptr<Templates> templates_;
     std::string digest_;
     std::string function_;
 };

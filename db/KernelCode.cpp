@@ -8,7 +8,6 @@ namespace opgen::db {
 
 namespace {
 
-constexpr size_t kMaxArguments = 64;
 constexpr size_t kMaxDims = 16;
 
 std::vector<std::string> split(const std::string &text, char separator) {
@@ -99,7 +98,7 @@ std::optional<std::vector<CodeArgument>> parse_signature(const std::string &sign
         return std::nullopt;
     }
     std::vector<std::string> parts = split(signature, ';');
-    if (parts.size() > kMaxArguments) {
+    if (parts.size() > kMaxCallArguments) {
         return std::nullopt;
     }
     std::vector<CodeArgument> arguments;

@@ -11,6 +11,7 @@
 #ifndef OPGEN_DB_KERNEL_CODE_H
 #define OPGEN_DB_KERNEL_CODE_H
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +25,8 @@ namespace opgen::db {
 // number; code of another number is refused.
 inline constexpr int kKernelCodeAbi = 1;
 inline constexpr const char *kKernelCodeFormat = "elf-shared-object";
+// The most arguments a kernel's signature may have (parse_signature).
+inline constexpr size_t kMaxCallArguments = 64;
 
 struct KernelCode {
     std::string format = kKernelCodeFormat;

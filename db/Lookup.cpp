@@ -1,6 +1,7 @@
 #include "db/Lookup.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -30,6 +31,13 @@ constexpr size_t kMaxRememberedAnswers = 4096;
 // Requests answered with a loaded kernel, kept per lookup before they are all forgotten (the
 // kernels themselves stay loaded).
 constexpr size_t kMaxRememberedKernels = 4096;
+
+using Clock = std::chrono::steady_clock;
+
+// How long a remembered kernel answer is served without asking the file whether it changed: a
+// faster winner committed by another process is seen this much later at most. One look costs a
+// statement (about a microsecond), which would double a repeated lookup's cost.
+constexpr Clock::duration kKernelRecheck = std::chrono::milliseconds(10);
 
 // Resolved shapes kept per lookup before they are all forgotten.
 constexpr size_t kMaxRememberedShapes = 65536;
@@ -204,9 +212,21 @@ public:
     std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
                                                std::string *why) override {
         std::lock_guard<std::mutex> lock(mutex_);
-        refresh_if_changed();
-        std::string memo_key = request_key(request) + '\n' + request.shape;
-        if (auto found = kernels_.find(memo_key); found != kernels_.end()) {
+        // The hot path of a runtime asking again: no allocation (the key is built in a buffer
+        // kept between calls) and, within kKernelRecheck of the last look, no statement.
+        Clock::time_point now = Clock::now();
+        if (now - kernels_checked_ >= kKernelRecheck) {
+            refresh_if_changed();
+            kernels_checked_ = now;
+        }
+        kernel_key_.clear();
+        for (const std::string *part : {&request.target, &request.op_name, &request.dtype,
+                                        &request.op_hash, &request.halide_version,
+                                        &request.tuner_version, &request.shape}) {
+            kernel_key_ += *part;
+            kernel_key_ += '\n';
+        }
+        if (auto found = kernels_.find(kernel_key_); found != kernels_.end()) {
             return found->second;
         }
         std::string reason;
@@ -220,7 +240,7 @@ public:
         if (kernels_.size() >= kMaxRememberedKernels) {
             kernels_.clear();
         }
-        return kernels_.emplace(std::move(memo_key), std::move(loaded)).first->second;
+        return kernels_.emplace(kernel_key_, std::move(loaded)).first->second;
     }
 
     std::optional<KernelRecord> exact(const LookupRequest &request) override {
@@ -476,6 +496,8 @@ private:
     // Loaded kernels by request, and every kernel loaded by digest while someone holds it, so a
     // request whose memo was forgotten finds its code without loading it again.
     std::unordered_map<std::string, std::shared_ptr<const LoadedKernel>> kernels_;
+    std::string kernel_key_;            // the key of the current kernel() call, kept to reuse
+    Clock::time_point kernels_checked_; // when kernel() last asked whether the file changed
     std::unordered_map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
 };
 

@@ -117,7 +117,8 @@ public:
     // there is no exact kernel or it has no code compiled from its schedule (`opgen db compile`
     // fills it). Raises DbError when the code is refused (truncated, digest mismatch, another
     // format, ABI or target, a CPU feature this host lacks) or cannot be loaded, or the file
-    // fails; refused code is never executed.
+    // fails; refused code is never executed. A faster winner committed by another process is
+    // served from at most 10 ms after this lookup last looked (it looks at most that often).
     virtual std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
                                                        std::string *why = nullptr) = 0;
     // Only the Exact step of find().
