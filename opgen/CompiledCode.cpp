@@ -26,30 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A private scratch folder, removed with everything in it when the compile ends.
-class ScratchFolder {
-public:
-    ScratchFolder() {
-        const char *tmp = std::getenv("TMPDIR");
-        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/opgen-code-XXXXXX";
-        std::vector<char> text(pattern.begin(), pattern.end());
-        text.push_back('\0');
-        user_check(::mkdtemp(text.data()) != nullptr) << "cannot create a folder under '"
-                                                      << (tmp && *tmp ? tmp : "/tmp") << "' to compile kernel code";
-        path_ = text.data();
-    }
-    ~ScratchFolder() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    ScratchFolder(const ScratchFolder &) = delete;
-    ScratchFolder &operator=(const ScratchFolder &) = delete;
-    std::string file(const std::string &name) const { return path_ + "/" + name; }
-
-private:
-    std::string path_;
-};
-
 // Runs `argv` with its output in `log`; returns its exit status (-1 when it could not start).
 int run_command(const std::vector<std::string> &argv, const std::string &log) {
     posix_spawn_file_actions_t actions;
@@ -80,23 +56,52 @@ std::vector<uint8_t> read_bytes(const std::string &path) {
     return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
-// Links the object into a shared object. -Bsymbolic: the kernel's calls to its own functions
-// never bind to another kernel's of the same name.
-std::vector<uint8_t> link_shared_object(const ScratchFolder &scratch, const std::string &object) {
+}  // namespace
+
+ScratchFolder::ScratchFolder() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/opgen-code-XXXXXX";
+    std::vector<char> text(pattern.begin(), pattern.end());
+    text.push_back('\0');
+    user_check(::mkdtemp(text.data()) != nullptr)
+        << "cannot create a folder under '" << (tmp && *tmp ? tmp : "/tmp") << "' to compile kernel code";
+    path_ = text.data();
+}
+
+ScratchFolder::~ScratchFolder() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+}
+
+std::string c_compiler() {
     const char *cc = std::getenv("OPGEN_CC");
-    std::vector<std::string> command = {cc && *cc ? cc : "cc", "-shared", "-Wl,-Bsymbolic", "-o",
-                                        scratch.file("kernel.so"), object};
-    std::string log = scratch.file("link.log");
+    return cc && *cc ? cc : "cc";
+}
+
+void run_build_tool(const std::vector<std::string> &command, const std::string &log) {
     int status = run_command(command, log);
     std::string joined;
     for (const std::string &c : command) joined += (joined.empty() ? "" : " ") + c;
-    user_check(status == 0) << "cannot link kernel code: '" << joined << "' "
+    user_check(status == 0) << "'" << joined << "' "
                             << (status < 0 ? "could not run" : "exited with " + std::to_string(status))
                             << ": " << read_text(log);
-    return read_bytes(scratch.file("kernel.so"));
 }
 
-}  // namespace
+std::string compile_kernel_object(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                                  const Target &target, const std::string &function, const std::string &path) {
+    LoweredOp op = lower_to_halide(def, shape);
+    apply_schedule(op, point, target);
+    Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
+    std::vector<Halide::Argument> args;
+    for (auto &param : op.params) args.emplace_back(param);
+    try {
+        Halide::Pipeline(op.output).compile_to_object(path, args, function, ht);
+    } catch (const Halide::Error &e) {
+        throw UserError("op '" + def.name + "' at " + shape.canonical + ": Halide cannot compile code for target '" +
+                        ht.to_string() + "': " + e.what());
+    }
+    return ht.to_string();
+}
 
 std::string code_function_name(const ComputeDef &def) {
     std::string name = "opgen_" + def.name;
@@ -132,29 +137,19 @@ std::string required_cpu_features(const Halide::Target &halide_target) {
 db::KernelCode compile_kernel_code(const ComputeDef &def, const BoundShape &shape,
                                    const SchedulePoint &point, const Target &target,
                                    const std::string &schedule_json) {
-    LoweredOp op = lower_to_halide(def, shape);
-    apply_schedule(op, point, target);
-    Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
-    std::vector<Halide::Argument> args;
-    for (auto &param : op.params) args.emplace_back(param);
-
     db::KernelCode code;
-    code.halide_target = ht.to_string();
-    code.cpu_features = required_cpu_features(ht);
     code.halide_version = OPGEN_HALIDE_VERSION;
     code.function = code_function_name(def);
     code.signature = code_signature(def, shape);
     code.schedule_json = schedule_json;
 
     ScratchFolder scratch;
-    std::string object = scratch.file("kernel.o");
-    try {
-        Halide::Pipeline(op.output).compile_to_object(object, args, code.function, ht);
-    } catch (const Halide::Error &e) {
-        throw UserError("op '" + def.name + "' at " + shape.canonical + ": Halide cannot compile code for target '" +
-                        code.halide_target + "': " + e.what());
-    }
-    code.bytes = link_shared_object(scratch, object);
+    std::string object = scratch.file("kernel.o"), library = scratch.file("kernel.so");
+    code.halide_target = compile_kernel_object(def, shape, point, target, code.function, object);
+    code.cpu_features = required_cpu_features(Halide::Target(code.halide_target));
+    // -Bsymbolic: the kernel's calls to its own functions never bind to another kernel's.
+    run_build_tool({c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", library, object}, scratch.file("link.log"));
+    code.bytes = read_bytes(library);
     code.size = int64_t(code.bytes.size());
     code.digest = db::code_digest(code);
     return code;

@@ -13,6 +13,7 @@
 #include "opgen/Target.h"
 
 #include <string>
+#include <vector>
 
 namespace opgen {
 
@@ -26,6 +27,33 @@ std::string code_signature(const ComputeDef &def, const BoundShape &shape);
 
 // The Halide features of `halide_target` that need the CPU's support (those db::HostCpu checks).
 std::string required_cpu_features(const Halide::Target &halide_target);
+
+// Compiles `def` at `shape` with `point` for `target` into an object file at `path` holding the
+// pipeline `function` (Target::NoRuntime); returns the Halide target string. Raises UserError when
+// Halide cannot compile for the target.
+std::string compile_kernel_object(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                                  const Target &target, const std::string &function, const std::string &path);
+
+// A private folder under $TMPDIR (or /tmp) for the files of one build, removed with everything in
+// it at the end. Raises UserError when it cannot be created.
+class ScratchFolder {
+public:
+    ScratchFolder();
+    ~ScratchFolder();
+    ScratchFolder(const ScratchFolder &) = delete;
+    ScratchFolder &operator=(const ScratchFolder &) = delete;
+    std::string file(const std::string &name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+// The C compiler driver: OPGEN_CC, else "cc".
+std::string c_compiler();
+
+// Runs a build tool (`cc`, `ar`) with its output going to the file `log`. Raises UserError naming
+// the command and its output when it cannot run or fails.
+void run_build_tool(const std::vector<std::string> &command, const std::string &log);
 
 // Compiles `def` at `shape` with `point` for `target` into a kernel's code with its digest,
 // `schedule_json` naming the schedule it came from. Raises UserError when Halide cannot compile

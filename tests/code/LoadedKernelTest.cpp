@@ -255,5 +255,13 @@ TEST_F(LoadedKernelTest, DbCompileFillsMissingCode) {
     EXPECT_NE(bad.err.find("notes.db"), std::string::npos) << bad.err;
 }
 
+TEST_F(LoadedKernelTest, LibraryOfNoTunedKernelIsOneErrorLine) {
+    std::ofstream(dir_ / "m.json") << R"({"entries": [{"op": "matmul", "shapes": ["M=3,N=5,K=7"]}]})";
+    CommandRun r = run_opgen("library m.json -o out --db k.db --threads 1", dir_);
+    EXPECT_NE(r.status, 0);
+    EXPECT_EQ(r.err, "error: manifest 'm.json': no task has a tuned kernel in the cache; run 'opgen batch' first\n");
+    EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
 }  // namespace
 }  // namespace opgen::test

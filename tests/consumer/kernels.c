@@ -4,31 +4,15 @@
  * line per op; exits 1 on the first failure. Usage: consumer_kernels CACHE.db TARGET */
 #include <db/opgen_cache.h>
 
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-static float *filled(long long n, int modulus, int offset) {
-    float *v = malloc((size_t)n * sizeof(float));
-    for (long long i = 0; i < n; i++) v[i] = (float)((i * 7 + 3) % modulus - offset);
-    return v;
-}
+#include "naive.h"
 
 static long long elements(const opgen_cache_kernel *k, int argument, long long *dims) {
     int n = opgen_cache_kernel_argument_dims(k, argument, dims, 8);
     long long total = 1;
     for (int i = 0; i < n; i++) total *= dims[i];
     return total;
-}
-
-/* The largest |got - want| / max(1, |want|). */
-static double worst(const float *got, const float *want, long long n) {
-    double w = 0;
-    for (long long i = 0; i < n; i++) {
-        double e = fabs((double)got[i] - want[i]) / fmax(1.0, fabs((double)want[i]));
-        if (!(e <= w)) w = e; /* NaN counts as the worst */
-    }
-    return w;
 }
 
 static const opgen_cache_kernel *find(opgen_cache *cache, const char *op, const char *shape,
@@ -53,12 +37,7 @@ static int run_matmul(opgen_cache *cache, const char *shape, const char *target)
     long long na = elements(k, 0, a), nb = elements(k, 1, b), nc = elements(k, 2, c);
     long long M = a[0], K = a[1], N = b[1];
     float *A = filled(na, 7, 3), *B = filled(nb, 5, 2), *C = filled(nc, 3, 9), *want = malloc(nc * 4);
-    for (long long m = 0; m < M; m++)
-        for (long long n = 0; n < N; n++) {
-            double s = 0;
-            for (long long kk = 0; kk < K; kk++) s += (double)A[m * K + kk] * B[kk * N + n];
-            want[m * N + n] = (float)s;
-        }
+    naive_matmul(A, B, want, M, N, K);
     void *args[] = {A, B, C};
     int rc = opgen_cache_kernel_call(k, args, 3);
     int status = report("matmul", shape, rc, worst(C, want, nc), 1e-6);
@@ -74,22 +53,7 @@ static int run_conv(opgen_cache *cache, const char *shape, const char *target) {
     long long N = x[0], C = x[1], H = x[2], W = x[3], F = w[0], KH = w[2], KW = w[3];
     long long OH = y[2], OW = y[3];
     float *X = filled(nx, 7, 3), *Wt = filled(nw, 5, 2), *Y = filled(ny, 3, 9), *want = malloc(ny * 4);
-    /* stride 1, dilation 1, padding 1 (the op's defaults): rows and columns outside X read 0. */
-    for (long long n = 0; n < N; n++)
-        for (long long f = 0; f < F; f++)
-            for (long long oy = 0; oy < OH; oy++)
-                for (long long ox = 0; ox < OW; ox++) {
-                    double s = 0;
-                    for (long long c = 0; c < C; c++)
-                        for (long long ry = 0; ry < KH; ry++)
-                            for (long long rx = 0; rx < KW; rx++) {
-                                long long iy = oy + ry - 1, ix = ox + rx - 1;
-                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                                s += (double)X[((n * C + c) * H + iy) * W + ix] *
-                                     Wt[((f * C + c) * KH + ry) * KW + rx];
-                            }
-                    want[((n * F + f) * OH + oy) * OW + ox] = (float)s;
-                }
+    naive_conv(X, Wt, want, N, C, H, W, F, KH, KW, OH, OW);
     void *args[] = {X, Wt, Y};
     int rc = opgen_cache_kernel_call(k, args, 3);
     int status = report("conv2d_nchw", shape, rc, worst(Y, want, ny), 1e-6);
@@ -104,12 +68,7 @@ static int run_softmax(opgen_cache *cache, const char *shape, const char *target
     long long nx = elements(k, 0, x), ny = elements(k, 1, y);
     long long M = x[0], N = x[1];
     float *X = filled(nx, 11, 5), *Y = filled(ny, 3, 9), *want = malloc(ny * 4);
-    for (long long m = 0; m < M; m++) {
-        double top = X[m * N], sum = 0;
-        for (long long n = 1; n < N; n++) top = fmax(top, X[m * N + n]);
-        for (long long n = 0; n < N; n++) sum += exp(X[m * N + n] - top);
-        for (long long n = 0; n < N; n++) want[m * N + n] = (float)(exp(X[m * N + n] - top) / sum);
-    }
+    naive_softmax(X, want, M, N);
     void *args[] = {X, Y};
     int rc = opgen_cache_kernel_call(k, args, 2);
     int status = report("softmax", shape, rc, worst(Y, want, ny), 1e-5);
