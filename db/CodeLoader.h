@@ -12,7 +12,9 @@
 // Thread safety and lifetime: a LoadedKernel is immutable once loaded; call() may run on any
 // number of threads at once (each call uses only its own buffers; the Halide runtime's thread
 // pool is shared). The code stays mapped as long as any shared_ptr to its LoadedKernel lives,
-// whatever happens to the lookup or the file it came from.
+// whatever happens to the lookup or the file it came from. Each loaded kernel holds one file
+// descriptor (its memory file, which must stay open while it is loaded; see CodeLoader.cpp), so a
+// process loading more kernels than its descriptor limit gets a DbError for the rest.
 #ifndef OPGEN_DB_CODE_LOADER_H
 #define OPGEN_DB_CODE_LOADER_H
 
