@@ -60,6 +60,28 @@ int64_t count(SqliteConnection &connection, const std::string &table) {
     return query.integer(0);
 }
 
+// Compiled code follows its kernel: the input's code enters where it was compiled from the merged
+// winner's schedule (code already there for that schedule stays), and code whose kernel a faster
+// one replaced is dropped, so the merged file holds no stale code.
+void merge_code(SqliteConnection &out, const std::string &what) {
+    const std::string columns = "op_name, op_hash, shape, dtype, target, halide_version, "
+                                "tuner_version, " + std::string(kCodeColumns);
+    out.exec("INSERT INTO main.kernel_code (" + columns + ") SELECT c.op_name, c.op_hash, c.shape, "
+             "c.dtype, c.target, c.halide_version, c.tuner_version, " + code_columns("c") +
+             " FROM src.kernel_code AS c JOIN main.kernels AS k ON " + code_of_kernel("c", "k") +
+             " ORDER BY c.rowid ON CONFLICT (target, op_name, op_hash, shape, dtype, "
+             "halide_version, tuner_version) DO UPDATE SET schedule_json = excluded.schedule_json, "
+             "format = excluded.format, abi_version = excluded.abi_version, halide_target = "
+             "excluded.halide_target, cpu_features = excluded.cpu_features, code_halide_version = "
+             "excluded.code_halide_version, function = excluded.function, signature = "
+             "excluded.signature, size = excluded.size, digest = excluded.digest, created_at = "
+             "excluded.created_at, bytes = excluded.bytes WHERE kernel_code.schedule_json <> "
+             "excluded.schedule_json;\n"
+             "DELETE FROM main.kernel_code AS c WHERE NOT EXISTS (SELECT 1 FROM main.kernels AS k "
+             "WHERE " + code_of_kernel("c", "k") + ");",
+             what);
+}
+
 // The ops, targets, kernels, variants and models of the attached input `src`, merged into main
 // as put_kernel and put_model would: per key the faster row stays.
 void merge_rows(SqliteConnection &out, const std::string &what) {
@@ -103,6 +125,7 @@ INSERT INTO main.models (target, name, created_at, train_rows, quality_json, byt
     SELECT target, name, created_at, train_rows, quality_json, bytes FROM src.models ORDER BY id;
 )sql",
              what);
+    merge_code(out, what);
 }
 
 // The largest run id merged so far: the next input's run ids move past it.
@@ -201,6 +224,7 @@ void count_merged(SqliteConnection &out, MergeReport &report) {
     report.models = count(out, "models");
     report.tuning_runs = count(out, "tuning_runs");
     report.variants = count(out, "kernel_variants");
+    report.code = count(out, "kernel_code");
 }
 
 } // namespace
@@ -237,6 +261,52 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
 
 namespace {
 
+// RFC 4648 base64, for the compiled code in the JSON export.
+std::string base64(const std::vector<uint8_t> &bytes) {
+    static const char digits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string text;
+    for (size_t i = 0; i < bytes.size(); i += 3) {
+        uint32_t group = uint32_t(bytes[i]) << 16;
+        if (i + 1 < bytes.size()) group |= uint32_t(bytes[i + 1]) << 8;
+        if (i + 2 < bytes.size()) group |= bytes[i + 2];
+        text += digits[(group >> 18) & 63];
+        text += digits[(group >> 12) & 63];
+        text += i + 1 < bytes.size() ? digits[(group >> 6) & 63] : '=';
+        text += i + 2 < bytes.size() ? digits[group & 63] : '=';
+    }
+    return text;
+}
+
+// The kernel's code compiled from its current schedule, its bytes in base64; null for none.
+nlohmann::json exported_code(SqliteConnection &connection, const KernelRecord &kernel) {
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kCodeColumns +
+                          " FROM kernel_code WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 "
+                          "AND dtype = ?4 AND target = ?5 AND halide_version = ?6 AND "
+                          "tuner_version = ?7 AND schedule_json = ?8",
+                      "exporting the kernels' code");
+    const KernelKey &key = kernel.key;
+    query.bind(1, key.op_name).bind(2, key.op_hash).bind(3, key.shape).bind(4, key.dtype);
+    query.bind(5, key.target).bind(6, key.halide_version).bind(7, key.tuner_version);
+    query.bind(8, kernel.schedule_json);
+    if (!query.step()) {
+        return nullptr;
+    }
+    KernelCode code = read_code(query, 0);
+    return {{"format", code.format},
+            {"abi_version", code.abi_version},
+            {"halide_target", code.halide_target},
+            {"cpu_features", code.cpu_features},
+            {"halide_version", code.halide_version},
+            {"function", code.function},
+            {"signature", code.signature},
+            {"size", code.size},
+            {"digest", code.digest},
+            {"created_at", code.created_at},
+            {"bytes_base64", base64(code.bytes)}};
+}
+
 // Every kernel row, key fields first, the schedule embedded as JSON.
 nlohmann::json exported_kernels(SqliteConnection &connection) {
     nlohmann::json rows = nlohmann::json::array();
@@ -257,7 +327,8 @@ nlohmann::json exported_kernels(SqliteConnection &connection) {
                     {"default_time_ms", r.default_time_ms},
                     {"verified", r.verified},
                     {"trials", r.trials},
-                    {"created_at", r.created_at}});
+                    {"created_at", r.created_at},
+                    {"code", exported_code(connection, r)}});
         rows.push_back(row);
     }
     return rows;
