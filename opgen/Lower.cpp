@@ -37,8 +37,8 @@ namespace {
 class ExprLowering {
 public:
     ExprLowering(const LoweredOp &op, const std::map<std::string, Halide::Expr> &vars,
-                 Halide::Type type)
-        : op_(op), vars_(vars), type_(type) {}
+                 Halide::Type type, bool fast_exp)
+        : op_(op), vars_(vars), type_(type), fast_exp_(fast_exp) {}
 
     Halide::Expr value(const Expr &e) {
         switch (e->kind) {
@@ -100,7 +100,7 @@ public:
             Halide::Expr x = type_ == Halide::Float(32) ? a : Halide::cast(Halide::Float(32), a);
             Halide::Expr y;
             if (f == "exp")
-                y = Halide::exp(x);
+                y = fast_exp_ ? Halide::fast_exp(x) : Halide::exp(x);
             if (f == "log")
                 y = Halide::log(x);
             if (f == "tanh")
@@ -129,6 +129,7 @@ private:
     const LoweredOp &op_;
     const std::map<std::string, Halide::Expr> &vars_;
     Halide::Type type_;
+    bool fast_exp_ = false;
 
     static Halide::Expr compare(const std::string &o, const Halide::Expr &a,
                                 const Halide::Expr &b) {
@@ -205,7 +206,7 @@ void constrain(Halide::OutputImageParam p, const std::vector<int64_t> &dims_oute
 
 } // namespace
 
-LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
+LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_exp) {
     LoweredOp op;
     op.def = &def;
     op.shape = shape;
@@ -235,7 +236,7 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
         }
         std::vector<Halide::Expr> lhs(st.vars.begin(), st.vars.end());
         if (s.reduce == ReduceKind::None) {
-            st.func(lhs) = ExprLowering(op, env, type).value(s.body);
+            st.func(lhs) = ExprLowering(op, env, type, fast_exp).value(s.body);
         } else {
             std::vector<Halide::Range> ranges;
             for (auto it = s.reduce_vars.rbegin(); it != s.reduce_vars.rend(); ++it) {
@@ -246,7 +247,7 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
             for (size_t i = 0; i < st.rvar_names.size(); i++)
                 env[st.rvar_names[i]] = st.rdom[int(i)];
             st.acc = Halide::Func(s.tensor + "_acc");
-            Halide::Expr body = ExprLowering(op, env, type).value(s.body);
+            Halide::Expr body = ExprLowering(op, env, type, fast_exp).value(s.body);
             switch (s.reduce) {
             case ReduceKind::Sum:
                 st.acc(lhs) = Halide::cast(type, 0);

@@ -9,6 +9,8 @@
 // to the op file (whose last index is contiguous). Every value of a statement is computed in its
 // tensor's type (docs/op-language.md, "Types"); exp, log, tanh, sqrt and erf compute in float32 and
 // convert back, so each Func has exactly its tensor's type.
+// With fast_exp, exp is Halide's fast_exp (relative error about 1e-6 over the range that does
+// not underflow; see tests/opgen/LowerTest.cpp), a choice of the schedule point (fast_math).
 #ifndef OPGEN_LOWER_H
 #define OPGEN_LOWER_H
 
@@ -48,7 +50,9 @@ struct LoweredOp {
     const LoweredStage *find_stage(const std::string &tensor) const;
 };
 
-LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape);
+// `fast_exp`: exp becomes Halide's fast_exp (a polynomial that vectorizes) instead of a scalar
+// expf call per lane.
+LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_exp = false);
 
 Halide::Type halide_type(DType t);
 
