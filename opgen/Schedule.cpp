@@ -841,13 +841,14 @@ AppliedSchedule apply_default_schedule(LoweredOp &, const Target &) {
 namespace {
 
 // Row operations (softmax, layernorm: statements other than the output and a fused reduction):
-// every other statement placed per heuristic_placement, exp vectorized (fast_exp), and the output
+// every other statement placed per heuristic_placement, fast math (exp vectorized, one division
+// per row), and the output
 // tiled by whole rows, as few as keep a row tile in 16 KiB of L1, so the statements computed in
 // its tile read the rows from cache, inside the output's parallel loop over row tiles.
 void place_rows(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
     p.stages = heuristic_placement(def, shape, target);
     if (p.stages.empty()) return;
-    p.fast_math = uses_exp(def);
+    p.fast_math = fast_math_applies(def);
     AxisTiling &row = p.axes[0];
     row.tile = shape.var_extent(*def.statement_for(def.output().name), row.var);
     if (p.axes.size() < 2) return;

@@ -67,8 +67,8 @@ struct SchedulePoint {
     // Every other statement's placement, in statement order; empty: reductions at root (today's
     // schedule_root_reduction), pointwise statements inlined.
     std::vector<StageChoice> stages;
-    bool fast_math = false;             // exp lowered as Halide's fast_exp (vectorizes; within
-                                        // the reference tolerance)
+    bool fast_math = false;             // exp as Halide's fast_exp (vectorizes), divisions by a
+                                        // variable as products with its reciprocal (opgen/Lower.h)
 
     nlohmann::json to_json() const;
     static SchedulePoint from_json(const nlohmann::json &j);

@@ -14,6 +14,14 @@ bool calls(const Expr &e, const std::string &fn) {
     return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return calls(a, fn); });
 }
 
+bool divides_by_variable(const Expr &e) {
+    if (e->kind == ExprKind::Binary && e->name == "/") {
+        ExprKind k = e->args[1]->kind;
+        if (k != ExprKind::FloatConst && k != ExprKind::IntConst && k != ExprKind::Param) return true;
+    }
+    return std::any_of(e->args.begin(), e->args.end(), [](const Expr &a) { return divides_by_variable(a); });
+}
+
 void collect_reads(const Expr &e, std::set<std::string> &out) {
     if (e->kind == ExprKind::Access) out.insert(e->name);
     for (const auto &a : e->args) collect_reads(a, out);
@@ -38,9 +46,12 @@ std::vector<const Statement *> placeable_statements(const ComputeDef &def) {
     return r;
 }
 
-bool uses_exp(const ComputeDef &def) {
-    return std::any_of(def.statements.begin(), def.statements.end(),
-                       [](const Statement &s) { return calls(s.body, "exp"); });
+bool fast_math_applies(const ComputeDef &def) {
+    return std::any_of(def.statements.begin(), def.statements.end(), [&](const Statement &s) {
+        DType t = def.find_tensor(s.tensor)->dtype;
+        bool is_float = t == DType::F32 || t == DType::F16;
+        return calls(s.body, "exp") || (is_float && divides_by_variable(s.body));
+    });
 }
 
 std::string stage_placement_error(const ComputeDef &def, const std::vector<StageChoice> &stages) {

@@ -319,10 +319,10 @@ KnobChoices knob_choices(const ComputeDef &def, const std::vector<AxisOptions> &
     return k;
 }
 
-// The stage knob: today's (nothing placed) and every offered placement, each with exact exp and,
-// when the op calls exp, with fast_exp.
+// The stage knob: today's (nothing placed) and every offered placement, each with exact math and,
+// where it changes the op, with fast math.
 std::vector<StagePlan> stage_plan_choices(const ComputeDef &def, const BoundShape &shape, const Target &target) {
-    std::vector<bool> fast = uses_exp(def) ? std::vector<bool>{false, true} : std::vector<bool>{false};
+    std::vector<bool> fast = fast_math_applies(def) ? std::vector<bool>{false, true} : std::vector<bool>{false};
     std::vector<StagePlan> plans;
     for (bool f : fast) plans.push_back({{}, f});
     for (const auto &placement : offered_placements(def, shape, target)) {

@@ -61,8 +61,8 @@ struct KnobChoices {
     std::vector<std::pair<std::vector<std::string>, int>> pack_prefetch;
     std::vector<bool> unroll_choices;
     // Placements of the op's other statements (opgen/StagePlacement.h) with fast_math: [0] is
-    // today's (none placed, exact exp); a single choice, so the same space, for ops with no other
-    // statement and no exp (matmul, convolutions).
+    // today's (none placed, exact math); a single choice, so the same space, for ops with no other
+    // statement and nothing fast math changes (matmul, convolutions).
     std::vector<StagePlan> stage_plans;
 };
 
