@@ -40,8 +40,8 @@ std::string float_literal(double v) {
 // first dimension is innermost), parameters as the bound integers.
 class Printer {
 public:
-    Printer(const ComputeDef &def, const BoundShape &shape, const std::string &value_type)
-        : def_(def), shape_(shape), vt_(value_type) {}
+    Printer(const ComputeDef &def, const BoundShape &shape, const std::string &value_type, bool fast_math)
+        : def_(def), shape_(shape), vt_(value_type), fast_math_(fast_math) {}
 
     std::string value(const Expr &e) const {
         switch (e->kind) {
@@ -54,6 +54,9 @@ public:
         case ExprKind::Binary: {
             const std::string &o = e->name;
             if (o == "&&" || o == "||") return "cast<" + vt_ + ">(" + truth(e->args[0]) + " " + o + " " + truth(e->args[1]) + ")";
+            if (o == "/" && reciprocal(e->args[1])) {
+                return "(" + value(e->args[0]) + " * (cast<" + vt_ + ">(1) / " + value(e->args[1]) + "))";
+            }
             if (o == "+" || o == "-" || o == "*" || o == "/") return "(" + value(e->args[0]) + " " + o + " " + value(e->args[1]) + ")";
             return "cast<" + vt_ + ">(" + value(e->args[0]) + " " + o + " " + value(e->args[1]) + ")";
         }
@@ -68,8 +71,9 @@ public:
             if (f == "abs") return "cast<" + vt_ + ">(abs(" + value(e->args[0]) + "))";
             // Transcendental functions are float32 math, as in lower_to_halide: a statement of
             // another type converts the argument to float32 and the result back.
-            if (vt_ == "float") return f + "(" + value(e->args[0]) + ")";
-            return "cast<" + vt_ + ">(" + f + "(cast<float>(" + value(e->args[0]) + ")))";
+            std::string fn = fast_math_ && f == "exp" ? "fast_exp" : f;
+            if (vt_ == "float") return fn + "(" + value(e->args[0]) + ")";
+            return "cast<" + vt_ + ">(" + fn + "(cast<float>(" + value(e->args[0]) + ")))";
         }
         }
         return "0";
@@ -79,6 +83,16 @@ private:
     const ComputeDef &def_;
     const BoundShape &shape_;
     std::string vt_;
+    bool fast_math_ = false;
+
+    // Whether a division by `divisor` is printed as a multiplication by its reciprocal, as
+    // lower_to_halide lowers it under fast math: float types, divisors other than constants.
+    bool reciprocal(const Expr &divisor) const {
+        bool is_float = vt_ == "float" || vt_ == "Halide::float16_t";
+        bool constant = divisor->kind == ExprKind::FloatConst || divisor->kind == ExprKind::IntConst ||
+                        divisor->kind == ExprKind::Param;
+        return fast_math_ && is_float && !constant;
+    }
 
     std::string truth(const Expr &e) const {
         if (e->kind == ExprKind::Binary) {
@@ -119,7 +133,7 @@ std::string var_list(const std::vector<std::string> &outer_first) {
 
 }  // namespace
 
-std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &shape) {
+std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &shape, bool fast_math) {
     std::ostringstream out;
     // Index variables, declared once.
     std::vector<std::string> vars;
@@ -147,7 +161,7 @@ std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &sha
     for (const auto &s : def.statements) {
         const TensorDecl *t = def.find_tensor(s.tensor);
         std::string vt = ctype(t->dtype);
-        Printer p(def, shape, vt);
+        Printer p(def, shape, vt, fast_math);
         std::string lhs = var_list(s.vars);
         bool is_output = t->role == TensorRole::Output;
         std::string func = s.tensor;
@@ -190,7 +204,7 @@ std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &sha
 
 std::string generator_source(const ComputeDef &def, const BoundShape &shape, const std::optional<SchedulePoint> &point,
                              const Target &target, const std::string &name) {
-    LoweredOp op = lower_to_halide(def, shape);
+    LoweredOp op = lower_for_point(def, shape, point ? &*point : nullptr);
     AppliedSchedule sched = point ? apply_schedule(op, *point, target) : apply_default_schedule(op, target);
     std::string cls;
     bool up = true;
@@ -214,7 +228,7 @@ std::string generator_source(const ComputeDef &def, const BoundShape &shape, con
     const TensorDecl &o = def.output();
     out << "    Output<Buffer<" << ctype(o.dtype) << ">> " << o.name << "{\"" << o.name << "\", " << o.dims.size() << "};\n\n";
     out << "    void generate() {\n        // The algorithm (from " << fs::path(def.filename).filename().string() << ")\n";
-    out << halide_algorithm_source(def, shape);
+    out << halide_algorithm_source(def, shape, point && point->fast_math);
     out << "\n        // The schedule" << (point ? " (" + point->summary() + ")" : "") << "\n";
     for (const auto &l : sched.lines) out << "        " << l << "\n";
     out << "    }\n};\n\nHALIDE_REGISTER_GENERATOR(" << cls << ", " << name << ")\n";
@@ -241,7 +255,7 @@ std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &sh
             g << generator_source(def, shape, point, target, name);
             user_check(g.good()) << "cannot write into '" << out_dir << "'";
         }
-        LoweredOp op = lower_to_halide(def, shape);
+        LoweredOp op = lower_for_point(def, shape, point ? &*point : nullptr);
         if (point) {
             apply_schedule(op, *point, target);
         } else {

@@ -20,8 +20,9 @@
 
 namespace opgen {
 
-// The algorithm as Halide C++ statements (inside a generator's generate()).
-std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &shape);
+// The algorithm as Halide C++ statements (inside a generator's generate()); `fast_math` prints it
+// as lower_to_halide lowers it under fast math (fast_exp, divisions by reciprocals).
+std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &shape, bool fast_math = false);
 
 // A complete generator source file for `def` at `shape` with `point` (Halide's default schedule
 // when empty).

@@ -34,11 +34,16 @@ const LoweredStage *LoweredOp::find_stage(const std::string &tensor) const {
 
 namespace {
 
+// A constant of the op: a literal or a bound parameter (a division by it stays exact).
+bool is_constant(const Expr &e) {
+    return e->kind == ExprKind::FloatConst || e->kind == ExprKind::IntConst || e->kind == ExprKind::Param;
+}
+
 class ExprLowering {
 public:
     ExprLowering(const LoweredOp &op, const std::map<std::string, Halide::Expr> &vars,
-                 Halide::Type type)
-        : op_(op), vars_(vars), type_(type) {}
+                 Halide::Type type, bool fast_math)
+        : op_(op), vars_(vars), type_(type), fast_math_(fast_math) {}
 
     Halide::Expr value(const Expr &e) {
         switch (e->kind) {
@@ -88,6 +93,8 @@ public:
             return a - b;
         if (o == "*")
             return a * b;
+        if (o == "/" && fast_math_ && type_.is_float() && !is_constant(e->args[1]))
+            return a * (Halide::cast(type_, 1) / b);
         if (o == "/")
             return a / b;
         return Halide::cast(type_, compare(o, a, b));
@@ -111,7 +118,7 @@ public:
         Halide::Expr x = type_ == Halide::Float(32) ? a : Halide::cast(Halide::Float(32), a);
         Halide::Expr y;
         if (f == "exp")
-            y = Halide::exp(x);
+            y = fast_math_ ? Halide::fast_exp(x) : Halide::exp(x);
         if (f == "log")
             y = Halide::log(x);
         if (f == "tanh")
@@ -137,6 +144,7 @@ private:
     const LoweredOp &op_;
     const std::map<std::string, Halide::Expr> &vars_;
     Halide::Type type_;
+    bool fast_math_ = false;
 
     static Halide::Expr compare(const std::string &o, const Halide::Expr &a,
                                 const Halide::Expr &b) {
@@ -213,7 +221,7 @@ void constrain(Halide::OutputImageParam p, const std::vector<int64_t> &dims_oute
 
 } // namespace
 
-LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
+LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_math) {
     LoweredOp op;
     op.def = &def;
     op.shape = shape;
@@ -243,7 +251,7 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
         }
         std::vector<Halide::Expr> lhs(st.vars.begin(), st.vars.end());
         if (s.reduce == ReduceKind::None) {
-            st.func(lhs) = ExprLowering(op, env, type).value(s.body);
+            st.func(lhs) = ExprLowering(op, env, type, fast_math).value(s.body);
         } else {
             std::vector<Halide::Range> ranges;
             for (auto it = s.reduce_vars.rbegin(); it != s.reduce_vars.rend(); ++it) {
@@ -254,7 +262,7 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape) {
             for (size_t i = 0; i < st.rvar_names.size(); i++)
                 env[st.rvar_names[i]] = st.rdom[int(i)];
             st.acc = Halide::Func(s.tensor + "_acc");
-            Halide::Expr body = ExprLowering(op, env, type).value(s.body);
+            Halide::Expr body = ExprLowering(op, env, type, fast_math).value(s.body);
             switch (s.reduce) {
             case ReduceKind::Sum:
                 st.acc(lhs) = Halide::cast(type, 0);

@@ -9,6 +9,11 @@
 // to the op file (whose last index is contiguous). Every value of a statement is computed in its
 // tensor's type (docs/op-language.md, "Types"); exp, log, tanh, sqrt and erf compute in float32 and
 // convert back, so each Func has exactly its tensor's type.
+// With fast math (a choice of the schedule point, fast_math), exp is Halide's fast_exp (relative
+// error below 1e-5 where exp is a normal float, 0 where it underflows; tests/opgen/LowerTest.cpp)
+// and a floating-point division by anything but a constant is a multiplication by the reciprocal
+// (one more rounding), which Halide hoists out of the loops where the divisor does not change:
+// softmax's / rsum[m], layernorm's / sqrt(variance[m] + eps) become one division per row.
 #ifndef OPGEN_LOWER_H
 #define OPGEN_LOWER_H
 
@@ -48,7 +53,9 @@ struct LoweredOp {
     const LoweredStage *find_stage(const std::string &tensor) const;
 };
 
-LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape);
+// `fast_math`: exp becomes Halide's fast_exp (a polynomial that vectorizes) instead of a scalar
+// expf call per lane, and divisions multiplications by the reciprocal (above).
+LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_math = false);
 
 Halide::Type halide_type(DType t);
 

@@ -1,5 +1,7 @@
 #include "opgen/Schedule.h"
 
+#include "opgen/StagePlacement.h"
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -20,6 +22,11 @@ nlohmann::json SchedulePoint::to_json() const {
     j["unroll"] = unroll;
     if (!tile_order.empty()) j["tile_order"] = tile_order;
     if (prefetch) j["prefetch"] = prefetch;
+    if (!stages.empty()) {
+        j["stages"] = nlohmann::json::array();
+        for (const auto &c : stages) j["stages"].push_back({{"tensor", c.tensor}, {"at", c.at}, {"lanes", c.lanes}});
+    }
+    if (fast_math) j["fast_math"] = true;
     return j;
 }
 
@@ -39,6 +46,10 @@ SchedulePoint SchedulePoint::from_json(const nlohmann::json &j) {
         p.unroll = j.value("unroll", true);
         p.tile_order = j.value("tile_order", std::vector<std::string>{});
         p.prefetch = j.value("prefetch", 0);
+        for (const auto &c : j.value("stages", nlohmann::json::array())) {
+            p.stages.push_back({c.at("tensor").get<std::string>(), c.value("at", std::string("root")), c.value("lanes", 1)});
+        }
+        p.fast_math = j.value("fast_math", false);
     } catch (const nlohmann::json::exception &e) {
         user_check(false) << "schedule point: " << e.what();
     }
@@ -74,6 +85,14 @@ std::string SchedulePoint::summary() const {
     }
     if (!unroll) s << " nounroll";
     if (prefetch) s << " prefetch=" << prefetch;
+    if (!stages.empty()) {
+        s << " stages=";
+        for (size_t i = 0; i < stages.size(); i++) {
+            s << (i ? "," : "") << stages[i].tensor << "@" << stages[i].at;
+            if (stages[i].lanes > 1) s << "/" << stages[i].lanes;
+        }
+    }
+    if (fast_math) s << " fastmath";
     return s.str();
 }
 
@@ -117,6 +136,10 @@ bool main_is_fusable(const ComputeDef &def) {
         for (const auto &a : e->args) stack.push_back(a.get());
     }
     return ok;
+}
+
+LoweredOp lower_for_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint *point) {
+    return lower_to_halide(def, shape, point && point->fast_math);
 }
 
 std::string AppliedSchedule::source() const {
@@ -383,10 +406,17 @@ struct TiledGroup {
     bool fused = false;   // main is a reduction computed inside the output's tiles
 };
 
-// Computes every reduction outside the group's tiles at root.
-void schedule_root_reductions(Recorder &rec, const TiledGroup &g, const Target &target) {
+// Whether the point places `tensor` with a StageChoice.
+bool placed_by_point(const SchedulePoint &p, const std::string &tensor) {
+    return std::any_of(p.stages.begin(), p.stages.end(), [&](const StageChoice &c) { return c.tensor == tensor; });
+}
+
+// Computes every reduction outside the group's tiles that the point does not place at root.
+void schedule_root_reductions(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target) {
     for (auto &st : g.op.stages) {
-        if (st.is_reduction() && !(g.fused && &st == &g.main)) schedule_root_reduction(rec, st, g.op.shape, target);
+        if (st.is_reduction() && !(g.fused && &st == &g.main) && !placed_by_point(p, st.statement->tensor)) {
+            schedule_root_reduction(rec, st, g.op.shape, target);
+        }
     }
 }
 
@@ -651,6 +681,131 @@ void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, con
     }
 }
 
+// Where a placed statement is computed: at root, or at the output's cache level.
+struct StagePlace {
+    bool root = true;
+    Halide::LoopLevel at;
+    std::string at_text;  // as printed: "<output>, <loop>"
+};
+
+// Computes `f` (printed `fn`) at its place.
+void compute_at_place(Recorder &rec, Halide::Func f, const std::string &fn, const StagePlace &place) {
+    if (place.root) {
+        f.compute_root();
+        rec.line(fn + ".compute_root();");
+        return;
+    }
+    f.compute_at(place.at);
+    rec.line(fn + ".compute_at(" + place.at_text + ");");
+}
+
+// A root stage's parallel loop: its outermost pure loop, on a target with more than one core,
+// when that loop has more than one iteration (`iterations`).
+void parallel_outermost(Recorder &rec, Halide::Stage s, const std::string &sn, const LoweredStage &st,
+                        const StagePlace &place, const Target &target, int64_t iterations) {
+    if (!place.root || target.cores <= 1 || iterations <= 1) return;
+    s.parallel(st.vars.back());
+    rec.line(sn + ".parallel(" + st.var_names.back() + ");");
+}
+
+// Vectorizes stage `s`'s innermost pure loop (extent `e0`) by `vw` when it is that wide; returns
+// the iterations left on its outermost pure loop (for parallel_outermost). `guard`: a guarded
+// tail (update stages, which may not recompute, and stages in a tile, whose region may be
+// narrower than a vector); else the last vector shifts inwards.
+int64_t vectorize_pure_loop(Recorder &rec, Halide::Stage s, const std::string &sn, const LoweredStage &st,
+                            const BoundShape &shape, int vw, bool guard) {
+    int64_t e0 = shape.var_extent(*st.statement, st.var_names[0]);
+    int64_t outer = shape.var_extent(*st.statement, st.var_names.back());
+    if (vw <= 1 || e0 < vw) return outer;
+    Halide::TailStrategy tail = guard ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::ShiftInwards;
+    s.vectorize(st.vars[0], vw, tail);
+    rec.line(sn + ".vectorize(" + st.var_names[0] + ", " + std::to_string(vw) + ", " + tail_name(tail) + ");");
+    return st.vars.size() == 1 ? (e0 + vw - 1) / vw : outer;
+}
+
+// A pointwise statement at root or tile: vectorized along its contiguous axis, parallel over its
+// outermost at root.
+void place_pointwise(Recorder &rec, LoweredStage &st, const StagePlace &place, const BoundShape &shape,
+                     const Target &target, int vw) {
+    const std::string f = clean_name(st.func.name());
+    compute_at_place(rec, st.func, f, place);
+    int64_t iterations = vectorize_pure_loop(rec, Halide::Stage(st.func), f, st, shape, vw, !place.root);
+    parallel_outermost(rec, Halide::Stage(st.func), f, st, place, target, iterations);
+}
+
+// Partial results: splits the innermost reduction loop by `lanes` and rfactors the inner part into
+// a Func of `lanes` partial results per point (computed per point of the accumulator, vectorized
+// and unrolled across its lanes), which the accumulator's update then combines (lesson 18).
+void rfactor_lanes(Recorder &rec, LoweredStage &st, const BoundShape &shape, int lanes, int vw) {
+    const std::string acc = clean_name(st.acc.name());
+    const std::string t = st.statement->tensor, rn = st.rvar_names[0];
+    int64_t extent = shape.var_extent(*st.statement, rn);
+    user_check(lanes % std::max(vw, 1) == 0 && extent % lanes == 0)
+        << "schedule: " << t << " lanes " << lanes << " must be a multiple of " << vw << " dividing " << rn << "'s extent "
+        << extent;
+    Halide::RVar ro(t + "_" + rn + "__o"), ri(t + "_" + rn + "__i");
+    Halide::Var u(t + "__u");
+    rec.declare_rvar(ro.name());
+    rec.declare_rvar(ri.name());
+    rec.declare_var(u.name());
+    Halide::Stage upd = st.acc.update();
+    upd.split(st.rdom[0], ro, ri, lanes);
+    rec.line(acc + ".update().split(" + rn + ", " + ro.name() + ", " + ri.name() + ", " + std::to_string(lanes) + ");");
+    Halide::Func intm = upd.rfactor(ri, u);
+    const std::string in = t + "_lanes";
+    rec.line("Func " + in + " = " + acc + ".update().rfactor(" + ri.name() + ", " + u.name() + ");");
+    intm.compute_at(st.acc, st.vars[0]);
+    rec.line(in + ".compute_at(" + acc + ", " + st.var_names[0] + ");");
+    intm.vectorize(u, vw);
+    rec.line(in + ".vectorize(" + u.name() + ", " + std::to_string(vw) + ");");
+    Halide::Stage iu = intm.update();
+    iu.vectorize(u, vw);
+    rec.line(in + ".update().vectorize(" + u.name() + ", " + std::to_string(vw) + ");");
+    if (lanes > vw) {
+        iu.unroll(u);
+        rec.line(in + ".update().unroll(" + u.name() + ");");
+    }
+}
+
+// A reduction at root or tile: partial results in `lanes` lanes (1: across its own innermost pure
+// loop, vectorized when wide enough, as schedule_root_reduction), parallel over its outermost pure
+// loop at root.
+void place_reduction(Recorder &rec, LoweredStage &st, const StageChoice &c, const StagePlace &place,
+                     const BoundShape &shape, const Target &target, int vw) {
+    const std::string f = clean_name(st.acc.name());
+    compute_at_place(rec, st.acc, f, place);
+    int64_t outer = shape.var_extent(*st.statement, st.var_names.back());
+    if (c.lanes > 1) {
+        rfactor_lanes(rec, st, shape, c.lanes, vw);
+        parallel_outermost(rec, st.acc.update(), f + ".update()", st, place, target, outer);
+        return;
+    }
+    vectorize_pure_loop(rec, Halide::Stage(st.acc), f, st, shape, vw, !place.root);
+    int64_t iterations = vectorize_pure_loop(rec, st.acc.update(), f + ".update()", st, shape, vw, true);
+    parallel_outermost(rec, st.acc.update(), f + ".update()", st, place, target, iterations);
+}
+
+// Every other statement, placed as the point says (issue 19): at root or in the output's cache
+// tile, reductions in partial-result lanes. UserError for a placement that cannot be realised.
+void place_stages(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Target &target,
+                  const OutputTiles &t) {
+    if (p.stages.empty()) return;
+    std::string error = stage_placement_error(*g.op.def, p.stages);
+    user_check(error.empty()) << "schedule: " << error;
+    StagePlace tile{false, Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name};
+    for (const StageChoice &c : p.stages) {
+        if (c.at == "inline") continue;
+        LoweredStage &st = g.op.stage(c.tensor);
+        int vw = target.vector_lanes(dtype_bytes(g.op.def->find_tensor(c.tensor)->dtype));
+        const StagePlace &place = c.at == "tile" ? tile : StagePlace{};
+        if (st.is_reduction()) {
+            place_reduction(rec, st, c, place, g.op.shape, target, vw);
+        } else {
+            place_pointwise(rec, st, place, g.op.shape, target, vw);
+        }
+    }
+}
+
 }  // namespace
 
 // The method, per stage group: tile the output; then, for a fused reduction, place its
@@ -662,8 +817,9 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     LoweredStage &main = op.stage(ms.tensor);
     const TiledGroup g{op, ms, main, main.is_reduction() && main_is_fusable(def)};
 
-    schedule_root_reductions(rec, g, target);
+    schedule_root_reductions(rec, g, p, target);
     OutputTiles tiles = tile_output(rec, op.output, op.stage(def.output().name), p, op.shape, target);
+    place_stages(rec, g, p, target, tiles);
     if (!g.fused) return rec.finish();
 
     // The accumulator: per register tile (registers hold it) or per cache tile with the
@@ -683,6 +839,31 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
 AppliedSchedule apply_default_schedule(LoweredOp &, const Target &) {
     return {{"// Halide's default schedule: reductions at root, everything else inlined, serial, scalar"}};
 }
+
+namespace {
+
+// Row operations (softmax, layernorm: statements other than the output and a fused reduction):
+// every other statement placed per heuristic_placement, fast math (exp vectorized, one division
+// per row), and the output
+// tiled by whole rows, as few as keep a row tile in 16 KiB of L1, so the statements computed in
+// its tile read the rows from cache, inside the output's parallel loop over row tiles.
+void place_rows(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+    p.stages = heuristic_placement(def, shape, target);
+    if (p.stages.empty()) return;
+    p.fast_math = fast_math_applies(def);
+    AxisTiling &row = p.axes[0];
+    row.tile = shape.var_extent(*def.statement_for(def.output().name), row.var);
+    if (p.axes.size() < 2) return;
+    int64_t row_bytes = row.tile * dtype_bytes(def.output().dtype);
+    AxisTiling &rows = p.axes[1];
+    int64_t extent = shape.var_extent(*def.statement_for(def.output().name), rows.var);
+    int64_t n = 1;
+    while (n * 2 * row_bytes <= 16384 && n * 2 <= extent) n *= 2;
+    rows.reg = 1;
+    rows.tile = n;
+}
+
+}  // namespace
 
 SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, const Target &target) {
     const Statement &out = *def.statement_for(def.output().name);
@@ -711,6 +892,7 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
         }
     }
     p.parallel_loops = 1;
+    place_rows(def, shape, target, p);
     return p;
 }
 

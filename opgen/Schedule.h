@@ -37,6 +37,21 @@ struct ReduceTiling {
     bool operator==(const ReduceTiling &o) const { return var == o.var && block == o.block; }
 };
 
+// Where a statement other than the output and its fused main reduction is computed (issue 19):
+// "root" (its own parallel, vectorized loop nest before the output's), "tile" (inside the
+// output's cache tile, at the loop OutputTiles' cache level: the rows it needs stay in cache and
+// it runs inside the output's parallel loop) or "inline" (recomputed by every consumer; pointwise
+// statements only). A reduction with lanes > 1 keeps that many partial results (a multiple of the
+// vector width dividing its innermost reduction extent), rfactored and vectorized (Halide tutorial
+// lesson 18), combined at the end.
+struct StageChoice {
+    std::string tensor;
+    std::string at = "root";
+    int lanes = 1;
+
+    bool operator==(const StageChoice &o) const { return tensor == o.tensor && at == o.at && lanes == o.lanes; }
+};
+
 struct SchedulePoint {
     std::vector<AxisTiling> axes;       // output variables, innermost first
     std::vector<ReduceTiling> reduce;   // main reduction variables, innermost first
@@ -49,6 +64,11 @@ struct SchedulePoint {
     bool unroll = true;                 // unroll the register tile
     int prefetch = 0;                   // prefetch unpacked inputs this many reduction steps
                                         // ahead (0: no prefetch)
+    // Every other statement's placement, in statement order; empty: reductions at root (today's
+    // schedule_root_reduction), pointwise statements inlined.
+    std::vector<StageChoice> stages;
+    bool fast_math = false;             // exp as Halide's fast_exp (vectorizes), divisions by a
+                                        // variable as products with its reciprocal (opgen/Lower.h)
 
     nlohmann::json to_json() const;
     static SchedulePoint from_json(const nlohmann::json &j);
@@ -59,7 +79,8 @@ struct SchedulePoint {
     bool operator==(const SchedulePoint &o) const {
         return axes == o.axes && reduce == o.reduce && outer_order == o.outer_order &&
                parallel_loops == o.parallel_loops && packed == o.packed && vector_width == o.vector_width &&
-               unroll == o.unroll && tile_order == o.tile_order && prefetch == o.prefetch;
+               unroll == o.unroll && tile_order == o.tile_order && prefetch == o.prefetch && stages == o.stages &&
+               fast_math == o.fast_math;
     }
 };
 
@@ -74,6 +95,10 @@ struct AppliedSchedule {
     std::vector<std::string> lines;  // Halide C++, one primitive per line
     std::string source() const;
 };
+
+// lower_to_halide with the point's lowering choices (fast_math): every caller that applies a
+// point lowers through this, so the algorithm a point is measured with is the one it names.
+LoweredOp lower_for_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint *point);
 
 // Applies `point` to freshly lowered Funcs. Raises UserError when the point does not fit the op
 // (unknown variable, factor out of range): tuner-made points always fit.

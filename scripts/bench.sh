@@ -10,7 +10,8 @@
 #   scripts/bench.sh --db FILE --out DIR [any opgen_bench option, see --help]
 #
 # The suite is also an `opgen batch` manifest, so a cache can be filled ahead of time:
-#   build-bench/opgen/opgen batch tests/bench/suite.json --threads 1
+#   OPGEN_OPS_PATH=tests/bench/ops build-bench/opgen/opgen batch tests/bench/suite.json --threads 1
+# (tests/bench/ops holds the suite's user ops, not bundled: rmsnorm; always passed as --ops-dir.)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${OPGEN_BENCH_BUILD_DIR:-$root/build-bench}"
@@ -43,4 +44,4 @@ cmake --build "$build" -j "$jobs" --target opgen_bench opgen
 export OPENBLAS_THREAD_TIMEOUT="${OPENBLAS_THREAD_TIMEOUT:-4}"
 
 cd "$root"
-exec "$build/tests/bench/opgen_bench" --db "$db" --out "$out" "${args[@]}"
+exec "$build/tests/bench/opgen_bench" --db "$db" --out "$out" --ops-dir "$root/tests/bench/ops" "${args[@]}"

@@ -20,7 +20,7 @@ std::unique_ptr<CompiledCandidate> compile_and_verify(TaskContext &task, const s
     r = MeasureResult();
     try {
         auto c = std::make_unique<CompiledCandidate>();
-        c->op = std::make_unique<LoweredOp>(lower_to_halide(*task.def, task.shape));
+        c->op = std::make_unique<LoweredOp>(lower_for_point(*task.def, task.shape, point ? &*point : nullptr));
         if (point) {
             apply_schedule(*c->op, *point, task.target);
         } else {

@@ -1,5 +1,7 @@
 #include "tuner/TilingRules.h"
 
+#include "opgen/StagePlacement.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -126,6 +128,8 @@ SchedulePoint tiling_at(const TilingRules &rules, size_t v, const std::vector<si
     p.packed = rules.knobs.pack_prefetch.front().first;
     p.prefetch = rules.knobs.pack_prefetch.front().second;
     p.unroll = rules.knobs.unroll_choices.front();
+    p.stages = rules.knobs.stage_plans.front().stages;
+    p.fast_math = rules.knobs.stage_plans.front().fast_math;
     return p;
 }
 
@@ -168,6 +172,10 @@ SchedulePoint with_knobs_of(const TilingRules &rules, SchedulePoint tiling, cons
         tiling.prefetch = 0;
     }
     if (has(k.unroll_choices, p.unroll)) tiling.unroll = p.unroll;
+    if (has(k.stage_plans, StagePlan{p.stages, p.fast_math})) {
+        tiling.stages = p.stages;
+        tiling.fast_math = p.fast_math;
+    }
     return tiling;
 }
 
@@ -309,6 +317,18 @@ KnobChoices knob_choices(const ComputeDef &def, const std::vector<AxisOptions> &
     k.pack_prefetch = pack_prefetch_choices(def, groups, fusable);
     k.unroll_choices = {true, false};
     return k;
+}
+
+// The stage knob: today's (nothing placed) and every offered placement, each with exact math and,
+// where it changes the op, with fast math.
+std::vector<StagePlan> stage_plan_choices(const ComputeDef &def, const BoundShape &shape, const Target &target) {
+    std::vector<bool> fast = fast_math_applies(def) ? std::vector<bool>{false, true} : std::vector<bool>{false};
+    std::vector<StagePlan> plans;
+    for (bool f : fast) plans.push_back({{}, f});
+    for (const auto &placement : offered_placements(def, shape, target)) {
+        for (bool f : fast) plans.push_back({placement, f});
+    }
+    return plans;
 }
 
 // The smallest tiling the rules offer (narrowest vector width, smallest register tiles as cache
@@ -454,6 +474,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     if (fusable) s.reduce = reduce_options(ms, shape);
     s.pairs = axis_pairs(s.axes, s.vector_widths);
     s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
+    s.knobs.stage_plans = stage_plan_choices(def, shape, target);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
     s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));
     s.footprint_plan = footprint_plan(def, shape, target, s);
@@ -486,7 +507,8 @@ bool offered_knobs(const KnobChoices &k, const SchedulePoint &p) {
                    (tile_order_matters(p) &&
                     std::find(k.tile_orders.begin() + 1, k.tile_orders.end(), p.tile_order) != k.tile_orders.end());
     return has(k.outer_orders, p.outer_order) && tile_ok && has(k.parallel_choices, p.parallel_loops) &&
-           has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch)) && has(k.unroll_choices, p.unroll);
+           has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch)) && has(k.unroll_choices, p.unroll) &&
+           has(k.stage_plans, StagePlan{p.stages, p.fast_math});
 }
 
 std::vector<Footprint> footprints(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape,
@@ -549,7 +571,7 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
     std::discrete_distribution<size_t> pick_width(weight.begin(), weight.end());
     auto uniform = [&](size_t count) { return std::uniform_int_distribution<size_t>(0, count - 1)(rng); };
     const uint64_t knob_combinations = k.outer_orders.size() * k.tile_orders.size() * k.parallel_choices.size() *
-                                       k.pack_prefetch.size() * k.unroll_choices.size();
+                                       k.pack_prefetch.size() * k.unroll_choices.size() * k.stage_plans.size();
     std::unordered_map<uint64_t, bool> tiling_fits;  // capacity checks, by tiling code
     std::unordered_set<uint64_t> chosen;             // (tiling, knobs) codes drawn and kept
     for (size_t draw = 0; draw < max_draws && out.size() < n; draw++) {
@@ -559,12 +581,14 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         size_t outer = uniform(k.outer_orders.size()), tile = uniform(k.tile_orders.size()),
                parallel = uniform(k.parallel_choices.size()), pack = uniform(k.pack_prefetch.size()),
                unroll = uniform(k.unroll_choices.size());
+        // Drawn only where there is a choice, so an op with one plan draws what it always did.
+        size_t plan = k.stage_plans.size() > 1 ? uniform(k.stage_plans.size()) : 0;
         SchedulePoint p = tiling_at(rules, v, idx);
         if (tile > 0 && !tile_order_matters(p)) continue;
         uint64_t code = tiling_code(rules, v, idx);
         uint64_t knobs =
-            (((outer * k.tile_orders.size() + tile) * k.parallel_choices.size() + parallel) * k.pack_prefetch.size() +
-             pack) * k.unroll_choices.size() + unroll;
+            ((((outer * k.tile_orders.size() + tile) * k.parallel_choices.size() + parallel) * k.pack_prefetch.size() +
+             pack) * k.unroll_choices.size() + unroll) * k.stage_plans.size() + plan;
         if (chosen.count(code * knob_combinations + knobs)) continue;
         if (!whole_register_tiles_if_blocked(rules, p)) continue;
         auto memo = tiling_fits.find(code);
@@ -576,6 +600,8 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         p.packed = k.pack_prefetch[pack].first;
         p.prefetch = k.pack_prefetch[pack].second;
         p.unroll = k.unroll_choices[unroll];
+        p.stages = k.stage_plans[plan].stages;
+        p.fast_math = k.stage_plans[plan].fast_math;
         chosen.insert(code * knob_combinations + knobs);
         out.push_back(std::move(p));
     }

@@ -43,6 +43,14 @@ struct ReduceOptions {
     std::vector<int64_t> blocks;  // divisors of the extent; the extent itself means "not blocked"
 };
 
+// One choice of the stage knob: the point's `stages` and `fast_math`.
+struct StagePlan {
+    std::vector<StageChoice> stages;
+    bool fast_math = false;
+
+    bool operator==(const StagePlan &o) const { return stages == o.stages && fast_math == o.fast_math; }
+};
+
 // The knob choices every tiling multiplies by (tile orders apply only where they differ).
 struct KnobChoices {
     std::vector<std::vector<std::string>> outer_orders;  // innermost first
@@ -52,6 +60,10 @@ struct KnobChoices {
     // read unpacked.
     std::vector<std::pair<std::vector<std::string>, int>> pack_prefetch;
     std::vector<bool> unroll_choices;
+    // Placements of the op's other statements (opgen/StagePlacement.h) with fast_math: [0] is
+    // today's (none placed, exact math); a single choice, so the same space, for ops with no other
+    // statement and nothing fast math changes (matmul, convolutions).
+    std::vector<StagePlan> stage_plans;
 };
 
 struct TilingRules {

@@ -22,7 +22,7 @@ std::string tiling_key(const SchedulePoint &p) {
 
 std::vector<size_t> knob_dims(const KnobChoices &k, const SchedulePoint &tiling) {
     return {k.outer_orders.size(), tile_order_matters(tiling) ? k.tile_orders.size() : 1, k.parallel_choices.size(),
-            k.pack_prefetch.size(), k.unroll_choices.size()};
+            k.pack_prefetch.size(), k.unroll_choices.size(), k.stage_plans.size()};
 }
 
 int64_t product(const std::vector<size_t> &dims) {
@@ -59,6 +59,8 @@ SchedulePoint LegalPoints::operator[](size_t i) const {
     p.packed = k.pack_prefetch[digit[3]].first;
     p.prefetch = k.pack_prefetch[digit[3]].second;
     p.unroll = k.unroll_choices[digit[4]];
+    p.stages = k.stage_plans[digit[5]].stages;
+    p.fast_math = k.stage_plans[digit[5]].fast_math;
     return p;
 }
 

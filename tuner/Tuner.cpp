@@ -492,7 +492,7 @@ void name_winner(const Task &t, RunState &s, Runner &runner) {
         r.best_result.gflops = r.flops / (r.best_result.timing.median_ms * 1e6);
     }
     r.found = true;
-    LoweredOp op = lower_to_halide(t.def, t.shape);
+    LoweredOp op = lower_for_point(t.def, t.shape, &r.best);
     r.schedule_source = apply_schedule(op, r.best, t.target).source();
 }
 

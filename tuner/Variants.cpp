@@ -377,7 +377,7 @@ db::VariantRecord level_variant(const ComputeDef &def, const BoundShape &shape, 
     v.level = level;
     v.load = l == 0 ? "none" : contention_for_level(level, vo.load_bytes).describe();
     v.schedule_json = points[best].to_json().dump();
-    LoweredOp fresh = lower_to_halide(def, shape);
+    LoweredOp fresh = lower_for_point(def, shape, &points[best]);
     v.schedule_source = apply_schedule(fresh, points[best], target).source();
     v.time_ms = run.medians[l][best];
     v.quiet_time_ms = run.medians[0][best];

@@ -60,6 +60,9 @@ void print_space(const ComputeDef &def, const BoundShape &shape, const Target &t
     std::cout << "\nknobs: vector widths {" << joined(s.vector_widths) << "}, " << k.outer_orders.size()
               << " cache-tile loop orders, " << k.tile_orders.size() << " register-tile loop orders, parallel {"
               << joined(k.parallel_choices) << "}, " << k.pack_prefetch.size() << " packing/prefetch choices, unroll {on,off}\n";
+    if (k.stage_plans.size() > 1) {
+        std::cout << "stage plans: " << k.stage_plans.size() << " (placements of the other statements, exp exact or fast)\n";
+    }
     std::cout << "\nbuffers:";
     for (const auto &b : target.buffers)
         std::cout << " " << b.name << "=" << (b.capacity ? std::to_string(b.capacity) : "unbounded")

@@ -22,7 +22,7 @@ class OpgenWinner : public Contender {
 public:
     OpgenWinner(const Problem &p, const SchedulePoint &point)
         : out_(p.make_output()),
-          op_(std::make_unique<LoweredOp>(lower_to_halide(*p.def, p.shape))) {
+          op_(std::make_unique<LoweredOp>(lower_for_point(*p.def, p.shape, &point))) {
         apply_schedule(*op_, point, p.target);
         kernel_ = std::make_unique<JitKernel>(*op_, p.target);
         kernel_->bind(p.inputs, out_);

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 using namespace opgen;
@@ -31,9 +32,10 @@ ComputeDef typed_op(const std::string &type, const std::string &body) {
 HostTensor run(const ComputeDef &def, const BoundShape &shape,
                const std::map<std::string, HostTensor> &inputs, bool heuristic) {
     Target host = host_target();
-    LoweredOp op = lower_to_halide(def, shape);
+    const SchedulePoint hp = heuristic_point(def, shape, host);
+    LoweredOp op = lower_for_point(def, shape, heuristic ? &hp : nullptr);
     if (heuristic) {
-        apply_schedule(op, heuristic_point(def, shape, host), host);
+        apply_schedule(op, hp, host);
     } else {
         apply_default_schedule(op, host);
     }
@@ -142,4 +144,35 @@ TEST(Lower, HeuristicScheduleOnIntegerLocals) {
         Verification v = verify_output(def, shape, inputs, out, 0.0);
         EXPECT_TRUE(v.ok) << (heuristic ? "heuristic: " : "default: ") << v.first_mismatch;
     }
+}
+
+// fast_exp (a schedule point's fast_math) over the whole float range softmax feeds it, including
+// where exp underflows (X - rmax of a row far below its maximum): within 1e-5 of exp where exp is
+// a normal float, and never a negative or large value where it underflows.
+TEST(Lower, FastExpStaysWithinTheToleranceAndUnderflowsToZero) {
+    ComputeDef def = parse_compute("op t\nparam M\ninput X: f32[M]\noutput Y: f32[M]\nY[i] = exp(X[i])\n", "t.op");
+    BoundShape shape = bind_shape(def, "M=2400");
+    std::map<std::string, HostTensor> inputs;
+    inputs["X"].dims = {2400};
+    for (int i = 0; i < 2400; i++) inputs["X"].data.push_back(-150.0f + 0.1f * float(i));  // up to 89.9
+    Target host = host_target();
+    LoweredOp op = lower_to_halide(def, shape, true);
+    JitKernel kernel(op, host);
+    HostTensor out;
+    out.dims = {2400};
+    out.data.assign(2400, -1.0f);
+    kernel.bind(inputs, out);
+    kernel.run();
+    int normal = 0;
+    for (int i = 0; i < 2400; i++) {
+        double x = inputs["X"].data[size_t(i)], want = std::exp(x), got = out.data[size_t(i)];
+        if (want > 1e-37 && want < 3e38) {
+            normal++;
+            EXPECT_LE(std::fabs(got - want), 1e-5 * want) << "exp(" << x << ")";
+        } else if (want <= 1e-37) {
+            EXPECT_GE(got, 0.0) << "exp(" << x << ")";
+            EXPECT_LE(got, 1e-30) << "exp(" << x << ")";
+        }
+    }
+    EXPECT_GT(normal, 1500);
 }

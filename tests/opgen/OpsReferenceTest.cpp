@@ -512,9 +512,10 @@ Prepared prepare(const OpCase &c, size_t shape_index) {
 
 HostTensor run_kernel(Prepared &p, bool heuristic) {
     Target host = host_target();
-    LoweredOp op = lower_to_halide(p.def, p.shape);
+    const SchedulePoint hp = heuristic_point(p.def, p.shape, host);
+    LoweredOp op = lower_for_point(p.def, p.shape, heuristic ? &hp : nullptr);
     if (heuristic) {
-        apply_schedule(op, heuristic_point(p.def, p.shape, host), host);
+        apply_schedule(op, hp, host);
     } else {
         apply_default_schedule(op, host);
     }

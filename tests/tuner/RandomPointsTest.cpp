@@ -146,3 +146,35 @@ TEST(ScheduleKnobs, NonDividingReductionBlocksMatchTheReference) {
     }
     EXPECT_EQ(tried, 3);
 }
+
+// Every stage plan of the row operations (issue 19: each other statement at root, in the output's
+// tile or inlined; reductions in one or several vectors of partial results; exp exact or fast),
+// each on a different sampled tiling, compiled and checked against the reference. Extents that
+// the lanes divide, so the partial-result choices are offered.
+TEST(StagePlans, EveryPlanOfTheRowOpsMatchesTheReference) {
+    Target host = host_target();
+    for (const auto &[name, dims] : std::vector<std::pair<std::string, std::string>>{{"softmax", "M=7,N=96"},
+                                                                                      {"layernorm", "M=9,N=64"}}) {
+        ComputeDef def = OpLibrary::standard().load(name);
+        BoundShape shape = bind_shape(def, dims);
+        TilingSpace s = make_tiling_space(def, shape, host, 2);
+        const auto &plans = s.knobs.stage_plans;
+        ASSERT_GT(plans.size(), 4u) << name;
+        bool lanes = false;
+        for (const auto &plan : plans) {
+            for (const auto &c : plan.stages) lanes |= c.lanes > 1;
+        }
+        EXPECT_TRUE(lanes) << name << ": no plan keeps partial results in lanes";
+        auto tilings = s.sample(plans.size(), 5);
+        ASSERT_FALSE(tilings.empty());
+        TaskContext task(def, shape, host, 23);
+        for (size_t i = 0; i < plans.size(); i++) {
+            SchedulePoint p = tilings[i % tilings.size()];
+            p.stages = plans[i].stages;
+            p.fast_math = plans[i].fast_math;
+            ASSERT_TRUE(s.contains(p)) << p.summary();
+            MeasureResult r = measure(task, p, 0.5, 1);
+            EXPECT_EQ(r.status, "ok") << name << " " << p.summary() << ": " << r.error;
+        }
+    }
+}

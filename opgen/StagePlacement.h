@@ -1,0 +1,51 @@
+// The rules of where an op's other statements go (issue 19, "Every stage scheduled"): which
+// statements a schedule point places with a StageChoice (opgen/Schedule.h), which placements are
+// realisable together, how many partial-result lanes a reduction may keep, and the placements the
+// space offers and the heuristic point picks. apply_schedule realises a placement; the tiling
+// space (tuner/TilingRules.h) enumerates the offered ones as one knob.
+#ifndef OPGEN_STAGE_PLACEMENT_H
+#define OPGEN_STAGE_PLACEMENT_H
+
+#include "opgen/ComputeDef.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "opgen/Target.h"
+
+#include <string>
+#include <vector>
+
+namespace opgen {
+
+// The statements a point places with StageChoice, in statement order: all but the output and a
+// fused main reduction (main_statement, main_is_fusable).
+std::vector<const Statement *> placeable_statements(const ComputeDef &def);
+
+// Whether fast math changes the op: a statement calls exp, or divides a floating-point value by
+// something other than a constant (lower_to_halide).
+bool fast_math_applies(const ComputeDef &def);
+
+// Why `stages` cannot be realised for `def`, or "" when it can: every choice names a placeable
+// statement at most once, at root, tile or inline (inline for pointwise statements only); and no
+// statement at root reads, directly or through inlined statements, one placed at tile (a tile of
+// the output is not yet computed when a root statement runs). Lanes are checked by apply_schedule.
+std::string stage_placement_error(const ComputeDef &def, const std::vector<StageChoice> &stages);
+
+// Partial-result lane counts offered for reduction statement `s` at `shape` with `vector_lanes`
+// lanes per vector: 1, and 2 vectors' worth or else one vector's worth where that many divides
+// the innermost reduction extent. Largest last.
+std::vector<int> reduction_lanes(const Statement &s, const BoundShape &shape, int vector_lanes);
+
+// Every realisable placement of the placeable statements from these options, in a fixed order:
+// reductions at root or tile with each of reduction_lanes; pointwise statements inlined, at tile
+// or at root. Empty when the op has no placeable statement.
+std::vector<std::vector<StageChoice>> offered_placements(const ComputeDef &def, const BoundShape &shape,
+                                                         const Target &target);
+
+// The placement an untuned user gets: reductions at tile with the most lanes offered; pointwise
+// statements read by two or more statements at tile (computed once, kept in cache), others
+// inlined. Empty when the op has no placeable statement.
+std::vector<StageChoice> heuristic_placement(const ComputeDef &def, const BoundShape &shape, const Target &target);
+
+}  // namespace opgen
+
+#endif
