@@ -60,17 +60,10 @@ int64_t count(SqliteConnection &connection, const std::string &table) {
     return query.integer(0);
 }
 
-// Copies one input into the merged file; `what` names the input for error messages.
-void merge_one(SqliteConnection &out, const std::string &input, MergeReport &report) {
-    const std::string what = "merging " + quoted(input);
-    {
-        SqliteQuery attach(out, "ATTACH DATABASE ?1 AS src", what);
-        attach.bind(1, input).run();
-    }
-    try {
-        report.kernels_read += count(out, "src.kernels");
-        SqliteTransaction transaction(out, what);
-        out.exec(R"sql(
+// The ops, targets, kernels, variants and models of the attached input `src`, merged into main
+// as put_kernel and put_model would: per key the faster row stays.
+void merge_rows(SqliteConnection &out, const std::string &what) {
+    out.exec(R"sql(
 INSERT INTO main.ops (name, op_hash, source)
     SELECT name, op_hash, source FROM src.ops WHERE true
     ON CONFLICT (name, op_hash) DO UPDATE SET source = excluded.source WHERE ops.source = '';
@@ -109,16 +102,20 @@ INSERT INTO main.kernel_variants (op_name, op_hash, shape, dtype, target, halide
 INSERT INTO main.models (target, name, created_at, train_rows, quality_json, bytes)
     SELECT target, name, created_at, train_rows, quality_json, bytes FROM src.models ORDER BY id;
 )sql",
-                 what);
-        // Every run and measurement is kept. The input's run ids move past the ones already
-        // merged, all by the same offset, so each measurement still names its run.
-        int64_t offset = 0;
-        {
-            SqliteQuery last(out, "SELECT coalesce(max(id), 0) FROM main.tuning_runs", what);
-            last.step();
-            offset = last.integer(0);
-        }
-        SqliteQuery runs(out, R"sql(
+             what);
+}
+
+// The largest run id merged so far: the next input's run ids move past it.
+int64_t last_run_id(SqliteConnection &out, const std::string &what) {
+    SqliteQuery last(out, "SELECT coalesce(max(id), 0) FROM main.tuning_runs", what);
+    last.step();
+    return last.integer(0);
+}
+
+// Appends every run and measurement of `src`, the run ids moved by `offset` on both sides, so
+// each measurement still names its run.
+void append_runs(SqliteConnection &out, int64_t offset, const std::string &what) {
+    SqliteQuery runs(out, R"sql(
 INSERT INTO main.tuning_runs (id, op_name, op_hash, shape, dtype, target, halide_version,
                               tuner_version, started_at, finished_at, trials, status, error,
                               options_json)
@@ -126,9 +123,9 @@ INSERT INTO main.tuning_runs (id, op_name, op_hash, shape, dtype, target, halide
            started_at, finished_at, trials, status, error, options_json
     FROM src.tuning_runs ORDER BY id
 )sql",
-                         what);
-        runs.bind(1, offset).run();
-        SqliteQuery measurements(out, R"sql(
+                     what);
+    runs.bind(1, offset).run();
+    SqliteQuery measurements(out, R"sql(
 INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_version,
                                tuner_version, schedule_json, features, feature_rows, time_ms,
                                gflops, status, error, created_at, run_id)
@@ -136,9 +133,28 @@ INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_ve
            features, feature_rows, time_ms, gflops, status, error, created_at, run_id + ?1
     FROM src.measurements ORDER BY id
 )sql",
-                                 what);
-        measurements.bind(1, offset).run();
-        transaction.commit();
+                             what);
+    measurements.bind(1, offset).run();
+}
+
+// Merges the input attached as `src` in one transaction: all of it or none.
+void merge_attached(SqliteConnection &out, MergeReport &report, const std::string &what) {
+    report.kernels_read += count(out, "src.kernels");
+    SqliteTransaction transaction(out, what);
+    merge_rows(out, what);
+    append_runs(out, last_run_id(out, what), what);
+    transaction.commit();
+}
+
+// Copies one input into the merged file, attached as `src` for the time of the copy.
+void merge_one(SqliteConnection &out, const std::string &input, MergeReport &report) {
+    const std::string what = "merging " + quoted(input);
+    {
+        SqliteQuery attach(out, "ATTACH DATABASE ?1 AS src", what);
+        attach.bind(1, input).run();
+    }
+    try {
+        merge_attached(out, report, what);
     } catch (...) {
         out.exec("DETACH DATABASE src", what);
         throw;
@@ -148,7 +164,11 @@ INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_ve
 
 } // namespace
 
-MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const std::string &output) {
+namespace {
+
+// Refuses, before anything is written, inputs that cannot be merged into `output` (see
+// merge_kernel_caches).
+void check_merge_inputs(const std::vector<std::string> &inputs, const std::string &output) {
     if (inputs.empty()) {
         throw DbError("merge needs at least one input database");
     }
@@ -172,7 +192,21 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
                       ", not version " + std::to_string(kernel_cache_schema_version()) +
                       " that this build merges; open each input read-write once to upgrade it");
     }
+}
 
+// Counts what the merged file holds.
+void count_merged(SqliteConnection &out, MergeReport &report) {
+    report.kernels = count(out, "kernels");
+    report.measurements = count(out, "measurements");
+    report.models = count(out, "models");
+    report.tuning_runs = count(out, "tuning_runs");
+    report.variants = count(out, "kernel_variants");
+}
+
+} // namespace
+
+MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const std::string &output) {
+    check_merge_inputs(inputs, output);
     // Build under a temporary name, then link into place: a failure leaves nothing at `output`,
     // and a file that appeared there meanwhile is never overwritten.
     std::string temporary = output + ".merging-" + std::to_string(::getpid());
@@ -185,11 +219,7 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
             for (const std::string &input : inputs) {
                 merge_one(out, input, report);
             }
-            report.kernels = count(out, "kernels");
-            report.measurements = count(out, "measurements");
-            report.models = count(out, "models");
-            report.tuning_runs = count(out, "tuning_runs");
-            report.variants = count(out, "kernel_variants");
+            count_merged(out, report);
             // One self-contained file: fold the WAL back in before it moves.
             out.exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpointing the merged file");
         }
@@ -205,6 +235,132 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
     return report;
 }
 
+namespace {
+
+// Every kernel row, key fields first, the schedule embedded as JSON.
+nlohmann::json exported_kernels(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                          " FROM kernels ORDER BY target, op_name, shape, dtype, op_hash, "
+                          "halide_version, tuner_version",
+                      "exporting the kernels");
+    while (query.step()) {
+        KernelRecord r;
+        r.key = read_key(query, 0);
+        read_record(query, 7, r);
+        nlohmann::json row = key_json(r.key);
+        row.update({{"schedule", json_or_text(r.schedule_json)},
+                    {"schedule_source", r.schedule_source},
+                    {"time_ms", r.time_ms},
+                    {"gflops", r.gflops},
+                    {"default_time_ms", r.default_time_ms},
+                    {"verified", r.verified},
+                    {"trials", r.trials},
+                    {"created_at", r.created_at}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// The ops with their source text, and the targets with their description.
+nlohmann::json exported_ops(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection, "SELECT name, op_hash, source FROM ops ORDER BY name, op_hash",
+                      "exporting the ops");
+    while (query.step()) {
+        rows.push_back(
+            {{"name", query.text(0)}, {"op_hash", query.text(1)}, {"source", query.text(2)}});
+    }
+    return rows;
+}
+
+nlohmann::json exported_targets(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection, "SELECT name, description, fingerprint FROM targets ORDER BY name",
+                      "exporting the targets");
+    while (query.step()) {
+        rows.push_back({{"name", query.text(0)},
+                        {"description", query.text(1)},
+                        {"fingerprint", query.text(2)}});
+    }
+    return rows;
+}
+
+// Every tuning run, its options embedded as JSON.
+nlohmann::json exported_runs(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns +
+                          ", id, started_at, finished_at, trials, status, error, options_json "
+                          "FROM tuning_runs ORDER BY id",
+                      "exporting the tuning runs");
+    while (query.step()) {
+        nlohmann::json row = key_json(read_key(query, 0));
+        row.update({{"id", query.integer(7)},
+                    {"started_at", query.text(8)},
+                    {"finished_at", query.text(9)},
+                    {"trials", query.integer(10)},
+                    {"status", query.text(11)},
+                    {"error", query.text(12)},
+                    {"options", json_or_text(query.text(13))}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+nlohmann::json exported_variants(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns +
+                          ", level, load, time_ms, quiet_time_ms, trials, created_at, "
+                          "schedule_json FROM kernel_variants ORDER BY target, op_name, shape, "
+                          "dtype, op_hash, halide_version, tuner_version, level",
+                      "exporting the variants");
+    while (query.step()) {
+        nlohmann::json row = key_json(read_key(query, 0));
+        row.update({{"level", query.real(7)},
+                    {"load", query.text(8)},
+                    {"time_ms", query.real(9)},
+                    {"quiet_time_ms", query.real(10)},
+                    {"trials", query.integer(11)},
+                    {"created_at", query.text(12)},
+                    {"schedule", json_or_text(query.text(13))}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// Every measurement, key by key, as the cache's measurements_for reads them (features as
+// numbers, run_id null for none).
+nlohmann::json exported_measurements(const std::string &path, SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    auto cache = open_kernel_cache(path, OpenMode::ReadOnly);
+    SqliteQuery keys(connection,
+                     std::string("SELECT DISTINCT ") + kKeyColumns +
+                         " FROM measurements ORDER BY target, op_name, shape",
+                     "exporting the measurements");
+    while (keys.step()) {
+        for (const MeasurementRecord &m : cache->measurements_for(read_key(keys, 0))) {
+            rows.push_back({{"op", m.key.op_name},
+                            {"shape", m.key.shape},
+                            {"target", m.key.target},
+                            {"schedule", m.schedule_json},
+                            {"features", m.features},
+                            {"feature_rows", m.feature_rows},
+                            {"time_ms", m.time_ms},
+                            {"gflops", m.gflops},
+                            {"status", m.status},
+                            {"error", m.error},
+                            {"run_id", m.run_id == 0 ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(m.run_id)}});
+        }
+    }
+    return rows;
+}
+
+} // namespace
+
 void export_kernel_cache(const std::string &path, bool with_measurements, std::ostream &out) {
     int version = open_kernel_cache(path, OpenMode::ReadOnly)->stats().schema_version;
     SqliteConnection connection(path, SQLITE_OPEN_READONLY, busy_timeout_from_environment(path));
@@ -212,113 +368,13 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
     connection.exec("BEGIN", "exporting");
     nlohmann::json doc;
     doc["schema_version"] = version;
-    doc["kernels"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
-                              " FROM kernels ORDER BY target, op_name, shape, dtype, op_hash, "
-                              "halide_version, tuner_version",
-                          "exporting the kernels");
-        while (query.step()) {
-            KernelRecord r;
-            r.key = read_key(query, 0);
-            read_record(query, 7, r);
-            nlohmann::json row = key_json(r.key);
-            row.update({{"schedule", json_or_text(r.schedule_json)},
-                                      {"schedule_source", r.schedule_source},
-                                      {"time_ms", r.time_ms},
-                                      {"gflops", r.gflops},
-                                      {"default_time_ms", r.default_time_ms},
-                                      {"verified", r.verified},
-                                      {"trials", r.trials},
-                                      {"created_at", r.created_at}});
-            doc["kernels"].push_back(row);
-        }
-    }
-    doc["ops"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection, "SELECT name, op_hash, source FROM ops ORDER BY name, op_hash",
-                          "exporting the ops");
-        while (query.step()) {
-            doc["ops"].push_back(
-                {{"name", query.text(0)}, {"op_hash", query.text(1)}, {"source", query.text(2)}});
-        }
-    }
-    doc["targets"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          "SELECT name, description, fingerprint FROM targets ORDER BY name",
-                          "exporting the targets");
-        while (query.step()) {
-            doc["targets"].push_back({{"name", query.text(0)},
-                                      {"description", query.text(1)},
-                                      {"fingerprint", query.text(2)}});
-        }
-    }
-    doc["tuning_runs"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          std::string("SELECT ") + kKeyColumns +
-                              ", id, started_at, finished_at, trials, status, error, options_json "
-                              "FROM tuning_runs ORDER BY id",
-                          "exporting the tuning runs");
-        while (query.step()) {
-            KernelKey key = read_key(query, 0);
-            nlohmann::json row = key_json(key);
-            row.update({{"id", query.integer(7)},
-                 {"started_at", query.text(8)},
-                 {"finished_at", query.text(9)},
-                 {"trials", query.integer(10)},
-                 {"status", query.text(11)},
-                 {"error", query.text(12)},
-                 {"options", json_or_text(query.text(13))}});
-            doc["tuning_runs"].push_back(row);
-        }
-    }
-    doc["variants"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          std::string("SELECT ") + kKeyColumns +
-                              ", level, load, time_ms, quiet_time_ms, trials, created_at, "
-                              "schedule_json FROM kernel_variants ORDER BY target, op_name, shape, "
-                              "dtype, op_hash, halide_version, tuner_version, level",
-                          "exporting the variants");
-        while (query.step()) {
-            KernelKey key = read_key(query, 0);
-            nlohmann::json row = key_json(key);
-            row.update({{"level", query.real(7)},
-                 {"load", query.text(8)},
-                 {"time_ms", query.real(9)},
-                 {"quiet_time_ms", query.real(10)},
-                 {"trials", query.integer(11)},
-                 {"created_at", query.text(12)},
-                 {"schedule", json_or_text(query.text(13))}});
-            doc["variants"].push_back(row);
-        }
-    }
+    doc["kernels"] = exported_kernels(connection);
+    doc["ops"] = exported_ops(connection);
+    doc["targets"] = exported_targets(connection);
+    doc["tuning_runs"] = exported_runs(connection);
+    doc["variants"] = exported_variants(connection);
     if (with_measurements) {
-        doc["measurements"] = nlohmann::json::array();
-        auto cache = open_kernel_cache(path, OpenMode::ReadOnly);
-        SqliteQuery keys(connection,
-                         std::string("SELECT DISTINCT ") + kKeyColumns +
-                             " FROM measurements ORDER BY target, op_name, shape",
-                         "exporting the measurements");
-        while (keys.step()) {
-            for (const MeasurementRecord &m : cache->measurements_for(read_key(keys, 0))) {
-                doc["measurements"].push_back({{"op", m.key.op_name},
-                                               {"shape", m.key.shape},
-                                               {"target", m.key.target},
-                                               {"schedule", m.schedule_json},
-                                               {"features", m.features},
-                                               {"feature_rows", m.feature_rows},
-                                               {"time_ms", m.time_ms},
-                                               {"gflops", m.gflops},
-                                               {"status", m.status},
-                                               {"error", m.error},
-                                               {"run_id", m.run_id == 0 ? nlohmann::json(nullptr)
-                                                                        : nlohmann::json(m.run_id)}});
-            }
-        }
+        doc["measurements"] = exported_measurements(path, connection);
     }
     connection.exec("COMMIT", "exporting");
     out << doc.dump(2) << "\n";

@@ -196,25 +196,37 @@ bool reads_tensor(const Expr &e, const std::string &tensor) {
     return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return reads_tensor(a, tensor); });
 }
 
-struct Tiled {
-    std::vector<Halide::Var> vo, vr, vi;  // innermost first, per axis
-    Halide::VarOrRVar outer_compute_level = Halide::Var();  // innermost loop outside the register tiles
-    std::string outer_compute_name;
+// The output loop a cache tile's data (a blocked accumulator, packed panels) is computed at: the
+// innermost loop outside the register tiles.
+struct CacheLevel {
+    Halide::VarOrRVar var = Halide::Var();
+    std::string name;
 };
 
-// Tiles the output (or any pure Func) per the point: returns the loop variables.
-Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const SchedulePoint &p,
-                  const BoundShape &shape, const Target &target) {
-    const std::string f = clean_name(out.name());
-    Tiled t;
-    const Statement &s = *st.statement;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < p.axes.size(); i++) {
-        const AxisTiling &a = p.axes[i];
+// The output's loops, innermost first per axis, and its cache level.
+struct OutputTiles {
+    std::vector<Halide::Var> vo, vr, vi;  // cache tile, register tile, inside the register tile
+    std::vector<Halide::Var> outer;       // the cache-tile loops in loop order, innermost first
+    CacheLevel cache;
+};
+
+// Position in p.axes of the axis called `name`; UserError naming `field` when there is none.
+size_t axis_index(const SchedulePoint &p, const std::string &name, const char *field) {
+    auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const AxisTiling &a) { return a.var == name; });
+    user_check(it != p.axes.end()) << "schedule: " << field << " names unknown axis '" << name << "'";
+    return size_t(it - p.axes.begin());
+}
+
+// Splits each output axis into cache tile, register tile and inside (vo, vr, vi). UserError for an
+// unknown axis, factors out of order, or a rank other than the output's.
+OutputTiles split_output_axes(Recorder &rec, Halide::Func out, const std::string &f, const LoweredStage &st,
+                              const SchedulePoint &p, const BoundShape &shape) {
+    OutputTiles t;
+    for (const AxisTiling &a : p.axes) {
         auto pos = std::find(st.var_names.begin(), st.var_names.end(), a.var);
         user_check(pos != st.var_names.end()) << "schedule: '" << a.var << "' is not a variable of " << f;
         Halide::Var v = st.vars[size_t(pos - st.var_names.begin())];
-        int64_t extent = shape.var_extent(s, a.var);
+        int64_t extent = shape.var_extent(*st.statement, a.var);
         user_check(a.reg >= 1 && a.reg <= a.tile && a.tile <= extent)
             << "schedule: axis " << a.var << " needs 1 <= reg (" << a.reg << ") <= tile (" << a.tile << ") <= extent ("
             << extent << ")";
@@ -232,7 +244,15 @@ Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const
     }
     user_check(p.axes.size() == st.vars.size()) << "schedule: " << p.axes.size() << " axes given for " << f << " of rank "
                                                 << st.vars.size();
-    // Loop order, innermost first: register tile, register-tile loops, cache-tile loops.
+    return t;
+}
+
+// Orders the output's loops, innermost first: inside the register tile, the register-tile loops
+// (p.tile_order or the axes' order), the cache-tile loops (p.outer_order). Returns the cache-tile
+// loops in that order. UserError when an order does not name every axis once.
+std::vector<Halide::Var> order_output_loops(Recorder &rec, Halide::Func out, const std::string &f,
+                                            const SchedulePoint &p, const OutputTiles &t) {
+    std::vector<Halide::Var> outer;
     std::vector<Halide::VarOrRVar> order;
     std::string order_text;
     auto add = [&](const Halide::Var &v) {
@@ -244,23 +264,21 @@ Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const
         for (const auto &v : t.vr) add(v);
     } else {
         user_check(p.tile_order.size() == p.axes.size()) << "schedule: tile_order must name every axis once";
-        for (const auto &name : p.tile_order) {
-            auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const AxisTiling &a) { return a.var == name; });
-            user_check(it != p.axes.end()) << "schedule: tile_order names unknown axis '" << name << "'";
-            add(t.vr[size_t(it - p.axes.begin())]);
-        }
+        for (const auto &name : p.tile_order) add(t.vr[axis_index(p, name, "tile_order")]);
     }
-    std::vector<Halide::Var> outer;
     user_check(p.outer_order.size() == p.axes.size()) << "schedule: outer_order must name every axis once";
     for (const auto &name : p.outer_order) {
-        auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const AxisTiling &a) { return a.var == name; });
-        user_check(it != p.axes.end()) << "schedule: outer_order names unknown axis '" << name << "'";
-        outer.push_back(t.vo[size_t(it - p.axes.begin())]);
+        outer.push_back(t.vo[axis_index(p, name, "outer_order")]);
         add(outer.back());
     }
     out.reorder(order);
     rec.line(f + ".reorder(" + order_text + ");");
-    // Vectorize the innermost axis, unroll the rest of the register tile.
+    return outer;
+}
+
+// Vectorizes the output's innermost axis and unrolls the rest of its register tile.
+void vectorize_output(Recorder &rec, Halide::Func out, const std::string &f, const SchedulePoint &p,
+                      const OutputTiles &t) {
     int vw = p.vector_width;
     if (vw > 1) {
         Halide::TailStrategy tail = p.axes[0].reg % vw == 0 ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
@@ -271,37 +289,50 @@ Tiled tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const
             rec.line(f + ".unroll(" + t.vi[0].name() + ");");
         }
     }
-    if (p.unroll) {
-        for (size_t i = 1; i < t.vi.size(); i++) {
-            if (p.axes[i].reg > 1) {
-                out.unroll(t.vi[i]);
-                rec.line(f + ".unroll(" + t.vi[i].name() + ");");
-            }
+    if (!p.unroll) return;
+    for (size_t i = 1; i < t.vi.size(); i++) {
+        if (p.axes[i].reg > 1) {
+            out.unroll(t.vi[i]);
+            rec.line(f + ".unroll(" + t.vi[i].name() + ");");
         }
     }
-    // Fuse the outermost loops into one parallel loop.
+}
+
+// Fuses the p.parallel_loops outermost cache-tile loops into one parallel loop (on a target with
+// more than one core). Returns the cache level: the innermost cache-tile loop, or the fused loop
+// when every cache-tile loop went into it.
+CacheLevel parallelize_output(Recorder &rec, Halide::Func out, const std::string &f, const SchedulePoint &p,
+                              const Target &target, const OutputTiles &t) {
+    const std::vector<Halide::Var> &outer = t.outer;
     int par = std::min<int>(p.parallel_loops, int(outer.size()));
-    t.outer_compute_level = outer.empty() ? Halide::VarOrRVar(t.vr.back()) : Halide::VarOrRVar(outer.front());
-    t.outer_compute_name = outer.empty() ? t.vr.back().name() : outer.front().name();
-    if (par > 0 && target.cores > 1) {
-        Halide::Var fused = outer.back();
-        std::string fused_name = fused.name();
-        for (int k = 1; k < par; k++) {
-            Halide::Var inner = outer[outer.size() - 1 - size_t(k)];
-            Halide::Var f2(inner.name() + "_" + fused_name);
-            rec.declare_var(f2.name());
-            out.fuse(inner, fused, f2);
-            rec.line(f + ".fuse(" + inner.name() + ", " + fused_name + ", " + f2.name() + ");");
-            fused = f2;
-            fused_name = f2.name();
-        }
-        out.parallel(fused);
-        rec.line(f + ".parallel(" + fused_name + ");");
-        if (size_t(par) == outer.size()) {
-            t.outer_compute_level = Halide::VarOrRVar(fused);
-            t.outer_compute_name = fused_name;
-        }
+    CacheLevel cache{outer.empty() ? Halide::VarOrRVar(t.vr.back()) : Halide::VarOrRVar(outer.front()),
+                     outer.empty() ? t.vr.back().name() : outer.front().name()};
+    if (par <= 0 || target.cores <= 1) return cache;
+    Halide::Var fused = outer.back();
+    std::string fused_name = fused.name();
+    for (int k = 1; k < par; k++) {
+        Halide::Var inner = outer[outer.size() - 1 - size_t(k)];
+        Halide::Var f2(inner.name() + "_" + fused_name);
+        rec.declare_var(f2.name());
+        out.fuse(inner, fused, f2);
+        rec.line(f + ".fuse(" + inner.name() + ", " + fused_name + ", " + f2.name() + ");");
+        fused = f2;
+        fused_name = f2.name();
     }
+    out.parallel(fused);
+    rec.line(f + ".parallel(" + fused_name + ");");
+    if (size_t(par) == outer.size()) return {Halide::VarOrRVar(fused), fused_name};
+    return cache;
+}
+
+// Tiles the output (or any pure Func) per the point: returns the loop variables.
+OutputTiles tile_output(Recorder &rec, Halide::Func out, const LoweredStage &st, const SchedulePoint &p,
+                        const BoundShape &shape, const Target &target) {
+    const std::string f = clean_name(out.name());
+    OutputTiles t = split_output_axes(rec, out, f, st, p, shape);
+    t.outer = order_output_loops(rec, out, f, p, t);
+    vectorize_output(rec, out, f, p, t);
+    t.cache = parallelize_output(rec, out, f, p, target, t);
     return t;
 }
 
@@ -343,173 +374,193 @@ size_t input_position(const ComputeDef &def, const Statement &ms, const std::str
 // outermost reduction loop (input channels, k) never is.
 constexpr int64_t kUnrollWindow = 4;
 
-// Prefetches every input the reduction reads directly (not through a packed panel) `distance`
-// steps ahead along the reduction loop `r`.
-void prefetch_inputs(Recorder &rec, LoweredOp &op, const Statement &ms, const SchedulePoint &p, Halide::Stage u,
-                     const std::string &un, const Halide::VarOrRVar &r, const std::string &rn) {
-    if (p.prefetch <= 0) return;
-    for (size_t i = 0; i < op.params.size(); i++) {
-        const std::string &name = op.param_names[i];
-        if (!reads_tensor(ms.body, name) ||
-            std::find(p.packed.begin(), p.packed.end(), name) != p.packed.end())
-            continue;
-        u.prefetch(op.params[i], r, r, p.prefetch, Halide::PrefetchBoundStrategy::NonFaulting);
-        rec.line(un + ".prefetch(" + name + ", " + rn + ", " + rn + ", " + std::to_string(p.prefetch) +
-                 ", PrefetchBoundStrategy::NonFaulting);");
+// The stage group a point schedules: the output, tiled, and the main statement's stage, computed
+// inside the output's tiles when it is a fusable reduction.
+struct StageGroup {
+    LoweredOp &op;
+    const Statement &ms;  // the main statement
+    LoweredStage &main;   // its stage
+    bool fused = false;   // main is a reduction computed inside the output's tiles
+};
+
+// Computes every reduction outside the group's tiles at root.
+void schedule_root_reductions(Recorder &rec, const StageGroup &g, const Target &target) {
+    for (auto &st : g.op.stages) {
+        if (st.is_reduction() && !(g.fused && &st == &g.main)) schedule_root_reduction(rec, st, g.op.shape, target);
     }
 }
 
-}  // namespace
-
-AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Target &target) {
-    Recorder rec;
-    const ComputeDef &def = *op.def;
-    LoweredStage &outst = op.stage(def.output().name);
-    const Statement &ms = main_statement(def);
-    LoweredStage &main = op.stage(ms.tensor);
-    bool fused = main.is_reduction() && main_is_fusable(def);
-
-    for (auto &st : op.stages) {
-        if (st.is_reduction() && !(fused && &st == &main)) schedule_root_reduction(rec, st, op.shape, target);
-    }
-    Tiled t = tile_output(rec, op.output, outst, p, op.shape, target);
-    if (!fused) {
-        return rec.finish();
-    }
-
-    // The accumulator: per register tile (registers hold it) or per cache tile with the
-    // reduction blocked.
-    Halide::Func acc = main.acc;
-    const std::string a = clean_name(acc.name());
-    const std::string o = clean_name(op.output.name());
+// True when the point splits a reduction loop of the main statement into blocks. UserError for a
+// variable that is not one of its reduction loops or a block outside [1, extent].
+bool reduction_is_blocked(const StageGroup &g, const SchedulePoint &p) {
     bool blocked = false;
     for (const auto &r : p.reduce) {
-        auto pos = std::find(main.rvar_names.begin(), main.rvar_names.end(), r.var);
-        user_check(pos != main.rvar_names.end()) << "schedule: '" << r.var << "' is not a reduction variable of " << ms.tensor;
-        int64_t extent = op.shape.var_extent(ms, r.var);
+        auto pos = std::find(g.main.rvar_names.begin(), g.main.rvar_names.end(), r.var);
+        user_check(pos != g.main.rvar_names.end()) << "schedule: '" << r.var << "' is not a reduction variable of " << g.ms.tensor;
+        int64_t extent = g.op.shape.var_extent(g.ms, r.var);
         user_check(r.block >= 1 && r.block <= extent)
             << "schedule: reduction block " << r.block << " of " << r.var << " must be in [1, " << extent << "]";
         blocked |= r.block < extent;
     }
+    return blocked;
+}
+
+// The block of reduction loop `rn`: the point's, or its whole extent when the point has none.
+int64_t reduction_block(const StageGroup &g, const SchedulePoint &p, const std::string &rn) {
+    int64_t block = g.op.shape.var_extent(g.ms, rn);
+    for (const auto &r : p.reduce) {
+        if (r.var == rn) block = r.block;
+    }
+    return block;
+}
+
+// Where the main reduction's accumulator is computed and stored.
+struct Accumulator {
+    Halide::Func func;
+    std::string name;
+    bool blocked = false;       // holds a cache tile, its reduction split into blocks
+    Halide::LoopLevel at;       // compute_at level in the output's loops
+    std::string at_text;        // ... as printed: "<output>, <loop>"
+    std::string buffer;         // the target buffer it is stored in
+    int64_t init_extent = 1;    // extent of the init's innermost loop (register or cache tile)
+};
+
+// An accumulator per register tile: its registers are the cache_write buffer.
+Accumulator accumulate_per_register_tile(const StageGroup &g, const SchedulePoint &p, const Target &target,
+                                         const OutputTiles &t) {
+    Halide::Func out = g.op.output;
+    return {g.main.acc, clean_name(g.main.acc.name()), false, Halide::LoopLevel(out, t.vr[0]),
+            clean_name(out.name()) + ", " + t.vr[0].name(), target.output_path().front(), p.axes[0].reg};
+}
+
+// An accumulator per cache tile, for a blocked reduction (Goto's kc blocking). UserError when a
+// cache tile is not a whole number of register tiles.
+Accumulator accumulate_per_cache_tile(const StageGroup &g, const SchedulePoint &p, const Target &target,
+                                      const OutputTiles &t) {
+    for (const AxisTiling &a : p.axes) {
+        user_check(a.tile % a.reg == 0) << "schedule: with a blocked reduction the tile of " << a.var << " (" << a.tile
+                                        << ") must be a multiple of its register tile (" << a.reg << ")";
+    }
+    Halide::Func out = g.op.output;
+    return {g.main.acc, clean_name(g.main.acc.name()), true, Halide::LoopLevel(out, t.cache.var),
+            clean_name(out.name()) + ", " + t.cache.name, panel_buffer(target, 0), p.axes[0].tile};
+}
+
+// Storage: computes the accumulator at its level and places it in its buffer.
+void place_accumulator(Recorder &rec, const Accumulator &acc, const Target &target) {
+    Halide::Func f = acc.func;
+    f.compute_at(acc.at);
+    rec.line(acc.name + ".compute_at(" + acc.at_text + ");");
+    store_in(rec, f, acc.name, target, acc.buffer);
+}
+
+// Vectorizes loop `v` (`vn`) of stage `s` (`sn`) by the point's vector width, and unrolls it when
+// whole vectors cover its extent more than once.
+void vectorize_loop(Recorder &rec, const SchedulePoint &p, Halide::Stage s, const std::string &sn, const Halide::Var &v,
+                    const std::string &vn, int64_t extent) {
     int vw = p.vector_width;
-    std::vector<Halide::VarOrRVar> acc_vars(main.vars.begin(), main.vars.end());
-    auto unroll_rest = [&](Halide::Stage s, const std::string &sn, const std::vector<Halide::Var> &vars,
-                           const std::vector<std::string> &names) {
-        if (!p.unroll) return;
-        for (size_t i = 1; i < vars.size(); i++) {
-            if (p.axes[i].reg > 1) {
-                s.unroll(vars[i]);
-                rec.line(sn + ".unroll(" + names[i] + ");");
-            }
-        }
-    };
-    auto vec = [&](Halide::Stage s, const std::string &sn, const Halide::Var &v, const std::string &vn, int64_t extent) {
-        if (vw <= 1) return;
-        bool exact = extent % vw == 0;
-        // Update stages may not round up (it would recompute values); a guard that divides evenly
-        // costs nothing, since Halide proves it away.
-        bool round_up = exact && sn.find(".update()") == std::string::npos;
-        Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
-        s.vectorize(v, vw, tail);
-        rec.line(sn + ".vectorize(" + vn + ", " + std::to_string(vw) + ", " + tail_name(tail) + ");");
-        if (p.unroll && exact && extent > vw) {
-            s.unroll(v);
-            rec.line(sn + ".unroll(" + vn + ");");
-        }
-    };
-
-    if (!blocked) {
-        acc.compute_at(op.output, t.vr[0]);
-        rec.line(a + ".compute_at(" + o + ", " + t.vr[0].name() + ");");
-        store_in(rec, acc, a, target, target.output_path().front());
-        vec(Halide::Stage(acc), a, main.vars[0], main.var_names[0], p.axes[0].reg);
-        unroll_rest(Halide::Stage(acc), a, main.vars, main.var_names);
-        Halide::Stage u = acc.update();
-        std::vector<Halide::VarOrRVar> order(main.vars.begin(), main.vars.end());
-        std::string order_text;
-        for (const auto &n : main.var_names) order_text += (order_text.empty() ? "" : ", ") + n;
-        for (int i = 0; i < main.rdom.dimensions(); i++) {
-            order.emplace_back(main.rdom[i]);
-            order_text += ", " + main.rvar_names[size_t(i)];
-        }
-        u.reorder(order);
-        rec.line(a + ".update().reorder(" + order_text + ");");
-        vec(u, a + ".update()", main.vars[0], main.var_names[0], p.axes[0].reg);
-        unroll_rest(u, a + ".update()", main.vars, main.var_names);
-        for (int i = 0; p.unroll && i + 1 < main.rdom.dimensions(); i++) {
-            // Short reduction loops (a 3x3 window) unroll whole: no loop overhead between FMAs.
-            if (op.shape.var_extent(ms, main.rvar_names[size_t(i)]) <= kUnrollWindow) {
-                u.unroll(main.rdom[i]);
-                rec.line(a + ".update().unroll(" + main.rvar_names[size_t(i)] + ");");
-            }
-        }
-        if (main.rdom.dimensions() > 0) {
-            int last = main.rdom.dimensions() - 1;
-            prefetch_inputs(rec, op, ms, p, u, a + ".update()", main.rdom[last], main.rvar_names[size_t(last)]);
-        }
-        for (const auto &name : p.packed) {
-            auto in = op.input_funcs.find(name);
-            user_check(in != op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
-            user_check(reads_tensor(ms.body, name)) << "schedule: packed '" << name << "' is not read by the reduction of " << ms.tensor;
-            Halide::Func pk = in->second.in(acc);
-            pk.compute_at(Halide::LoopLevel(op.output, t.outer_compute_level));
-            rec.line("Func " + name + "_panel = " + name + ".in(" + a + ");");
-            rec.line(name + "_panel.compute_at(" + o + ", " + t.outer_compute_name + ");");
-            store_in(rec, pk, name + "_panel", target, panel_buffer(target, input_position(def, ms, name)));
-            if (vw > 1) {
-                pk.vectorize(pk.args()[0], vw, Halide::TailStrategy::GuardWithIf);
-                rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");
-            }
-        }
-        return rec.finish();
+    if (vw <= 1) return;
+    bool exact = extent % vw == 0;
+    // Update stages may not round up (it would recompute values); a guard that divides evenly
+    // costs nothing, since Halide proves it away.
+    bool round_up = exact && sn.find(".update()") == std::string::npos;
+    Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
+    s.vectorize(v, vw, tail);
+    rec.line(sn + ".vectorize(" + vn + ", " + std::to_string(vw) + ", " + tail_name(tail) + ");");
+    if (p.unroll && exact && extent > vw) {
+        s.unroll(v);
+        rec.line(sn + ".unroll(" + vn + ");");
     }
+}
 
-    // Blocked reduction: the accumulator holds a cache tile; its update walks reduction blocks
-    // outermost, then register tiles, then the block's reduction loop, then the register tile.
-    for (size_t i = 0; i < p.axes.size(); i++) {
-        user_check(p.axes[i].tile % p.axes[i].reg == 0)
-            << "schedule: with a blocked reduction the tile of " << p.axes[i].var << " (" << p.axes[i].tile
-            << ") must be a multiple of its register tile (" << p.axes[i].reg << ")";
+// Unrolls the register tile's loops other than the innermost (`vars`, innermost first), where the
+// tile spans more than one point.
+void unroll_register_tile(Recorder &rec, const SchedulePoint &p, Halide::Stage s, const std::string &sn,
+                          const std::vector<Halide::Var> &vars, const std::vector<std::string> &names) {
+    if (!p.unroll) return;
+    for (size_t i = 1; i < vars.size(); i++) {
+        if (p.axes[i].reg > 1) {
+            s.unroll(vars[i]);
+            rec.line(sn + ".unroll(" + names[i] + ");");
+        }
     }
-    acc.compute_at(Halide::LoopLevel(op.output, t.outer_compute_level));
-    rec.line(a + ".compute_at(" + o + ", " + t.outer_compute_name + ");");
-    store_in(rec, acc, a, target, panel_buffer(target, 0));
-    vec(Halide::Stage(acc), a, main.vars[0], main.var_names[0], p.axes[0].tile);
-    Halide::Stage u = acc.update();
-    std::string un = a + ".update()";
-    std::vector<Halide::Var> ur, ui;
-    std::vector<std::string> uin;
+}
+
+// The accumulator's init: vectorized across its innermost loop; a register tile's other loops
+// unrolled (a cache tile's are not: that would unroll the whole tile).
+void vectorize_accumulator_init(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+    vectorize_loop(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars[0], g.main.var_names[0], acc.init_extent);
+    if (!acc.blocked) unroll_register_tile(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars, g.main.var_names);
+}
+
+// The accumulator's update loops once ordered, innermost first in each list.
+struct UpdateLoops {
+    Halide::Stage stage;
+    std::string name;                          // as printed: "<acc>.update()"
+    std::vector<Halide::Var> tile;             // the register tile
+    std::vector<std::string> tile_names;
+    std::vector<Halide::RVar> reduce;          // the reduction loops inside a block
+    std::vector<std::string> reduce_names;
+    std::vector<int64_t> reduce_extents;
+    std::vector<Halide::RVar> blocks;          // the reduction-block loops (blocked only)
+    std::vector<std::string> block_names;
+};
+
+// Unblocked update: the register tile inside the whole reduction.
+UpdateLoops order_update(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+    const LoweredStage &main = g.main;
+    UpdateLoops u{Halide::Func(acc.func).update(), acc.name + ".update()", main.vars, main.var_names, {}, {}, {}, {}, {}};
+    std::vector<Halide::VarOrRVar> order(main.vars.begin(), main.vars.end());
+    std::string order_text;
+    for (const auto &n : main.var_names) order_text += (order_text.empty() ? "" : ", ") + n;
+    for (int i = 0; i < main.rdom.dimensions(); i++) {
+        const std::string &rn = main.rvar_names[size_t(i)];
+        order.emplace_back(main.rdom[i]);
+        order_text += ", " + rn;
+        u.reduce.push_back(main.rdom[i]);
+        u.reduce_names.push_back(rn);
+        u.reduce_extents.push_back(reduction_block(g, p, rn));
+    }
+    u.stage.reorder(order);
+    rec.line(u.name + ".reorder(" + order_text + ");");
+    return u;
+}
+
+// Reduction blocking: splits the update's register tile out of the cache tile (__ur, __ui) and
+// each reduction loop into blocks (__o, __i), then walks reduction blocks outermost, then register
+// tiles, then the block's reduction loop, then the register tile.
+UpdateLoops block_update(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+    const LoweredStage &main = g.main;
+    UpdateLoops u{Halide::Func(acc.func).update(), acc.name + ".update()", {}, {}, {}, {}, {}, {}, {}};
+    std::vector<Halide::Var> ur;
     for (size_t i = 0; i < main.vars.size(); i++) {
         Halide::Var vr(main.var_names[i] + "__ur"), vi(main.var_names[i] + "__ui");
         rec.declare_var(vr.name());
         rec.declare_var(vi.name());
-        u.split(main.vars[i], vr, vi, int(p.axes[i].reg), Halide::TailStrategy::GuardWithIf);
-        rec.line(un + ".split(" + main.var_names[i] + ", " + vr.name() + ", " + vi.name() + ", " + std::to_string(p.axes[i].reg) + ");");
+        u.stage.split(main.vars[i], vr, vi, int(p.axes[i].reg), Halide::TailStrategy::GuardWithIf);
+        rec.line(u.name + ".split(" + main.var_names[i] + ", " + vr.name() + ", " + vi.name() + ", " +
+                 std::to_string(p.axes[i].reg) + ");");
         ur.push_back(vr);
-        ui.push_back(vi);
-        uin.push_back(vi.name());
+        u.tile.push_back(vi);
+        u.tile_names.push_back(vi.name());
     }
-    std::vector<Halide::RVar> ro, ri;
-    std::vector<std::string> ron, rin;
     for (int i = 0; i < main.rdom.dimensions(); i++) {
         const std::string &rn = main.rvar_names[size_t(i)];
-        int64_t block = op.shape.var_extent(ms, rn);
-        for (const auto &r : p.reduce) {
-            if (r.var == rn) block = r.block;
-        }
+        int64_t block = reduction_block(g, p, rn);
         Halide::RVar rvo(rn + "__o"), rvi(rn + "__i");
         rec.declare_rvar(rvo.name());
         rec.declare_rvar(rvi.name());
         // A block that does not divide the extent leaves a guarded last block (a reduction may not
         // recompute, so no ShiftInwards).
-        bool divides = op.shape.var_extent(ms, rn) % block == 0;
-        u.split(main.rdom[i], rvo, rvi, int(block), divides ? Halide::TailStrategy::Auto : Halide::TailStrategy::GuardWithIf);
-        rec.line(un + ".split(" + rn + ", " + rvo.name() + ", " + rvi.name() + ", " + std::to_string(block) +
+        bool divides = g.op.shape.var_extent(g.ms, rn) % block == 0;
+        u.stage.split(main.rdom[i], rvo, rvi, int(block), divides ? Halide::TailStrategy::Auto : Halide::TailStrategy::GuardWithIf);
+        rec.line(u.name + ".split(" + rn + ", " + rvo.name() + ", " + rvi.name() + ", " + std::to_string(block) +
                  (divides ? "" : ", TailStrategy::GuardWithIf") + ");");
-        ro.push_back(rvo);
-        ri.push_back(rvi);
-        ron.push_back(rvo.name());
-        rin.push_back(rvi.name());
+        u.blocks.push_back(rvo);
+        u.block_names.push_back(rvo.name());
+        u.reduce.push_back(rvi);
+        u.reduce_names.push_back(rvi.name());
+        u.reduce_extents.push_back(block);
     }
     std::vector<Halide::VarOrRVar> order;
     std::string order_text;
@@ -517,47 +568,113 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
         order.push_back(v);
         order_text += (order_text.empty() ? "" : ", ") + n;
     };
-    for (size_t i = 0; i < ui.size(); i++) add(ui[i], ui[i].name());
-    for (size_t i = 0; i < ri.size(); i++) add(ri[i], rin[i]);
-    for (size_t i = 0; i < ur.size(); i++) add(ur[i], ur[i].name());
-    for (size_t i = 0; i < ro.size(); i++) add(ro[i], ron[i]);
-    u.reorder(order);
-    rec.line(un + ".reorder(" + order_text + ");");
-    vec(u, un, ui[0], ui[0].name(), p.axes[0].reg);
-    unroll_rest(u, un, ui, uin);
-    for (size_t i = 0; p.unroll && i + 1 < ri.size(); i++) {
-        int64_t block = op.shape.var_extent(ms, main.rvar_names[i]);
-        for (const auto &r : p.reduce) {
-            if (r.var == main.rvar_names[i]) block = r.block;
-        }
-        if (block <= kUnrollWindow) {
-            u.unroll(ri[i]);
-            rec.line(un + ".unroll(" + rin[i] + ");");
+    for (size_t i = 0; i < u.tile.size(); i++) add(u.tile[i], u.tile_names[i]);
+    for (size_t i = 0; i < u.reduce.size(); i++) add(u.reduce[i], u.reduce_names[i]);
+    for (const auto &v : ur) add(v, v.name());
+    for (size_t i = 0; i < u.blocks.size(); i++) add(u.blocks[i], u.block_names[i]);
+    u.stage.reorder(order);
+    rec.line(u.name + ".reorder(" + order_text + ");");
+    return u;
+}
+
+// Vectorizes the update's register tile and unrolls the rest of it, and short reduction loops
+// (all but the outermost) whole: no loop overhead between FMAs.
+void vectorize_update(Recorder &rec, const SchedulePoint &p, const UpdateLoops &u) {
+    vectorize_loop(rec, p, u.stage, u.name, u.tile[0], u.tile_names[0], p.axes[0].reg);
+    unroll_register_tile(rec, p, u.stage, u.name, u.tile, u.tile_names);
+    for (size_t i = 0; p.unroll && i + 1 < u.reduce.size(); i++) {
+        if (u.reduce_extents[i] <= kUnrollWindow) {
+            Halide::Stage(u.stage).unroll(u.reduce[i]);
+            rec.line(u.name + ".unroll(" + u.reduce_names[i] + ");");
         }
     }
-    prefetch_inputs(rec, op, ms, p, u, un, ri.back(), rin.back());
+}
+
+// Prefetches every input the reduction reads directly (not through a packed panel) p.prefetch
+// steps ahead along the update's outermost reduction loop inside a block.
+void prefetch_inputs(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const UpdateLoops &u) {
+    if (p.prefetch <= 0 || u.reduce.empty()) return;
+    const Halide::RVar &r = u.reduce.back();
+    const std::string &rn = u.reduce_names.back();
+    for (size_t i = 0; i < g.op.params.size(); i++) {
+        const std::string &name = g.op.param_names[i];
+        if (!reads_tensor(g.ms.body, name) || std::find(p.packed.begin(), p.packed.end(), name) != p.packed.end())
+            continue;
+        Halide::Stage(u.stage).prefetch(g.op.params[i], r, r, p.prefetch, Halide::PrefetchBoundStrategy::NonFaulting);
+        rec.line(u.name + ".prefetch(" + name + ", " + rn + ", " + rn + ", " + std::to_string(p.prefetch) +
+                 ", PrefetchBoundStrategy::NonFaulting);");
+    }
+}
+
+// Where packed panels are computed: per cache tile of the output, or per reduction block of a
+// blocked accumulator (where a double-buffered buffer fills the next block asynchronously).
+struct PanelLevel {
+    Halide::LoopLevel at;
+    std::string at_text;  // as printed: "<func>, <loop>"
+    bool blocked = false;
+};
+
+PanelLevel panel_level(const StageGroup &g, const OutputTiles &t, const Accumulator &acc, const UpdateLoops &u) {
+    if (acc.blocked) return {Halide::LoopLevel(acc.func, u.blocks.front()), acc.name + ", " + u.block_names.front(), true};
+    return {Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name, false};
+}
+
+// Panels/packing: copies each packed input into a contiguous panel (Func::in) computed at `level`,
+// stored in its path's cache-tile buffer. UserError for a name that is not an input the reduction
+// reads.
+void pack_panels(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Target &target,
+                 const Accumulator &acc, const PanelLevel &level) {
     for (const auto &name : p.packed) {
-        auto in = op.input_funcs.find(name);
-        user_check(in != op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
-        user_check(reads_tensor(ms.body, name)) << "schedule: packed '" << name << "' is not read by the reduction of " << ms.tensor;
-        Halide::Func pk = in->second.in(acc);
-        pk.compute_at(acc, ro.front());
-        rec.line("Func " + name + "_panel = " + name + ".in(" + a + ");");
-        rec.line(name + "_panel.compute_at(" + a + ", " + ron.front() + ");");
-        std::string buffer = panel_buffer(target, input_position(def, ms, name));
+        auto in = g.op.input_funcs.find(name);
+        user_check(in != g.op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
+        user_check(reads_tensor(g.ms.body, name)) << "schedule: packed '" << name << "' is not read by the reduction of " << g.ms.tensor;
+        Halide::Func pk = in->second.in(acc.func);
+        pk.compute_at(level.at);
+        rec.line("Func " + name + "_panel = " + name + ".in(" + acc.name + ");");
+        rec.line(name + "_panel.compute_at(" + level.at_text + ");");
+        std::string buffer = panel_buffer(target, input_position(*g.op.def, g.ms, name));
         store_in(rec, pk, name + "_panel", target, buffer);
         const BufferLevel *b = target.find_buffer(buffer);
-        if (b && b->double_buffered) {
+        if (level.blocked && b && b->double_buffered) {
             // Double buffering: the panel's storage spans the reduction-block loop, and an async
             // producer fills the next block while the current one is consumed.
-            pk.store_at(acc, Halide::Var::outermost()).async();
-            rec.line(name + "_panel.store_at(" + a + ", Var::outermost()).async();  // double-buffered " + buffer);
+            pk.store_at(acc.func, Halide::Var::outermost()).async();
+            rec.line(name + "_panel.store_at(" + acc.name + ", Var::outermost()).async();  // double-buffered " + buffer);
         }
-        if (vw > 1) {
-            pk.vectorize(pk.args()[0], vw, Halide::TailStrategy::GuardWithIf);
-            rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " + std::to_string(vw) + ", TailStrategy::GuardWithIf);");
+        if (p.vector_width > 1) {
+            pk.vectorize(pk.args()[0], p.vector_width, Halide::TailStrategy::GuardWithIf);
+            rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " +
+                     std::to_string(p.vector_width) + ", TailStrategy::GuardWithIf);");
         }
     }
+}
+
+}  // namespace
+
+// The method, per stage group: tile the output; then, for a fused reduction, place its
+// accumulator, block its reduction, pack its inputs, and vectorize, unroll and prefetch its loops.
+AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Target &target) {
+    Recorder rec;
+    const ComputeDef &def = *op.def;
+    const Statement &ms = main_statement(def);
+    LoweredStage &main = op.stage(ms.tensor);
+    const StageGroup g{op, ms, main, main.is_reduction() && main_is_fusable(def)};
+
+    schedule_root_reductions(rec, g, target);
+    OutputTiles tiles = tile_output(rec, op.output, op.stage(def.output().name), p, op.shape, target);
+    if (!g.fused) return rec.finish();
+
+    // The accumulator: per register tile (registers hold it) or per cache tile with the
+    // reduction blocked.
+    bool blocked = reduction_is_blocked(g, p);
+    Accumulator acc = blocked ? accumulate_per_cache_tile(g, p, target, tiles)
+                              : accumulate_per_register_tile(g, p, target, tiles);
+    place_accumulator(rec, acc, target);
+    vectorize_accumulator_init(rec, g, p, acc);
+    UpdateLoops update = blocked ? block_update(rec, g, p, acc) : order_update(rec, g, p, acc);
+    vectorize_update(rec, p, update);
+    prefetch_inputs(rec, g, p, update);
+    pack_panels(rec, g, p, target, acc, panel_level(g, tiles, acc, update));
     return rec.finish();
 }
 

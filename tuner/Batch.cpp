@@ -125,7 +125,7 @@ std::vector<TaskOutcome> run_batch(const std::vector<BatchTask> &tasks, const Op
 }
 
 std::vector<Remeasure> remeasure_sample(const std::vector<BatchTask> &tasks, const OpLibrary &lib,
-                                        db::KernelCache &cache, WorkerPool &pool, const PoolOptions &measure,
+                                        db::KernelCache &cache, Runner &pool, const PoolOptions &measure,
                                         int threads, size_t sample, uint64_t seed, double threshold) {
     Loaded loaded{lib, {}, {}};
     struct Found {

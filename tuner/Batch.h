@@ -72,7 +72,7 @@ struct Remeasure {
 // was tuned, or when it no longer compiles, runs or computes the right result. Tasks without a
 // cached winner are not sampled.
 std::vector<Remeasure> remeasure_sample(const std::vector<BatchTask> &tasks, const OpLibrary &lib,
-                                        db::KernelCache &cache, WorkerPool &pool, const PoolOptions &measure,
+                                        db::KernelCache &cache, Runner &pool, const PoolOptions &measure,
                                         int threads, size_t sample, uint64_t seed, double threshold);
 
 }  // namespace opgen::tuner

@@ -52,4 +52,11 @@ double shortlist_threshold(std::vector<double> scores) {
     return scores[keep - 1];
 }
 
+double sampled_shortlist_threshold(const TilingSpace &space, uint64_t seed,
+                                   const std::function<double(const SchedulePoint &)> &score) {
+    std::vector<double> scores;
+    for (const auto &p : space.sample(20000, seed)) scores.push_back(score(p));
+    return shortlist_threshold(std::move(scores));
+}
+
 }  // namespace opgen::tuner

@@ -9,7 +9,11 @@
 #ifndef OPGEN_TUNER_MODEL_BLEND_H
 #define OPGEN_TUNER_MODEL_BLEND_H
 
+#include "tuner/TilingSpace.h"
+
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace opgen::tuner {
@@ -36,6 +40,11 @@ size_t shortlist_size(size_t n);
 // The lowest score (higher is better) that is still inside the shortlist of `scores`; 0 when
 // `scores` is empty.
 double shortlist_threshold(std::vector<double> scores);
+
+// shortlist_threshold of `score` (higher is better; an analytic estimate such as the negated
+// roofline time) over a sample of up to 20000 points of `space` drawn with `seed`.
+double sampled_shortlist_threshold(const TilingSpace &space, uint64_t seed,
+                                   const std::function<double(const SchedulePoint &)> &score);
 
 }  // namespace opgen::tuner
 

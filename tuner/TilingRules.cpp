@@ -171,47 +171,55 @@ SchedulePoint with_knobs_of(const TilingRules &rules, SchedulePoint tiling, cons
     return tiling;
 }
 
-}  // namespace
-
-TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
-    TilingRules s;
-    s.graph = build_stages(def, target);
-    s.groups = group_stages(s.graph);
-    const Statement &out = *def.statement_for(def.output().name);
-    const Statement &ms = main_statement(def);
-    int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
-    size_t rank = out.vars.size();
-    // Vector widths on the innermost axis: the target's, and half of it where that leaves no
-    // remainder but the full width would (56 = 7 x 8 on a 16-lane machine).
-    int64_t e0 = shape.var_extent(out, out.vars[rank - 1]);
-    if (e0 >= lanes) s.vector_widths.push_back(lanes);
+// Vector widths on the innermost axis (extent `e0`): the target's `lanes`, and half of it where that
+// leaves no remainder but the full width would (56 = 7 x 8 on a 16-lane machine); 1 when neither fits.
+std::vector<int> vector_widths_for(int64_t e0, int lanes) {
+    std::vector<int> widths;
+    if (e0 >= lanes) widths.push_back(lanes);
     int half = lanes / 2;
-    if (half >= 4 && e0 >= half && e0 % lanes != 0 && (e0 % half == 0 || e0 < lanes)) s.vector_widths.push_back(half);
-    if (s.vector_widths.empty()) s.vector_widths.push_back(1);
-    s.vector_width = s.vector_widths.front();
+    if (half >= 4 && e0 >= half && e0 % lanes != 0 && (e0 % half == 0 || e0 < lanes)) widths.push_back(half);
+    if (widths.empty()) widths.push_back(1);
+    return widths;
+}
+
+// Register-tile extents of the axis `i` places from the innermost, whose extent is `extent`.
+std::vector<int64_t> axis_regs(size_t i, int64_t extent, const std::vector<int> &vector_widths) {
+    std::vector<int64_t> regs;
+    if (i == 0) {
+        std::set<int64_t> all;
+        for (int vw : vector_widths) {
+            for (int64_t r : innermost_regs(vw, extent)) all.insert(r);
+        }
+        return {all.begin(), all.end()};
+    }
+    if (i == 1) {
+        for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}) {
+            if (r <= extent) regs.push_back(r);
+        }
+        return regs;
+    }
+    if (i == 2) {
+        // A third axis (output channels of a convolution, the batch of a batched matmul) may
+        // join the register tile: each loaded input vector then serves several outputs.
+        for (int64_t r : {1, 2, 4, 8}) {
+            if (r <= extent) regs.push_back(r);
+        }
+        return regs;
+    }
+    return {1};
+}
+
+// The options of each output axis, innermost first: register tiles, and cache tiles for the three
+// innermost axes (the outer ones are not tiled).
+std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &shape,
+                                      const std::vector<int> &vector_widths) {
+    std::vector<AxisOptions> axes;
+    const size_t rank = out.vars.size();
     for (size_t i = 0; i < rank; i++) {
         AxisOptions a;
         a.var = out.vars[rank - 1 - i];
         a.extent = shape.var_extent(out, a.var);
-        if (i == 0) {
-            std::set<int64_t> regs;
-            for (int vw : s.vector_widths) {
-                for (int64_t r : innermost_regs(vw, a.extent)) regs.insert(r);
-            }
-            a.regs.assign(regs.begin(), regs.end());
-        } else if (i == 1) {
-            for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}) {
-                if (r <= a.extent) a.regs.push_back(r);
-            }
-        } else if (i == 2) {
-            // A third axis (output channels of a convolution, the batch of a batched matmul) may
-            // join the register tile: each loaded input vector then serves several outputs.
-            for (int64_t r : {1, 2, 4, 8}) {
-                if (r <= a.extent) a.regs.push_back(r);
-            }
-        } else {
-            a.regs.push_back(1);
-        }
+        a.regs = axis_regs(i, a.extent, vector_widths);
         if (i < 3) {
             std::set<int64_t> all;
             for (int64_t r : a.regs) {
@@ -221,63 +229,91 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
         } else {
             a.tiles = {1};
         }
-        s.axes.push_back(a);
+        axes.push_back(a);
     }
-    bool fusable = ms.reduce != ReduceKind::None && main_is_fusable(def);
-    if (fusable) {
-        // Blocking pays on the longest reduction axis (k of a matmul, input channels of a
-        // convolution); the others stay whole.
-        auto longest = ms.reduce_vars.rbegin();
-        for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
-            if (shape.eval(it->extent) > shape.eval(longest->extent)) longest = it;
-        }
-        for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
-            int64_t e = shape.eval(it->extent);
-            s.reduce.push_back({it->name, e, it == longest ? block_options(e) : std::vector<int64_t>{e}});
-        }
+    return axes;
+}
+
+// The reduction options of the main statement `ms`, innermost first: blocking pays on the longest
+// reduction axis (k of a matmul, input channels of a convolution); the others stay whole.
+std::vector<ReduceOptions> reduce_options(const Statement &ms, const BoundShape &shape) {
+    std::vector<ReduceOptions> reduce;
+    auto longest = ms.reduce_vars.rbegin();
+    for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
+        if (shape.eval(it->extent) > shape.eval(longest->extent)) longest = it;
     }
-    for (int vw : s.vector_widths) {
+    for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
+        int64_t e = shape.eval(it->extent);
+        reduce.push_back({it->name, e, it == longest ? block_options(e) : std::vector<int64_t>{e}});
+    }
+    return reduce;
+}
+
+// The (register tile, cache tile) pairs per vector width and axis (TilingRules::pairs).
+std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> axis_pairs(
+    const std::vector<AxisOptions> &axes, const std::vector<int> &vector_widths) {
+    std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> pairs;
+    for (int vw : vector_widths) {
         std::vector<std::vector<std::pair<int64_t, int64_t>>> per_axis;
-        for (size_t i = 0; i < s.axes.size(); i++) {
-            const AxisOptions &a = s.axes[i];
+        for (size_t i = 0; i < axes.size(); i++) {
+            const AxisOptions &a = axes[i];
             per_axis.push_back(make_axis_pairs(i == 0 ? innermost_regs(vw, a.extent) : a.regs, a.extent,
                                                a.tiles.size() == 1));
         }
-        s.pairs.push_back(std::move(per_axis));
+        pairs.push_back(std::move(per_axis));
     }
+    return pairs;
+}
 
-    // Knobs.
-    std::vector<std::string> natural;
-    for (const auto &a : s.axes) natural.push_back(a.var);
-    s.knobs.outer_orders = outer_orders(natural);
-    s.knobs.tile_orders = {natural};
-    if (natural.size() >= 2) {
-        auto swapped = natural;
-        std::swap(swapped[0], swapped[1]);
-        s.knobs.tile_orders.push_back(swapped);
-    }
-    s.knobs.parallel_choices = threads > 1 ? std::vector<int>{1, 2} : std::vector<int>{0};
-    if (rank < 2 && threads > 1) s.knobs.parallel_choices = {1};
-    // Packing: any subset of the main statement's inputs; prefetching while one is read unpacked.
+// Packing: any subset of the main statement's inputs (those a stage group reads; none unless the
+// main statement is `fusable`); prefetching while one is read unpacked.
+std::vector<std::pair<std::vector<std::string>, int>> pack_prefetch_choices(const ComputeDef &def,
+                                                                            const std::vector<StageGroup> &groups,
+                                                                            bool fusable) {
     std::vector<std::string> ins;
     if (fusable) {
         for (const TensorDecl *t : def.inputs()) {
-            for (const auto &g : s.groups) {
+            for (const auto &g : groups) {
                 if (g.tensor == t->name && std::find(ins.begin(), ins.end(), t->name) == ins.end()) ins.push_back(t->name);
             }
         }
     }
+    std::vector<std::pair<std::vector<std::string>, int>> choices;
     for (uint32_t mask = 0; mask < (1u << ins.size()); mask++) {
         std::vector<std::string> c;
         for (size_t i = 0; i < ins.size(); i++) {
             if (mask & (1u << i)) c.push_back(ins[i]);
         }
-        s.knobs.pack_prefetch.push_back({c, 0});
-        if (fusable && c.size() < ins.size()) s.knobs.pack_prefetch.push_back({c, kPrefetchDistance});
+        choices.push_back({c, 0});
+        if (fusable && c.size() < ins.size()) choices.push_back({c, kPrefetchDistance});
     }
-    s.knobs.unroll_choices = {true, false};
+    return choices;
+}
 
-    // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
+// The knob choices for these axes: loop orders, parallel loops (for `threads` cores), packing and
+// prefetching, unrolling.
+KnobChoices knob_choices(const ComputeDef &def, const std::vector<AxisOptions> &axes,
+                         const std::vector<StageGroup> &groups, int threads, bool fusable) {
+    KnobChoices k;
+    std::vector<std::string> natural;
+    for (const auto &a : axes) natural.push_back(a.var);
+    k.outer_orders = outer_orders(natural);
+    k.tile_orders = {natural};
+    if (natural.size() >= 2) {
+        auto swapped = natural;
+        std::swap(swapped[0], swapped[1]);
+        k.tile_orders.push_back(swapped);
+    }
+    k.parallel_choices = threads > 1 ? std::vector<int>{1, 2} : std::vector<int>{0};
+    if (axes.size() < 2 && threads > 1) k.parallel_choices = {1};
+    k.pack_prefetch = pack_prefetch_choices(def, groups, fusable);
+    k.unroll_choices = {true, false};
+    return k;
+}
+
+// The smallest tiling the rules offer (narrowest vector width, smallest register tiles as cache
+// tiles, smallest reduction blocks) in the first outer order: what a group must fit at the least.
+SchedulePoint smallest_point(const TilingRules &s) {
     SchedulePoint smallest;
     smallest.vector_width = s.vector_widths.back();
     for (size_t i = 0; i < s.axes.size(); i++) {
@@ -286,11 +322,141 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     }
     for (const auto &r : s.reduce) smallest.reduce.push_back({r.var, r.blocks.front()});
     smallest.outer_order = s.knobs.outer_orders.front();
-    s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest);
+    return smallest;
+}
+
+// The footprint plan for the points of `s` as its groups stand.
+std::shared_ptr<const FootprintPlan> footprint_plan(const ComputeDef &def, const BoundShape &shape,
+                                                    const Target &target, const TilingRules &s) {
     std::vector<std::string> axis_vars, reduce_vars;
     for (const auto &a : s.axes) axis_vars.push_back(a.var);
     for (const auto &r : s.reduce) reduce_vars.push_back(r.var);
-    s.footprint_plan = std::make_shared<const FootprintPlan>(def, shape, target, s.groups, axis_vars, reduce_vars);
+    return std::make_shared<const FootprintPlan>(def, shape, target, s.groups, axis_vars, reduce_vars);
+}
+
+// One vector width's options, each coordinate's (axes, then reductions) sorted by its own term of
+// the distance to the point being repaired.
+struct NearestOptions {
+    std::vector<std::vector<size_t>> order;  // per coordinate: option indices, nearest first
+    std::vector<std::vector<double>> cost;   // per coordinate: the term of each, in that order
+    double base = 0;                         // the vector width's term
+};
+
+// Appends a coordinate whose options have the distance terms `terms`, sorted stably by them.
+void add_coordinate(NearestOptions &o, const std::vector<double> &terms) {
+    std::vector<size_t> order(terms.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return terms[a] < terms[b]; });
+    std::vector<double> sorted;
+    for (size_t i : order) sorted.push_back(terms[i]);
+    o.order.push_back(std::move(order));
+    o.cost.push_back(std::move(sorted));
+}
+
+// Per vector width of the rules, every coordinate's options ordered by their distance to `p`.
+std::vector<NearestOptions> options_by_distance(const TilingRules &rules, const SchedulePoint &p) {
+    std::vector<NearestOptions> per_width(rules.vector_widths.size());
+    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
+        NearestOptions &o = per_width[v];
+        o.base = rules.vector_widths[v] == p.vector_width ? 0 : 1;
+        for (size_t i = 0; i < rules.axes.size(); i++) {
+            std::vector<double> terms;
+            for (auto [r, t] : rules.pairs[v][i]) {
+                terms.push_back(log_gap(t, p.axes[i].tile) + log_gap(r, p.axes[i].reg));
+            }
+            add_coordinate(o, terms);
+        }
+        for (size_t j = 0; j < rules.reduce.size(); j++) {
+            std::vector<double> terms;
+            for (int64_t b : rules.reduce[j].blocks) terms.push_back(log_gap(b, p.reduce[j].block));
+            add_coordinate(o, terms);
+        }
+    }
+    return per_width;
+}
+
+// A tiling on the best-first walk: vector width `v` and, per coordinate, its position in the
+// sorted options.
+struct WalkState {
+    double cost;
+    uint64_t code;  // ties broken by the code: deterministic
+    size_t v;
+    std::vector<size_t> rank;
+    bool operator>(const WalkState &o) const { return cost != o.cost ? cost > o.cost : code > o.code; }
+};
+
+// The option index of each coordinate at the positions `rank`.
+std::vector<size_t> option_indices(const NearestOptions &o, const std::vector<size_t> &rank) {
+    std::vector<size_t> idx(rank.size());
+    for (size_t c = 0; c < rank.size(); c++) idx[c] = o.order[c][rank[c]];
+    return idx;
+}
+
+// The walk's state at positions `rank` of width v's sorted options: its distance and its code.
+WalkState walk_state(const TilingRules &rules, const std::vector<NearestOptions> &per_width, size_t v,
+                     std::vector<size_t> rank) {
+    const NearestOptions &o = per_width[v];
+    double cost = o.base;
+    for (size_t c = 0; c < rank.size(); c++) cost += o.cost[c][rank[c]];
+    uint64_t code = tiling_code(rules, v, option_indices(o, rank));
+    return WalkState{cost, code, v, std::move(rank)};
+}
+
+// The walk's frontier, nearest first, and the tilings ever put on it.
+struct Walk {
+    std::priority_queue<WalkState, std::vector<WalkState>, std::greater<WalkState>> frontier;
+    std::unordered_set<uint64_t> seen;
+
+    void visit(WalkState s) {
+        if (seen.insert(s.code).second) frontier.push(std::move(s));
+    }
+};
+
+// A walk starting from each vector width's nearest tiling (widths with an empty coordinate have
+// none).
+Walk start_walk(const TilingRules &rules, const std::vector<NearestOptions> &per_width) {
+    Walk walk;
+    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
+        const auto &order = per_width[v].order;
+        if (std::any_of(order.begin(), order.end(), [](const auto &o) { return o.empty(); })) continue;
+        // Pushed even when its code was seen: codes of different widths may coincide.
+        WalkState s = walk_state(rules, per_width, v, std::vector<size_t>(order.size(), 0));
+        walk.seen.insert(s.code);
+        walk.frontier.push(std::move(s));
+    }
+    return walk;
+}
+
+// Puts on the walk every tiling one step further than `s`: one coordinate at its next option.
+void visit_neighbours(Walk &walk, const TilingRules &rules, const std::vector<NearestOptions> &per_width,
+                      const WalkState &s) {
+    for (size_t c = 0; c < s.rank.size(); c++) {
+        if (s.rank[c] + 1 >= per_width[s.v].order[c].size()) continue;
+        std::vector<size_t> next = s.rank;
+        next[c]++;
+        walk.visit(walk_state(rules, per_width, s.v, std::move(next)));
+    }
+}
+
+}  // namespace
+
+TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
+    TilingRules s;
+    s.graph = build_stages(def, target);
+    s.groups = group_stages(s.graph);
+    const Statement &out = *def.statement_for(def.output().name);
+    const Statement &ms = main_statement(def);
+    const bool fusable = ms.reduce != ReduceKind::None && main_is_fusable(def);
+    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    s.vector_widths = vector_widths_for(shape.var_extent(out, out.vars.back()), lanes);
+    s.vector_width = s.vector_widths.front();
+    s.axes = axis_options(out, shape, s.vector_widths);
+    if (fusable) s.reduce = reduce_options(ms, shape);
+    s.pairs = axis_pairs(s.axes, s.vector_widths);
+    s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
+    // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
+    s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));
+    s.footprint_plan = footprint_plan(def, shape, target, s);
     return s;
 }
 
@@ -348,79 +514,18 @@ std::optional<SchedulePoint> repair_point(const TilingRules &rules, const Comput
     // The distance is a sum of one term per coordinate, so with each coordinate's options sorted by
     // their own term, a best-first walk that steps one coordinate to its next option visits the
     // tilings in order of distance: the first legal one is the nearest.
-    struct Options {
-        std::vector<std::vector<size_t>> order;  // per coordinate: option indices, nearest first
-        std::vector<std::vector<double>> cost;   // per coordinate: the term of each, in that order
-        double base = 0;                         // the vector width's term
-    };
-    std::vector<Options> per_width(rules.vector_widths.size());
-    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
-        Options &o = per_width[v];
-        o.base = rules.vector_widths[v] == p.vector_width ? 0 : 1;
-        auto add = [&](std::vector<double> terms) {
-            std::vector<size_t> order(terms.size());
-            std::iota(order.begin(), order.end(), 0);
-            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return terms[a] < terms[b]; });
-            std::vector<double> sorted;
-            for (size_t i : order) sorted.push_back(terms[i]);
-            o.order.push_back(std::move(order));
-            o.cost.push_back(std::move(sorted));
-        };
-        for (size_t i = 0; i < rules.axes.size(); i++) {
-            std::vector<double> terms;
-            for (auto [r, t] : rules.pairs[v][i]) terms.push_back(log_gap(t, p.axes[i].tile) + log_gap(r, p.axes[i].reg));
-            add(std::move(terms));
-        }
-        for (size_t j = 0; j < rules.reduce.size(); j++) {
-            std::vector<double> terms;
-            for (int64_t b : rules.reduce[j].blocks) terms.push_back(log_gap(b, p.reduce[j].block));
-            add(std::move(terms));
-        }
-    }
-    struct State {
-        double cost;
-        uint64_t code;  // ties broken by the code: deterministic
-        size_t v;
-        std::vector<size_t> rank;  // per coordinate: position in its sorted options
-        bool operator>(const State &o) const { return cost != o.cost ? cost > o.cost : code > o.code; }
-    };
-    auto make_state = [&](size_t v, std::vector<size_t> rank) {
-        const Options &o = per_width[v];
-        double cost = o.base;
-        std::vector<size_t> idx(rank.size());
-        for (size_t c = 0; c < rank.size(); c++) {
-            cost += o.cost[c][rank[c]];
-            idx[c] = o.order[c][rank[c]];
-        }
-        return State{cost, tiling_code(rules, v, idx), v, std::move(rank)};
-    };
-    std::priority_queue<State, std::vector<State>, std::greater<State>> frontier;
-    std::unordered_set<uint64_t> seen;
-    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
-        const auto &order = per_width[v].order;
-        if (std::any_of(order.begin(), order.end(), [](const auto &o) { return o.empty(); })) continue;
-        State s = make_state(v, std::vector<size_t>(order.size(), 0));
-        seen.insert(s.code);
-        frontier.push(std::move(s));
-    }
+    const std::vector<NearestOptions> per_width = options_by_distance(rules, p);
+    Walk walk = start_walk(rules, per_width);
     int checks = 0;
-    while (!frontier.empty() && checks < max_checks) {
-        State s = frontier.top();
-        frontier.pop();
-        std::vector<size_t> idx(s.rank.size());
-        for (size_t c = 0; c < s.rank.size(); c++) idx[c] = per_width[s.v].order[c][s.rank[c]];
-        SchedulePoint tiling = tiling_at(rules, s.v, idx);
+    while (!walk.frontier.empty() && checks < max_checks) {
+        WalkState s = walk.frontier.top();
+        walk.frontier.pop();
+        SchedulePoint tiling = tiling_at(rules, s.v, option_indices(per_width[s.v], s.rank));
         if (whole_register_tiles_if_blocked(rules, tiling)) {
             checks++;
             if (fits(rules, def, shape, target, tiling)) return with_knobs_of(rules, tiling, p);
         }
-        for (size_t c = 0; c < s.rank.size(); c++) {
-            if (s.rank[c] + 1 >= per_width[s.v].order[c].size()) continue;
-            std::vector<size_t> next = s.rank;
-            next[c]++;
-            State n = make_state(s.v, std::move(next));
-            if (seen.insert(n.code).second) frontier.push(std::move(n));
-        }
+        visit_neighbours(walk, rules, per_width, s);
     }
     return std::nullopt;
 }

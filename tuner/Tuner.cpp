@@ -1,10 +1,10 @@
 #include "tuner/Tuner.h"
 
 #include "tuner/Features.h"
-#include "tuner/ModelBlend.h"
 #include "tuner/ModelStore.h"
 #include "tuner/RunRecord.h"
 #include "tuner/Search.h"
+#include "tuner/TaskScorer.h"
 #include "tuner/Worker.h"
 
 #include <Halide.h>
@@ -16,7 +16,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -66,6 +66,8 @@ double contention_level_of(const std::string &target_key) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 void say(const TuneOptions &o, const std::string &line) {
     if (o.log) o.log(line);
 }
@@ -84,412 +86,374 @@ db::MeasurementRecord to_record(const db::KernelKey &key, int64_t run_id, const 
     return m;
 }
 
-}  // namespace
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];  // of an even count, the upper middle: the slower time
+}
 
-TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &o,
-                db::KernelCache *cache, const db::KernelKey *key) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-    TuneResult result;
-    TilingSpace space = make_tiling_space(def, shape, target, o.threads);
-    result.legal_size = int64_t(space.legal.size());
-    result.flops = flop_count(def, shape);
+// ---- The task: what the loop reads and never changes ------------------------------------------
 
-    // Measurements a killed run already recorded under this key are reused, never taken again.
-    std::map<std::string, db::MeasurementRecord> recorded;
-    if (cache && key) {
-        for (auto &m : cache->measurements_for(*key)) {
-            try {
-                recorded.emplace(point_key(SchedulePoint::from_json(nlohmann::json::parse(m.schedule_json))), m);
-            } catch (const std::exception &) {
-                // A row this version cannot read is training data for others, not a point to reuse.
-            }
-        }
-    }
-
-    SearchOptions so;
-    so.seed = o.seed;
-    so.epsilon = o.epsilon;
-    so.exhaustive_limit = size_t(std::max(0, o.max_pool));
-    std::unique_ptr<SearchStrategy> search = make_search(space, so);
-    result.search = search->name();
-    std::ostringstream head;
-    head << def.name << " " << shape.canonical << ": legal space " << space.legal.size() << " of "
-         << space.total_points << " points, " << space.groups.size() << " stage groups, " << result.search
-         << " search";
-    if (!recorded.empty()) head << ", " << recorded.size() << " measurements already recorded";
-    say(o, head.str());
-
+struct Task {
+    const ComputeDef &def;
+    const BoundShape &shape;
+    const Target &target;
+    const TuneOptions &o;
+    db::KernelCache *cache;
+    const db::KernelKey *key;
+    TilingSpace space;
+    double flops = 0;
     // The reference kernel every timing is paired with, and the first candidate measured: the
     // hand-written heuristic point, so the tuner never does worse than it.
-    SchedulePoint reference = heuristic_point(def, shape, target);
-    if (o.threads <= 1) reference.parallel_loops = 0;
+    SchedulePoint reference;
+    // Measurements a killed run already recorded under the key, by point: reused, never taken again.
+    std::map<std::string, db::MeasurementRecord> recorded;
+    PoolOptions po;
+};
 
-    std::unique_ptr<WorkerPool> own_pool;
-    WorkerPool *pool = o.pool;
-    if (!pool) {
-        int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-        own_pool = std::make_unique<WorkerPool>(jobs);
-        pool = own_pool.get();
+// The measurements recorded under `key` that this version can read, by point.
+std::map<std::string, db::MeasurementRecord> recorded_measurements(db::KernelCache *cache,
+                                                                  const db::KernelKey *key) {
+    std::map<std::string, db::MeasurementRecord> out;
+    if (!cache || !key) return out;
+    for (auto &m : cache->measurements_for(*key)) {
+        try {
+            out.emplace(point_key(SchedulePoint::from_json(nlohmann::json::parse(m.schedule_json))), m);
+        } catch (const std::exception &) {
+            // A row this version cannot read is training data for others, not a point to reuse.
+        }
     }
-    int restarts_before = pool->restarts();
-    WorkerTask wt;
-    wt.def = &def;
-    wt.shape = shape;
-    wt.target = target;
-    wt.seed = o.seed;
-    wt.threads = o.threads;
-    wt.reference = reference;
-    pool->set_task(wt);
+    return out;
+}
+
+SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
+    SchedulePoint p = heuristic_point(def, shape, target);
+    if (threads <= 1) p.parallel_loops = 0;
+    return p;
+}
+
+PoolOptions pool_options(const TuneOptions &o) {
     PoolOptions po;
     po.min_time_ms = o.min_time_ms;
     po.timeout_s = o.timeout_s;
+    return po;
+}
 
-    // Features and roofline estimates, computed once per point.
-    struct Scored {
-        std::vector<float> rows;
-        int nrows = 0;
-        double roofline = 0;
-    };
-    // A memo for one round's scoring only: it is emptied before every round (see the loop), so the
-    // tuner's memory is bounded by one round's work and does not grow with the trials.
-    std::map<std::string, Scored> scored;
-    auto features_of = [&](const SchedulePoint &p) -> const Scored & {
-        std::string k = point_key(p);
-        auto it = scored.find(k);
-        if (it != scored.end()) return it->second;
-        Scored s;
-        s.nrows = group_features(def, shape, target, space, p, o.threads, s.rows);
-        s.roofline = -roofline_seconds(def, shape, target, space, p, o.threads);
-        return scored.emplace(k, std::move(s)).first->second;
-    };
-    // A model trained on a handful of measurements extrapolates wildly across a large space: it
-    // orders the roofline's best share of the space first, the rest after.
-    double shortlist_roofline;
-    {
-        std::vector<double> r;
-        for (const auto &p : space.sample(20000, o.seed)) r.push_back(features_of(p).roofline);
-        shortlist_roofline = shortlist_threshold(std::move(r));
+// ---- The runner and the scorers ------------------------------------------------------------------
+
+// The runner the options give, or a worker pool of the machine's cores owned by `own`; switched to
+// the task, with every timing paired with the reference.
+Runner &start_runner(const Task &t, std::unique_ptr<WorkerPool> &own) {
+    Runner *runner = t.o.pool;
+    if (!runner) {
+        int jobs = t.o.jobs > 0 ? t.o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+        own = std::make_unique<WorkerPool>(jobs);
+        runner = own.get();
     }
-    // The default model, trained offline on many tasks, ranks the first round on its own. Both
-    // models rank only the roofline's shortlist: the default model too has blind spots (held-out
-    // top-1 regret 7x on matmul 384^3), and outside the shortlist the online model, which would
-    // learn them from this task's measurements, has no say.
-    std::unique_ptr<costmodel::CostModel> prior;
-    if (o.default_model) {
-        prior = load_default_model(target);
-        const std::string path = default_model_path(target);
-        if (prior) {
-            result.prior_model = path;
-            say(o, "cost model: starting from the default model " + path);
-        } else if (std::ifstream(path)) {
-            say(o, "cost model: the default model " + path +
-                       " does not load (another feature set?); starting from the roofline estimate");
-        } else {
-            say(o, "cost model: no default model for target '" + target.name +
-                       "'; starting from the roofline estimate");
-        }
+    WorkerTask wt;
+    wt.def = &t.def;
+    wt.shape = t.shape;
+    wt.target = t.target;
+    wt.seed = t.o.seed;
+    wt.threads = t.o.threads;
+    wt.reference = t.reference;
+    runner->set_task(wt);
+    return *runner;
+}
+
+// The target's default model when the options want it and it loads (said in the log either way).
+std::unique_ptr<costmodel::CostModel> default_model(const Task &t, TuneResult &result) {
+    if (!t.o.default_model) return nullptr;
+    auto prior = load_default_model(t.target);
+    const std::string path = default_model_path(t.target);
+    if (prior) {
+        result.prior_model = path;
+        say(t.o, "cost model: starting from the default model " + path);
+    } else if (std::ifstream(path)) {
+        say(t.o, "cost model: the default model " + path +
+                     " does not load (another feature set?); starting from the roofline estimate");
+    } else {
+        say(t.o, "cost model: no default model for target '" + t.target.name + "'; starting from the roofline estimate");
     }
-    auto model = costmodel::make_xgboost_model(num_features());
-    bool trained = false;
-    int correct = 0;  // correct measurements of this task (the online model's training set)
-    ScoreFn score = [&](const std::vector<SchedulePoint> &pts) {
-        std::vector<double> out(pts.size());
-        if (!trained && !prior) {
-            for (size_t i = 0; i < pts.size(); i++) out[i] = features_of(pts[i]).roofline;
-            return out;
-        }
-        costmodel::FeatureBatch fb;
-        fb.num_features = num_features();
-        for (const auto &p : pts) {
-            const Scored &s = features_of(p);
-            fb.add_candidate(s.rows.data(), s.nrows);
-        }
-        if (!trained) {
-            out = prior->predict(fb);
-        } else {
-            out = model->predict(fb);
-            if (prior) out = blend_by_rank(prior->predict(fb), out, online_weight(correct, o.prior_half_weight));
-        }
-        for (size_t i = 0; i < pts.size(); i++) {
-            if (features_of(pts[i]).roofline < shortlist_roofline) out[i] -= 1e12;
-        }
-        return out;
-    };
+    return prior;
+}
 
-    // Halide's default schedule can be 100x slower than the candidates (a naive 1024^3 matmul runs
-    // for seconds a call): one timed pair after the warm-up, and three steps' time, so that it is
-    // measured rather than killed as a hang and the speedup over it can be reported.
-    PoolOptions po_default = po;
-    po_default.min_runs = 1;
-    po_default.timeout_s = 3 * po.timeout_s;
-    auto baseline = pool->measure({{std::nullopt, ""}}, po_default, result.flops);
-    result.default_result = baseline[0];
-    say(o, "default schedule: " + (result.default_result.ok()
-                                       ? std::to_string(result.default_result.timing.median_ms) + " ms"
-                                       : result.default_result.status + ": " + result.default_result.error));
+void say_task(const Task &t, const char *search) {
+    std::ostringstream head;
+    head << t.def.name << " " << t.shape.canonical << ": legal space " << t.space.legal.size() << " of "
+         << t.space.total_points << " points, " << t.space.groups.size() << " stage groups, " << search << " search";
+    if (!t.recorded.empty()) head << ", " << t.recorded.size() << " measurements already recorded";
+    say(t.o, head.str());
+}
 
-    // Throughputs are scaled to one reference time, so that candidates timed in windows where the
-    // clock ran at different speeds compare by their ratio to the reference in their own window.
+// Halide's default schedule, timed once for the speedup over it. It can be 100x slower than the
+// candidates (a naive 1024^3 matmul runs for seconds a call): one timed pair after the warm-up, and
+// three steps' time, so that it is measured rather than killed as a hang.
+MeasureResult measure_default_schedule(const Task &t, Runner &runner) {
+    PoolOptions po = t.po;
+    po.min_runs = 1;
+    po.timeout_s = 3 * t.po.timeout_s;
+    MeasureResult r = runner.measure({{std::nullopt, ""}}, po, t.flops)[0];
+    say(t.o, "default schedule: " + (r.ok() ? std::to_string(r.timing.median_ms) + " ms" : r.status + ": " + r.error));
+    return r;
+}
+
+// ---- The run's state, which the steps below advance ---------------------------------------------
+
+// Throughputs scaled to one reference time, so that candidates timed in windows where the clock ran
+// at different speeds compare by their ratio to the reference in their own window.
+struct ReferenceScale {
     double ref_ms = 0;
-    {
-        auto it = recorded.find(point_key(reference));
-        if (it != recorded.end() && it->second.status == "ok") ref_ms = it->second.time_ms;
-    }
-    auto corrected = [&](MeasureResult &r) {
+    double flops = 0;
+    void correct(MeasureResult &r) {
         if (!r.ok()) return;
         if (ref_ms <= 0 && r.reference_ms > 0) ref_ms = r.reference_ms;
         if (r.ratio > 0 && ref_ms > 0) {
             r.timing.median_ms = r.ratio * ref_ms;
-            r.gflops = result.flops / (r.timing.median_ms * 1e6);
+            r.gflops = flops / (r.timing.median_ms * 1e6);
         }
-    };
+    }
+};
 
-    std::set<std::string> measured_keys;
-    auto is_measured = [&](const SchedulePoint &p) { return measured_keys.count(point_key(p)) > 0; };
+struct RunState {
+    TuneResult result;
+    Clock::time_point start = Clock::now();
+    ReferenceScale scale;
+    std::set<std::string> measured;  // points measured or taken from the record
+    std::vector<size_t> this_round;  // correct trials of the round, settled after it
+    long best_index = -1;
     double best_gflops = 0, best_at_last_round = 0;
     int stale_rounds = 0;
-    auto report = [&](bool finished = false) {
-        if (!o.progress) return;
-        TuneProgress tp;
-        tp.finished = finished;
-        tp.done = int(result.trials.size());
-        tp.planned = o.trials;
-        tp.best_gflops = best_gflops;
-        tp.elapsed_s = elapsed();
-        if (result.measured > 0) {
-            double per = tp.elapsed_s / std::max(1, tp.done);
-            tp.eta_s = per * std::max(0, tp.planned - tp.done);
-            if (o.time_budget_s > 0) tp.eta_s = std::min(tp.eta_s, std::max(0.0, o.time_budget_s - tp.elapsed_s));
-        }
-        o.progress(tp);
-    };
-    auto log_trial = [&](const Trial &t) {
-        if (!o.trial_lines) return;
-        std::ostringstream line;
-        line << "trial " << result.trials.size() << "/" << o.trials << "  " << t.point.summary() << "  ";
-        if (t.result.ok()) {
-            line << t.result.timing.median_ms << " ms  " << t.result.gflops << " GFLOP/s  (best " << best_gflops
-                 << ")";
-        } else {
-            line << t.result.status << ": " << t.result.error.substr(0, 160);
-        }
-        if (t.reused) line << "  [recorded]";
-        say(o, line.str());
-    };
-    // This round's trials: the best among them is settled after the round (see settle()).
-    std::vector<size_t> this_round;
-    auto add_trial = [&](Trial t) {
-        const Scored &s = features_of(t.point);
-        t.features = s.rows;
-        t.feature_rows = s.nrows;
-        measured_keys.insert(point_key(t.point));
-        if (t.result.ok()) {
-            correct++;
-            this_round.push_back(result.trials.size());
-        } else {
-            result.failed++;
-        }
-        (t.reused ? result.reused : result.measured)++;
-        result.trials.push_back(std::move(t));
-        log_trial(result.trials.back());
-        report();
-    };
-
-    // The clock wanders by 15-25% between windows, and the ratio to the reference does not cancel
-    // all of it (a compute-bound candidate and the slower, memory-bound reference respond to the
-    // clock differently): a matmul 1024^3 trial with a 1.5% sample spread read 118 GFLOP/s and
-    // 101 when re-measured later. So after each round the fastest trial that beats the best so far
-    // is confirmed before it becomes the best: it is timed `confirm_rounds` times more interleaved
-    // with the current best (A B A B ...), and each of the two then counts at the median of all
-    // its corrected timings (of an even count, the slower middle one). Both figures so come from
-    // the same windows, on the scale every other trial is on; the contender leads only if its
-    // figure is still above the best's. Then the round's next fastest is considered, until none
-    // beats the best. The database keeps the first timing: a resumed run must not measure
-    // anything again.
-    long best_index = -1;
+    bool first_round = true;
     std::map<size_t, std::vector<double>> timings;  // trial -> every corrected time, confirmed trials only
-    auto refigure = [&](size_t idx) {
-        Trial &t = result.trials[idx];
-        std::vector<double> v = timings[idx];
-        std::sort(v.begin(), v.end());
-        t.result.timing.median_ms = v[v.size() / 2];
-        t.result.gflops = result.flops / (t.result.timing.median_ms * 1e6);
-    };
-    auto confirm = [&](size_t idx) {
-        Trial &t = result.trials[idx];
-        timings[idx].push_back(t.result.timing.median_ms);
-        std::vector<PoolCandidate> cands = {{t.point, ""}};
-        if (best_index >= 0) cands.push_back({result.trials[size_t(best_index)].point, ""});
-        auto rounds = pool->measure_rounds(cands, po, o.confirm_rounds, result.flops);
-        for (const auto &round : rounds) {
-            for (size_t c = 0; c < cands.size(); c++) {
-                MeasureResult r = round[c];
-                if (!r.ok()) continue;
-                corrected(r);
-                size_t who = c == 0 ? idx : size_t(best_index);
-                timings[who].push_back(r.timing.median_ms);
-                result.trials[who].retimed++;
-            }
-        }
-        double before = t.result.gflops, best_before = best_gflops;
-        refigure(idx);
-        if (best_index >= 0) {
-            refigure(size_t(best_index));
-            best_gflops = result.trials[size_t(best_index)].result.gflops;
-        }
-        result.retimed++;
-        if (o.trial_lines) {
-            std::ostringstream line;
-            line << "  confirmed" << (best_index >= 0 ? " against the best" : "") << ": " << before << " -> "
-                 << t.result.gflops << " GFLOP/s";
-            if (best_index >= 0) line << " (best " << best_before << " -> " << best_gflops << ")";
-            say(o, line.str());
-        }
-    };
-    auto settle = [&] {
-        std::set<size_t> settled;
-        for (;;) {
-            long top = -1;
-            for (size_t i : this_round) {
-                double g = result.trials[i].result.gflops;
-                if (settled.count(i) || g <= best_gflops) continue;
-                if (top < 0 || g > result.trials[size_t(top)].result.gflops) top = long(i);
-            }
-            if (top < 0) break;
-            settled.insert(size_t(top));
-            if (o.confirm_rounds > 0 && !result.trials[size_t(top)].reused) confirm(size_t(top));
-            // The best's figure may have moved with its own re-timings, either way.
-            if (best_index >= 0) best_gflops = result.trials[size_t(best_index)].result.gflops;
-            if (result.trials[size_t(top)].result.gflops > best_gflops) {
-                best_gflops = result.trials[size_t(top)].result.gflops;
-                best_index = top;
-            }
-        }
-        this_round.clear();
-        report();
-    };
 
-    bool first = true;
-    for (;;) {
-        if (int(result.trials.size()) >= o.trials) {
-            result.stop_reason = "trial budget";
-            break;
-        }
-        // The budgets stop a run after its first round, so that there is always a winner to name.
-        if (o.time_budget_s > 0 && !first && elapsed() >= o.time_budget_s) {
-            result.stop_reason = "time budget";
-            break;
-        }
-        if (o.patience > 0 && stale_rounds >= o.patience) {
-            result.stop_reason = "no improvement";
-            break;
-        }
-        int want = std::min<int>(o.batch, o.trials - int(result.trials.size()));
-        std::vector<SchedulePoint> elite;
-        {
-            std::vector<size_t> ok;
-            for (size_t i = 0; i < result.trials.size(); i++) {
-                if (result.trials[i].result.ok()) ok.push_back(i);
-            }
-            std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
-                return result.trials[a].result.gflops > result.trials[b].result.gflops;
-            });
-            for (size_t k = 0; k < ok.size() && k < 16; k++) elite.push_back(result.trials[ok[k]].point);
-        }
-        scored.clear();
-        std::vector<SchedulePoint> chosen;
-        if (first && !is_measured(reference)) {
-            chosen.push_back(reference);
-            measured_keys.insert(point_key(reference));  // so the search does not pick it twice
-        }
-        for (auto &p : search->next_batch(want - int(chosen.size()), score, is_measured, elite, first)) {
-            chosen.push_back(p);
-        }
-        first = false;
-        if (chosen.empty()) {
-            result.stop_reason = "space exhausted";
-            break;
-        }
-        // Recorded points are taken as they are; the rest go to the workers.
-        std::vector<PoolCandidate> todo;
-        for (const auto &p : chosen) {
-            auto it = recorded.find(point_key(p));
-            if (it != recorded.end()) {
-                Trial t;
-                t.point = p;
-                t.reused = true;
-                t.result.status = it->second.status;
-                t.result.error = it->second.error;
-                if (t.result.ok()) {
-                    t.result.timing.median_ms = it->second.time_ms;
-                    t.result.gflops = it->second.gflops;
-                }
-                add_trial(std::move(t));
-                continue;
-            }
-            int n = int(result.trials.size() + todo.size()) + 1;
-            auto f = o.faults.find(n);
-            todo.push_back({p, f == o.faults.end() ? "" : f->second});
-        }
-        pool->measure(todo, po, result.flops, [&](size_t i, const MeasureResult &r) {
-            Trial t;
-            t.point = *todo[i].point;
-            t.result = r;
-            corrected(t.result);
-            add_trial(std::move(t));
-            // Recorded the moment it is known: a run killed now loses no measurement.
-            if (cache && key) cache->record_measurements({to_record(*key, o.run_id, result.trials.back())});
-        });
-        settle();
-        stale_rounds = best_gflops > best_at_last_round * 1.01 ? 0 : stale_rounds + 1;
-        best_at_last_round = std::max(best_at_last_round, best_gflops);
-        // Retrain on everything measured so far (re-timed trials at their confirmed figure).
-        costmodel::TrainingSet training;
-        training.batch.num_features = num_features();
-        for (const Trial &t : result.trials) {
-            if (!t.result.ok()) continue;
-            training.batch.add_candidate(t.features.data(), t.feature_rows);
-            training.task.push_back(0);
-            training.throughput.push_back(t.result.gflops);
-        }
-        if (training.throughput.size() >= 4) {
-            costmodel::TrainOptions to;
-            to.seed = o.seed;
-            to.rounds = 60;
-            model->train(training, to);
-            trained = true;
-        }
+    double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+    bool is_measured(const SchedulePoint &p) const { return measured.count(point_key(p)) > 0; }
+};
+
+void report(const Task &t, const RunState &s, bool finished = false) {
+    if (!t.o.progress) return;
+    TuneProgress tp;
+    tp.finished = finished;
+    tp.done = int(s.result.trials.size());
+    tp.planned = t.o.trials;
+    tp.best_gflops = s.best_gflops;
+    tp.elapsed_s = s.elapsed();
+    if (s.result.measured > 0) {
+        double per = tp.elapsed_s / std::max(1, tp.done);
+        tp.eta_s = per * std::max(0, tp.planned - tp.done);
+        if (t.o.time_budget_s > 0) tp.eta_s = std::min(tp.eta_s, std::max(0.0, t.o.time_budget_s - tp.elapsed_s));
     }
-    report(true);
-    say(o, "stopped: " + result.stop_reason + " (" + std::to_string(result.trials.size()) + " trials, " +
-               std::to_string(result.reused) + " recorded, " + std::to_string(result.failed) + " failed)");
-    result.reference_ms = ref_ms;
+    t.o.progress(tp);
+}
 
-    // Re-measure the leading contenders interleaved (A B C A B C) and decide by the median ratio to
-    // the reference: one pass of a noisy clock does not survive re-measurement.
+void log_trial(const Task &t, const RunState &s, const Trial &trial) {
+    if (!t.o.trial_lines) return;
+    std::ostringstream line;
+    line << "trial " << s.result.trials.size() << "/" << t.o.trials << "  " << trial.point.summary() << "  ";
+    if (trial.result.ok()) {
+        line << trial.result.timing.median_ms << " ms  " << trial.result.gflops << " GFLOP/s  (best " << s.best_gflops
+             << ")";
+    } else {
+        line << trial.result.status << ": " << trial.result.error.substr(0, 160);
+    }
+    if (trial.reused) line << "  [recorded]";
+    say(t.o, line.str());
+}
+
+// Appends a measured (or recorded) trial with its feature rows, and counts it.
+void add_trial(const Task &t, RunState &s, TaskScorer &scorer, Trial trial) {
+    const TaskScorer::Scored &f = scorer.features_of(trial.point);
+    trial.features = f.rows;
+    trial.feature_rows = f.nrows;
+    s.measured.insert(point_key(trial.point));
+    if (trial.result.ok()) {
+        s.this_round.push_back(s.result.trials.size());
+    } else {
+        s.result.failed++;
+    }
+    (trial.reused ? s.result.reused : s.result.measured)++;
+    s.result.trials.push_back(std::move(trial));
+    log_trial(t, s, s.result.trials.back());
+    report(t, s);
+}
+
+// ---- One round: stop?, pick, measure, confirm, retrain -------------------------------------------
+
+// Why the loop stops before another round, or nothing. The budgets stop a run only after its first
+// round, so that there is always a winner to name.
+std::optional<std::string> stop_reason(const Task &t, const RunState &s) {
+    if (int(s.result.trials.size()) >= t.o.trials) return "trial budget";
+    if (t.o.time_budget_s > 0 && !s.first_round && s.elapsed() >= t.o.time_budget_s) return "time budget";
+    if (t.o.patience > 0 && s.stale_rounds >= t.o.patience) return "no improvement";
+    return std::nullopt;
+}
+
+// The best 16 correct points measured so far, best first: the search's elite.
+std::vector<SchedulePoint> elite_points(const std::vector<Trial> &trials) {
     std::vector<size_t> ok;
-    for (size_t i = 0; i < result.trials.size(); i++) {
-        if (result.trials[i].result.ok()) ok.push_back(i);
+    for (size_t i = 0; i < trials.size(); i++) {
+        if (trials[i].result.ok()) ok.push_back(i);
     }
-    auto finish = [&] {
-        result.worker_restarts = pool->restarts() - restarts_before;
-        result.worker_peak_rss_kb = pool->worker_peak_rss_kb();
-        result.peak_rss_kb = peak_rss_kb();
-        result.elapsed_s = elapsed();
-    };
-    if (ok.empty()) {
-        say(o, "no candidate produced a correct result");
-        finish();
-        return result;
+    std::stable_sort(ok.begin(), ok.end(),
+                     [&](size_t a, size_t b) { return trials[a].result.gflops > trials[b].result.gflops; });
+    std::vector<SchedulePoint> elite;
+    for (size_t k = 0; k < ok.size() && k < 16; k++) elite.push_back(trials[ok[k]].point);
+    return elite;
+}
+
+// The round's points: the reference first in the first round, then the search's pick (the model's
+// best and, after the first round, a seeded share at random). Empty: the space is exhausted.
+std::vector<SchedulePoint> pick_round(const Task &t, RunState &s, SearchStrategy &search, TaskScorer &scorer) {
+    int want = std::min<int>(t.o.batch, t.o.trials - int(s.result.trials.size()));
+    std::vector<SchedulePoint> elite = elite_points(s.result.trials);
+    scorer.begin_round();
+    std::vector<SchedulePoint> chosen;
+    if (s.first_round && !s.is_measured(t.reference)) {
+        chosen.push_back(t.reference);
+        s.measured.insert(point_key(t.reference));  // so the search does not pick it twice
     }
-    std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
-        return result.trials[a].result.gflops > result.trials[b].result.gflops;
+    ScoreFn score = [&](const std::vector<SchedulePoint> &pts) { return scorer.score(pts); };
+    MeasuredFn measured = [&](const SchedulePoint &p) { return s.is_measured(p); };
+    for (auto &p : search.next_batch(want - int(chosen.size()), score, measured, elite, s.first_round)) {
+        chosen.push_back(p);
+    }
+    s.first_round = false;
+    return chosen;
+}
+
+// A recorded point taken as it was measured before.
+Trial recorded_trial(const SchedulePoint &p, const db::MeasurementRecord &m) {
+    Trial t;
+    t.point = p;
+    t.reused = true;
+    t.result.status = m.status;
+    t.result.error = m.error;
+    if (t.result.ok()) {
+        t.result.timing.median_ms = m.time_ms;
+        t.result.gflops = m.gflops;
+    }
+    return t;
+}
+
+// Measures the round's points: recorded ones are taken as they are, the rest go to the runner and
+// each is recorded in the cache the moment it is known, so a run killed now loses no measurement.
+void measure_round(const Task &t, RunState &s, Runner &runner, TaskScorer &scorer,
+                   const std::vector<SchedulePoint> &points) {
+    std::vector<PoolCandidate> todo;
+    for (const auto &p : points) {
+        auto it = t.recorded.find(point_key(p));
+        if (it != t.recorded.end()) {
+            add_trial(t, s, scorer, recorded_trial(p, it->second));
+            continue;
+        }
+        int n = int(s.result.trials.size() + todo.size()) + 1;
+        auto f = t.o.faults.find(n);
+        todo.push_back({p, f == t.o.faults.end() ? "" : f->second});
+    }
+    runner.measure(todo, t.po, t.flops, [&](size_t i, const MeasureResult &r) {
+        Trial trial;
+        trial.point = *todo[i].point;
+        trial.result = r;
+        s.scale.correct(trial.result);
+        add_trial(t, s, scorer, std::move(trial));
+        if (t.cache && t.key) t.cache->record_measurements({to_record(*t.key, t.o.run_id, s.result.trials.back())});
     });
-    ok.resize(std::min<size_t>(ok.size(), size_t(std::max(1, o.final_contenders))));
+}
+
+// Sets a confirmed trial's figure to the median of all its corrected timings.
+void refigure(RunState &s, size_t idx) {
+    Trial &trial = s.result.trials[idx];
+    trial.result.timing.median_ms = median_of(s.timings[idx]);
+    trial.result.gflops = s.result.flops / (trial.result.timing.median_ms * 1e6);
+}
+
+// Times the would-be best `idx` `confirm_rounds` times more, interleaved with the best so far
+// (A B A B ...), and refigures both from all their corrected timings.
+void confirm(const Task &t, RunState &s, Runner &runner, size_t idx) {
+    Trial &trial = s.result.trials[idx];
+    s.timings[idx].push_back(trial.result.timing.median_ms);
+    std::vector<PoolCandidate> cands = {{trial.point, ""}};
+    if (s.best_index >= 0) cands.push_back({s.result.trials[size_t(s.best_index)].point, ""});
+    for (const auto &round : runner.measure_rounds(cands, t.po, t.o.confirm_rounds, t.flops)) {
+        for (size_t c = 0; c < cands.size(); c++) {
+            MeasureResult r = round[c];
+            if (!r.ok()) continue;
+            s.scale.correct(r);
+            size_t who = c == 0 ? idx : size_t(s.best_index);
+            s.timings[who].push_back(r.timing.median_ms);
+            s.result.trials[who].retimed++;
+        }
+    }
+    double before = trial.result.gflops, best_before = s.best_gflops;
+    refigure(s, idx);
+    if (s.best_index >= 0) {
+        refigure(s, size_t(s.best_index));
+        s.best_gflops = s.result.trials[size_t(s.best_index)].result.gflops;
+    }
+    s.result.retimed++;
+    if (!t.o.trial_lines) return;
+    std::ostringstream line;
+    line << "  confirmed" << (s.best_index >= 0 ? " against the best" : "") << ": " << before << " -> "
+         << trial.result.gflops << " GFLOP/s";
+    if (s.best_index >= 0) line << " (best " << best_before << " -> " << s.best_gflops << ")";
+    say(t.o, line.str());
+}
+
+// The clock wanders by 15-25% between windows, and the ratio to the reference does not cancel all
+// of it (a compute-bound candidate and the slower, memory-bound reference respond to the clock
+// differently): a matmul 1024^3 trial with a 1.5% sample spread read 118 GFLOP/s and 101 when
+// re-measured later. So after each round the fastest trial that beats the best so far is confirmed
+// (see confirm()) before it becomes the best; it leads only if its figure is still above the
+// best's. Then the round's next fastest is considered, until none beats the best. The database
+// keeps the first timing: a resumed run must not measure anything again.
+void settle_round(const Task &t, RunState &s, Runner &runner) {
+    std::set<size_t> settled;
+    for (;;) {
+        long top = -1;
+        for (size_t i : s.this_round) {
+            double g = s.result.trials[i].result.gflops;
+            if (settled.count(i) || g <= s.best_gflops) continue;
+            if (top < 0 || g > s.result.trials[size_t(top)].result.gflops) top = long(i);
+        }
+        if (top < 0) break;
+        settled.insert(size_t(top));
+        if (t.o.confirm_rounds > 0 && !s.result.trials[size_t(top)].reused) confirm(t, s, runner, size_t(top));
+        // The best's figure may have moved with its own re-timings, either way.
+        if (s.best_index >= 0) s.best_gflops = s.result.trials[size_t(s.best_index)].result.gflops;
+        if (s.result.trials[size_t(top)].result.gflops > s.best_gflops) {
+            s.best_gflops = s.result.trials[size_t(top)].result.gflops;
+            s.best_index = top;
+        }
+    }
+    s.this_round.clear();
+    s.stale_rounds = s.best_gflops > s.best_at_last_round * 1.01 ? 0 : s.stale_rounds + 1;
+    s.best_at_last_round = std::max(s.best_at_last_round, s.best_gflops);
+    report(t, s);
+}
+
+// Retrains the online model on everything measured so far (confirmed trials at their figure).
+void retrain(const Task &t, const RunState &s, TaskScorer &scorer) {
+    costmodel::TrainingSet training;
+    training.batch.num_features = num_features();
+    for (const Trial &trial : s.result.trials) {
+        if (trial.result.ok()) add_training_row(training, trial.features, trial.feature_rows, trial.result.gflops);
+    }
+    scorer.retrain(training, t.o.seed);
+}
+
+// ---- The end: the winner -------------------------------------------------------------------------
+
+// The leading contenders re-measured interleaved (A B C A B C): the index of the trial whose median
+// ratio to the reference is lowest, and that ratio (infinite when none timed). `ok` holds the
+// correct trials.
+std::pair<size_t, double> final_rounds(const Task &t, const RunState &s, Runner &runner, std::vector<size_t> ok) {
+    std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
+        return s.result.trials[a].result.gflops > s.result.trials[b].result.gflops;
+    });
+    ok.resize(std::min<size_t>(ok.size(), size_t(std::max(1, t.o.final_contenders))));
     std::vector<PoolCandidate> finals;
-    for (size_t i : ok) finals.push_back({result.trials[i].point, ""});
-    auto rounds = pool->measure_rounds(finals, po, std::max(1, o.final_rounds), result.flops);
+    for (size_t i : ok) finals.push_back({s.result.trials[i].point, ""});
+    auto rounds = runner.measure_rounds(finals, t.po, std::max(1, t.o.final_rounds), t.flops);
     size_t winner = 0;
     double winner_ratio = std::numeric_limits<double>::infinity();
     for (size_t c = 0; c < ok.size(); c++) {
@@ -498,27 +462,94 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
             if (round[c].ok() && round[c].ratio > 0) ratios.push_back(round[c].ratio);
         }
         if (ratios.empty()) continue;
-        std::sort(ratios.begin(), ratios.end());
-        double med = ratios[ratios.size() / 2];
+        double med = median_of(ratios);
         if (med < winner_ratio) {
             winner_ratio = med;
             winner = c;
         }
     }
-    const Trial &w = result.trials[ok[winner]];
-    result.best = w.point;
-    result.best_result = w.result;
-    if (std::isfinite(winner_ratio) && ref_ms > 0) {
-        result.best_result.timing.median_ms = winner_ratio * ref_ms;
-        result.best_result.gflops = result.flops / (result.best_result.timing.median_ms * 1e6);
-    }
-    result.found = true;
-    LoweredOp op = lower_to_halide(def, shape);
-    result.schedule_source = apply_schedule(op, result.best, target).source();
-    finish();
-    return result;
+    return {ok[winner], winner_ratio};
 }
 
+// Names the winner by the final rounds (one pass of a noisy clock does not survive
+// re-measurement) and prints its schedule; leaves `found` false when no candidate was correct.
+void name_winner(const Task &t, RunState &s, Runner &runner) {
+    std::vector<size_t> ok;
+    for (size_t i = 0; i < s.result.trials.size(); i++) {
+        if (s.result.trials[i].result.ok()) ok.push_back(i);
+    }
+    if (ok.empty()) {
+        say(t.o, "no candidate produced a correct result");
+        return;
+    }
+    auto [winner, ratio] = final_rounds(t, s, runner, std::move(ok));
+    TuneResult &r = s.result;
+    r.best = r.trials[winner].point;
+    r.best_result = r.trials[winner].result;
+    if (std::isfinite(ratio) && s.scale.ref_ms > 0) {
+        r.best_result.timing.median_ms = ratio * s.scale.ref_ms;
+        r.best_result.gflops = r.flops / (r.best_result.timing.median_ms * 1e6);
+    }
+    r.found = true;
+    LoweredOp op = lower_to_halide(t.def, t.shape);
+    r.schedule_source = apply_schedule(op, r.best, t.target).source();
+}
+
+void say_stopped(const Task &t, const TuneResult &r) {
+    say(t.o, "stopped: " + r.stop_reason + " (" + std::to_string(r.trials.size()) + " trials, " +
+                 std::to_string(r.reused) + " recorded, " + std::to_string(r.failed) + " failed)");
+}
+
+}  // namespace
+
+// The loop of seed 004 (paragraphs 62-63 and 86), each step a function above.
+TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &o,
+                db::KernelCache *cache, const db::KernelKey *key) {
+    Task t{def, shape, target, o, cache, key, make_tiling_space(def, shape, target, o.threads),
+           flop_count(def, shape), reference_point(def, shape, target, o.threads), recorded_measurements(cache, key),
+           pool_options(o)};
+    RunState s;
+    s.result.legal_size = int64_t(t.space.legal.size());
+    s.result.flops = s.scale.flops = t.flops;
+    SearchOptions so{o.seed, o.epsilon, size_t(std::max(0, o.max_pool))};
+    std::unique_ptr<SearchStrategy> search = make_search(t.space, so);
+    s.result.search = search->name();
+    say_task(t, search->name());
+
+    std::unique_ptr<WorkerPool> own_pool;
+    Runner &runner = start_runner(t, own_pool);
+    const int restarts_before = runner.restarts();
+    TaskScorer scorer(def, shape, target, t.space, o.threads, o.seed, default_model(t, s.result),
+                      o.prior_half_weight);
+    s.result.default_result = measure_default_schedule(t, runner);
+    auto ref = t.recorded.find(point_key(t.reference));
+    if (ref != t.recorded.end() && ref->second.status == "ok") s.scale.ref_ms = ref->second.time_ms;
+
+    for (;;) {
+        if (auto why = stop_reason(t, s)) {
+            s.result.stop_reason = *why;
+            break;
+        }
+        std::vector<SchedulePoint> points = pick_round(t, s, *search, scorer);
+        if (points.empty()) {
+            s.result.stop_reason = "space exhausted";
+            break;
+        }
+        measure_round(t, s, runner, scorer, points);
+        settle_round(t, s, runner);
+        retrain(t, s, scorer);
+    }
+    report(t, s, true);
+    say_stopped(t, s.result);
+    s.result.reference_ms = s.scale.ref_ms;
+
+    name_winner(t, s, runner);
+    s.result.worker_restarts = runner.restarts() - restarts_before;
+    s.result.worker_peak_rss_kb = runner.worker_peak_rss_kb();
+    s.result.peak_rss_kb = peak_rss_kb();
+    s.result.elapsed_s = s.elapsed();
+    return std::move(s.result);
+}
 db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r) {
     db::KernelRecord rec;
     rec.key = key;

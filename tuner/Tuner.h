@@ -41,7 +41,8 @@ struct TuneOptions {
     // Measurement in worker processes (tuner/WorkerPool.h).
     int jobs = 0;             // workers compiling in parallel; 0: the machine's cores
     double timeout_s = 60;    // per candidate step (compile and verify; timing)
-    WorkerPool *pool = nullptr;  // a pool to reuse (a batch keeps one); null: tune() starts its own
+    Runner *pool = nullptr;  // where candidates are measured (a batch keeps one WorkerPool); null:
+                             // tune() starts a WorkerPool of its own
     // Stopping: the trial budget, a wall-time budget in seconds (0: none), or `patience` rounds in
     // a row without a 1% better candidate (0: never).
     double time_budget_s = 0;

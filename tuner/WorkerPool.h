@@ -10,7 +10,7 @@
 #ifndef OPGEN_TUNER_WORKER_POOL_H
 #define OPGEN_TUNER_WORKER_POOL_H
 
-#include "tuner/Measurer.h"
+#include "tuner/Runner.h"
 
 #include <functional>
 #include <memory>
@@ -20,34 +20,11 @@
 
 namespace opgen::tuner {
 
-// What every worker needs to rebuild the task on its side.
-struct WorkerTask {
-    const ComputeDef *def = nullptr;
-    BoundShape shape;
-    Target target;
-    uint64_t seed = 1;  // of the random inputs
-    int threads = 1;    // HL_NUM_THREADS of the kernels
-    // The fixed kernel every timing is paired with; none: candidates are timed alone.
-    std::optional<SchedulePoint> reference;
-};
-
-struct PoolCandidate {
-    std::optional<SchedulePoint> point;  // empty: Halide's default schedule
-    std::string fault;                   // test-only: "crash", "hang" or "crash-timing"
-};
-
-struct PoolOptions {
-    double min_time_ms = 60;   // timing: repeat until the candidate's calls add up to this
-    int min_runs = 3;
-    int max_runs = 1000;
-    double timeout_s = 60;     // per step (compile and verify; timing) of one candidate
-};
-
 // The worker executable: $OPGEN_WORKER, else `opgen-worker` beside the running program, else the
 // one this build made.
 std::string worker_executable();
 
-class WorkerPool {
+class WorkerPool : public Runner {
 public:
     // Starts `jobs` workers (at least 1) of `exe` (default: worker_executable()). Raises
     // std::runtime_error when a worker cannot be started.
@@ -58,7 +35,7 @@ public:
 
     int jobs() const;
     // Switches every worker to `task`. Raises UserError when a worker refuses it (bad op text).
-    void set_task(const WorkerTask &task);
+    void set_task(const WorkerTask &task) override;
 
     // Measures `candidates`: rounds[r][i] is candidate i's result in round r. Each candidate is
     // compiled once; the rounds time all of them in turn (A B C A B C ...), so contenders are
@@ -66,15 +43,15 @@ public:
     // first round's result, as soon as it is known. GFLOP/s are filled from `flops`.
     std::vector<std::vector<MeasureResult>> measure_rounds(
         const std::vector<PoolCandidate> &candidates, const PoolOptions &options, int rounds, double flops,
-        const std::function<void(size_t, const MeasureResult &)> &done = {});
+        const std::function<void(size_t, const MeasureResult &)> &done = {}) override;
     std::vector<MeasureResult> measure(const std::vector<PoolCandidate> &candidates, const PoolOptions &options,
                                        double flops,
                                        const std::function<void(size_t, const MeasureResult &)> &done = {});
 
     // The largest peak resident memory (KiB) any worker has reported, and how many workers were
     // restarted after a crash or timeout.
-    int64_t worker_peak_rss_kb() const;
-    int restarts() const;
+    int64_t worker_peak_rss_kb() const override;
+    int restarts() const override;
 
 private:
     struct Impl;

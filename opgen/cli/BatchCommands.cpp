@@ -92,6 +92,98 @@ json task_json(const tuner::BatchTask &t) {
 // Written to a temporary file and renamed, so a reader never sees half a report.
 void write_report(const std::string &path, const json &j) { write_file_whole(path, j.dump(1) + "\n", "report"); }
 
+// The one thread count every task of the batch runs with (their targets' or --threads); 0 for no
+// tasks. Raises UserError when the targets disagree.
+int batch_threads(const BatchArgs &a, const std::vector<tuner::BatchTask> &tasks) {
+    int threads = 0;
+    for (const auto &t : tasks) {
+        int n = threads_of(a.common, load_target(t.target));
+        user_check(threads == 0 || threads == n)
+            << "manifest '" << a.manifest << "': its targets use different thread counts (" << threads << " and " << n
+            << "); pass --threads or run them as separate batches";
+        threads = n;
+    }
+    return threads;
+}
+
+void print_dry_run(const std::vector<tuner::BatchTask> &tasks, const tuner::Manifest &m, const tuner::Shard &shard) {
+    for (const auto &t : tasks)
+        std::printf("%zu %s %s %s %s trials=%d seed=%llu\n", t.entry, t.op.c_str(), t.shape.c_str(), t.dtype.c_str(),
+                    t.target.c_str(), t.trials, static_cast<unsigned long long>(t.seed));
+    std::printf("shard %d/%d: %zu of %zu tasks (%zu entries, %zu repeats dropped)\n", shard.index, shard.count,
+                tasks.size(), m.tasks.size(), m.entries, m.duplicates);
+}
+
+// The tuning flags as `tune` reads them (workers, budgets, timeouts); the batch prints its own
+// progress, the tuner's lines only with --verbose.
+tuner::BatchOptions batch_options(const BatchArgs &a, const std::vector<tuner::BatchTask> &tasks, int threads) {
+    tuner::BatchOptions o;
+    o.tune = tune_options(*a.flags, a.common, load_target(tasks.empty() ? a.common.target : tasks[0].target));
+    o.tune.threads = threads;
+    o.tune.progress = {};
+    o.tune.trial_lines = a.verbose;
+    if (a.verbose) o.tune.log = [](const std::string &line) { std::cerr << "  " << line << "\n"; };
+    else o.tune.log = {};
+    o.progress = progress_printer(a.flags->quiet);
+    return o;
+}
+
+void print_remeasured(const std::vector<tuner::Remeasure> &again, double threshold) {
+    std::printf("\nre-measured %zu cached winners (regression: time relative to the default schedule up by more than %s%% since tuned)\n",
+                again.size(), fixed(threshold * 100, 0).c_str());
+    for (const auto &r : again)
+        std::printf("  %-16s %-34s cached %s ms (default %s)  now %s ms (default %s)  %s\n", r.task.op.c_str(),
+                    r.task.shape.c_str(), fixed(r.cached_ms, 3).c_str(), fixed(r.cached_default_ms, 3).c_str(),
+                    fixed(r.now_ms, 3).c_str(), fixed(r.now_default_ms, 3).c_str(),
+                    !r.regressed ? "ok" : r.status == "ok" ? "REGRESSED" : ("REGRESSED (" + r.status + ")").c_str());
+}
+
+json report_json(const BatchArgs &a, const tuner::Shard &shard, const std::string &started, int threads,
+                 const std::vector<tuner::TaskOutcome> &out, const std::vector<tuner::Remeasure> &again) {
+    json j;
+    j["manifest"] = a.manifest;
+    j["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+    j["db"] = a.common.db_path;
+    j["started_at"] = started;
+    j["finished_at"] = now_utc();
+    j["threads"] = threads;
+    j["halide_version"] = tuner::halide_version();
+    j["tuner_version"] = tuner::tuner_version();
+    j["tasks"] = json::array();
+    for (const auto &o : out) {
+        json t = task_json(o.task);
+        t["status"] = tuner::task_status_name(o.status);
+        t["wall_s"] = o.wall_s;
+        if (!o.error.empty()) t["error"] = o.error;
+        if (!o.stale.empty()) t["stale"] = o.stale;
+        if (o.status != tuner::TaskStatus::Failed) t["kernel"] = record_json(o.record, tuner::task_status_name(o.status));
+        j["tasks"].push_back(t);
+    }
+    j["remeasured"] = json::array();
+    for (const auto &r : again) {
+        json t = task_json(r.task);
+        t.update({{"cached_ms", r.cached_ms}, {"cached_default_ms", r.cached_default_ms}, {"now_ms", r.now_ms},
+                  {"now_default_ms", r.now_default_ms}, {"gflops_now", r.gflops_now}, {"status", r.status},
+                  {"regressed", r.regressed}, {"threshold", a.threshold}});
+        j["remeasured"].push_back(t);
+    }
+    return j;
+}
+
+// Lists the failed tasks on stderr and raises UserError when there are any.
+void fail_on_failed_tasks(const BatchArgs &a, const std::vector<tuner::TaskOutcome> &out) {
+    size_t failed = 0;
+    for (const auto &o : out)
+        if (o.status == tuner::TaskStatus::Failed) failed++;
+    if (failed == 0) return;
+    std::cerr << "failed tasks:\n";
+    for (const auto &o : out)
+        if (o.status == tuner::TaskStatus::Failed)
+            std::cerr << "  entry " << o.task.entry << " " << o.task.op << " " << o.task.shape << ": " << o.error << "\n";
+    user_check(false) << "batch '" << a.manifest << "': " << failed << " of " << out.size()
+                      << " tasks failed (listed above)";
+}
+
 void run(const BatchArgs &a) {
     OpLibrary lib = OpLibrary::standard(a.common.ops_dirs);
     tuner::Shard shard = tuner::parse_shard(a.shard);
@@ -102,34 +194,11 @@ void run(const BatchArgs &a) {
     // Everything is validated before the database is touched.
     tuner::Manifest m = tuner::load_manifest(a.manifest, lib, d);
     std::vector<tuner::BatchTask> tasks = tuner::shard_tasks(m.tasks, shard);
-    int threads = 0;
-    for (const auto &t : tasks) {
-        int n = threads_of(a.common, load_target(t.target));
-        user_check(threads == 0 || threads == n)
-            << "manifest '" << a.manifest << "': its targets use different thread counts (" << threads << " and " << n
-            << "); pass --threads or run them as separate batches";
-        threads = n;
-    }
-    if (a.dry_run) {
-        for (const auto &t : tasks)
-            std::printf("%zu %s %s %s %s trials=%d seed=%llu\n", t.entry, t.op.c_str(), t.shape.c_str(),
-                        t.dtype.c_str(), t.target.c_str(), t.trials, static_cast<unsigned long long>(t.seed));
-        std::printf("shard %d/%d: %zu of %zu tasks (%zu entries, %zu repeats dropped)\n", shard.index, shard.count,
-                    tasks.size(), m.tasks.size(), m.entries, m.duplicates);
-        return;
-    }
+    int threads = batch_threads(a, tasks);
+    if (a.dry_run) return print_dry_run(tasks, m, shard);
     if (threads == 0) threads = 1;
     set_threads(threads);
-    tuner::BatchOptions o;
-    // The tuning flags as `tune` reads them (workers, budgets, timeouts); the batch prints its
-    // own progress, the tuner's lines only with --verbose.
-    o.tune = tune_options(*a.flags, a.common, load_target(tasks.empty() ? a.common.target : tasks[0].target));
-    o.tune.threads = threads;
-    o.tune.progress = {};
-    o.tune.trial_lines = a.verbose;
-    if (a.verbose) o.tune.log = [](const std::string &line) { std::cerr << "  " << line << "\n"; };
-    else o.tune.log = {};
-    o.progress = progress_printer(a.flags->quiet);
+    tuner::BatchOptions o = batch_options(a, tasks, threads);
     auto cache = db::open_kernel_cache(a.common.db_path, db::OpenMode::ReadWrite);
     // One set of measurement workers for every task of the batch (seed 000: compile workers).
     int jobs = o.tune.jobs > 0 ? o.tune.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -145,56 +214,10 @@ void run(const BatchArgs &a) {
         po.min_time_ms = o.tune.min_time_ms;
         po.timeout_s = o.tune.timeout_s;
         again = tuner::remeasure_sample(tasks, lib, *cache, pool, po, threads, a.remeasure, a.flags->seed, a.threshold);
-        std::printf("\nre-measured %zu cached winners (regression: time relative to the default schedule up by more than %s%% since tuned)\n",
-                    again.size(), fixed(a.threshold * 100, 0).c_str());
-        for (const auto &r : again)
-            std::printf("  %-16s %-34s cached %s ms (default %s)  now %s ms (default %s)  %s\n", r.task.op.c_str(),
-                        r.task.shape.c_str(), fixed(r.cached_ms, 3).c_str(), fixed(r.cached_default_ms, 3).c_str(),
-                        fixed(r.now_ms, 3).c_str(), fixed(r.now_default_ms, 3).c_str(),
-                        !r.regressed ? "ok" : r.status == "ok" ? "REGRESSED" : ("REGRESSED (" + r.status + ")").c_str());
+        print_remeasured(again, a.threshold);
     }
-
-    if (!a.report.empty()) {
-        json j;
-        j["manifest"] = a.manifest;
-        j["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
-        j["db"] = a.common.db_path;
-        j["started_at"] = started;
-        j["finished_at"] = now_utc();
-        j["threads"] = threads;
-        j["halide_version"] = tuner::halide_version();
-        j["tuner_version"] = tuner::tuner_version();
-        j["tasks"] = json::array();
-        for (const auto &o : out) {
-            json t = task_json(o.task);
-            t["status"] = tuner::task_status_name(o.status);
-            t["wall_s"] = o.wall_s;
-            if (!o.error.empty()) t["error"] = o.error;
-            if (!o.stale.empty()) t["stale"] = o.stale;
-            if (o.status != tuner::TaskStatus::Failed) t["kernel"] = record_json(o.record, tuner::task_status_name(o.status));
-            j["tasks"].push_back(t);
-        }
-        j["remeasured"] = json::array();
-        for (const auto &r : again) {
-            json t = task_json(r.task);
-            t.update({{"cached_ms", r.cached_ms}, {"cached_default_ms", r.cached_default_ms}, {"now_ms", r.now_ms},
-                      {"now_default_ms", r.now_default_ms}, {"gflops_now", r.gflops_now}, {"status", r.status},
-                      {"regressed", r.regressed}, {"threshold", a.threshold}});
-            j["remeasured"].push_back(t);
-        }
-        write_report(a.report, j);
-    }
-
-    size_t failed = 0;
-    for (const auto &o : out)
-        if (o.status == tuner::TaskStatus::Failed) failed++;
-    if (failed == 0) return;
-    std::cerr << "failed tasks:\n";
-    for (const auto &o : out)
-        if (o.status == tuner::TaskStatus::Failed)
-            std::cerr << "  entry " << o.task.entry << " " << o.task.op << " " << o.task.shape << ": " << o.error << "\n";
-    user_check(false) << "batch '" << a.manifest << "': " << failed << " of " << out.size()
-                      << " tasks failed (listed above)";
+    if (!a.report.empty()) write_report(a.report, report_json(a, shard, started, threads, out, again));
+    fail_on_failed_tasks(a, out);
 }
 
 void add_batch(CLI::App &app) {
