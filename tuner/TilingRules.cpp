@@ -37,6 +37,24 @@ std::vector<int64_t> block_options(int64_t extent) {
     return b;
 }
 
+// A reduction loop of more steps than a window's few (a 3x3 window unrolls whole) whose every step
+// reduces at least a vector's worth of products counts blocks of channels (CB of conv2d_nchwc:
+// each step is a cb x KH x KW slab).
+constexpr int64_t kWindowSteps = 4;
+constexpr int64_t kBlockStepProducts = 16;
+
+// Blocks of a loop whose steps are channel blocks: the powers of two that divide the extent, and
+// the extent. One step's weights (cb x KH x KW x fb floats, 9 KiB at 16 x 3 x 3 x 16) already take a
+// fifth of a 48 KiB L1, so blocks of a few steps are what fits.
+std::vector<int64_t> step_block_options(int64_t extent) {
+    std::vector<int64_t> b;
+    for (int64_t d = 1; d < extent; d *= 2) {
+        if (extent % d == 0) b.push_back(d);
+    }
+    b.push_back(extent);
+    return b;
+}
+
 // Register-tile extents of the innermost axis for vector width `vw`: one to four vectors, or the
 // whole axis when it is a few vectors exactly.
 std::vector<int64_t> innermost_regs(int vw, int64_t extent) {
@@ -234,17 +252,37 @@ std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &sh
     return axes;
 }
 
+// True when the outermost reduction loop of `ms` steps over blocks of channels: more steps than a
+// window has, each over at least kBlockStepProducts products of the loops inside it.
+bool outermost_steps_over_blocks(const Statement &ms, const BoundShape &shape) {
+    if (ms.reduce_vars.size() < 2 || shape.eval(ms.reduce_vars.front().extent) <= kWindowSteps) return false;
+    int64_t inside = 1;
+    for (size_t i = 1; i < ms.reduce_vars.size(); i++) inside *= shape.eval(ms.reduce_vars[i].extent);
+    return inside >= kBlockStepProducts;
+}
+
 // The reduction options of the main statement `ms`, innermost first: blocking pays on the longest
-// reduction axis (k of a matmul, input channels of a convolution); the others stay whole.
+// reduction axis (k of a matmul, input channels of a convolution), in blocks of 16; and on an
+// outermost loop over channel blocks (conv2d_nchwc's CB), in blocks of a few steps, without which
+// one output-channel block's weights (CB x 9 KiB at 3 x 3) overflow L1 from CB = 8 on. The others
+// stay whole.
 std::vector<ReduceOptions> reduce_options(const Statement &ms, const BoundShape &shape) {
     std::vector<ReduceOptions> reduce;
     auto longest = ms.reduce_vars.rbegin();
     for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
         if (shape.eval(it->extent) > shape.eval(longest->extent)) longest = it;
     }
+    const bool block_steps = outermost_steps_over_blocks(ms, shape);
     for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
         int64_t e = shape.eval(it->extent);
-        reduce.push_back({it->name, e, it == longest ? block_options(e) : std::vector<int64_t>{e}});
+        std::set<int64_t> blocks{e};
+        if (it == longest) {
+            for (int64_t b : block_options(e)) blocks.insert(b);
+        }
+        if (block_steps && std::next(it) == ms.reduce_vars.rend()) {
+            for (int64_t b : step_block_options(e)) blocks.insert(b);
+        }
+        reduce.push_back({it->name, e, {blocks.begin(), blocks.end()}});
     }
     return reduce;
 }

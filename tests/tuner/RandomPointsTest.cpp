@@ -24,7 +24,7 @@ const std::map<std::string, std::string> &shapes() {
         {"batch_matmul", "BATCH=3,M=13,N=37,K=11"},
         {"conv2d_bias_relu", "N=1,C=5,H=11,W=19,F=6"},
         {"conv2d_nchw", "N=2,C=3,H=13,W=18,F=7,stride=2"},
-        {"conv2d_nchwc", "N=1,CB=2,H=9,W=13,FB=3,cb=5,fb=8,stride=2"},
+        {"conv2d_nchwc", "N=1,CB=6,H=9,W=13,FB=3,cb=5,fb=8,stride=2"},
         {"conv2d_nhwc", "N=1,H=9,W=17,C=5,F=19"},
         {"depthwise_conv2d", "N=1,C=6,H=15,W=21"},
         {"depthwise_conv2d_nchwc", "N=1,CB=2,H=15,W=11,cb=8"},

@@ -238,3 +238,44 @@ TEST(TilingSpace, SplitsAGroupThatCannotFitIntoSubgroups) {
     TilingSpace c = make_tiling_space(def, shape, load_target("toy"), 1);
     for (const auto &g : c.groups) EXPECT_EQ(g.subgroup, 0) << g.tensor << "@" << g.buffer;
 }
+
+// conv2d_nchwc's outermost reduction loop steps over channel blocks (CB), each a cb x KH x KW slab
+// of products: it is blocked in powers of two, the longest loop (here cb = 16 > CB = 8) in
+// multiples of 16 as before (none below 16), the window loops stay whole. On the toy target with
+// CB = 8, cb = 4: co {1, 2, 4, 8}; ci {4}: cb = 4 is the longest and has no block below itself.
+TEST(TilingSpace, BlocksChannelBlockStepsOfABlockedConv) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchwc");
+    BoundShape toy_shape = bind_shape(def, "N=1,CB=8,H=4,W=4,FB=1,cb=4,fb=4");
+    TilingSpace t = make_tiling_space(def, toy_shape, load_target("toy"), 1);
+    ASSERT_EQ(t.reduce.size(), 4u);  // innermost first: ci, rx, ry, co
+    EXPECT_EQ(t.reduce[0].var, "ci");
+    EXPECT_EQ(t.reduce[0].blocks, (std::vector<int64_t>{4}));
+    EXPECT_EQ(t.reduce[1].blocks, (std::vector<int64_t>{3}));
+    EXPECT_EQ(t.reduce[2].blocks, (std::vector<int64_t>{3}));
+    EXPECT_EQ(t.reduce[3].var, "co");
+    EXPECT_EQ(t.reduce[3].blocks, (std::vector<int64_t>{1, 2, 4, 8}));
+
+    // On the host (L1 = 48 KiB) at 14x14x256->256: one output block's weights take 9 KiB per co
+    // step (16 x 3 x 3 x 16 floats), so whole (co = 16, 147 KiB) nothing fits; blocks of up to
+    // 4 steps (36 KiB) can, 8 (74 KiB) cannot.
+    BoundShape shape = bind_shape(def, "N=1,CB=16,H=14,W=14,FB=16");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 1);
+    EXPECT_EQ(s.reduce[3].blocks, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+    ASSERT_FALSE(s.legal.empty());
+    std::set<int64_t> used;
+    for (const auto &tiling : s.legal.tilings()) used.insert(tiling.reduce[3].block);
+    EXPECT_EQ(used, (std::set<int64_t>{1, 2, 4}));
+    for (const auto &p : s.sample(100, 3)) EXPECT_TRUE(fits_buffers(host, footprints(def, shape, host, s.groups, p)));
+
+    // Loops of few steps (a window, CB <= 4) or thin steps (1x1 with cb = 4) are not blocked so:
+    // the spaces of the NCHW and NHWC convolutions keep their reduction options.
+    TilingSpace few = make_tiling_space(def, bind_shape(def, "N=1,CB=4,H=8,W=8,FB=1"), host, 1);
+    EXPECT_EQ(few.reduce[3].blocks, (std::vector<int64_t>{4}));
+    TilingSpace thin =
+        make_tiling_space(def, bind_shape(def, "N=1,CB=8,H=8,W=8,FB=1,KH=1,KW=1,pad=0,cb=4,fb=4"), host, 1);
+    EXPECT_EQ(thin.reduce[3].blocks, (std::vector<int64_t>{8}));
+    ComputeDef nchw = OpLibrary::standard().load("conv2d_nchw");
+    TilingSpace c = make_tiling_space(nchw, bind_shape(nchw, "N=1,C=64,H=14,W=14,F=64"), host, 1);
+    EXPECT_EQ(c.reduce.back().blocks, (std::vector<int64_t>{16, 32, 64}));
+}
