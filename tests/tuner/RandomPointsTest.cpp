@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 using namespace opgen;
 using namespace opgen::tuner;
@@ -147,4 +148,34 @@ TEST(ScheduleKnobs, NonDividingReductionBlocksMatchTheReference) {
         EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
     }
     EXPECT_EQ(tried, 3);
+}
+
+// Output channels as the vectorized axis of an NCHW convolution (rows of 7 leave a partial vector):
+// unblocked and blocked reductions, weights read in place (gathered along f) or packed into a panel
+// re-laid out with f contiguous, the input packed, a bias-ReLU epilogue, two threads; every one
+// compiled and checked against the reference, and its schedule vectorizing f.
+TEST(ScheduleKnobs, OutputChannelVectorsMatchTheReference) {
+    Target host = host_target();
+    const int lanes = host.vector_lanes(4);
+    for (const char *op : {"conv2d_nchw", "conv2d_bias_relu"}) {
+        ComputeDef def = OpLibrary::standard().load(op);
+        BoundShape shape = bind_shape(def, "N=1,C=32,H=7,W=7,F=" + std::to_string(2 * lanes));
+        TilingSpace s = make_tiling_space(def, shape, host, 2);
+        TaskContext task(def, shape, host, 11);
+        std::set<std::string> kinds;  // (blocked, packed) combinations tried
+        for (const auto &p : s.sample(4000, 5)) {
+            if (p.vector_axis != 2) continue;
+            bool blocked = p.reduce.back().block < 32;
+            std::string kind = std::to_string(blocked) + ":" + std::to_string(p.packed.size()) + ":" +
+                               (p.packed.empty() ? "" : p.packed.back());
+            if (!kinds.insert(kind).second) continue;
+            LoweredOp lowered = lower_to_halide(def, shape);
+            std::string src = apply_schedule(lowered, p, host).source();
+            EXPECT_NE(src.find(".vectorize(f__i, " + std::to_string(lanes)), std::string::npos) << src;
+            MeasureResult r = measure(task, p, 0.5, 1);
+            EXPECT_EQ(r.status, "ok") << op << " " << p.summary() << ": " << r.error << "\n" << src;
+        }
+        // Whole and blocked, each with nothing, X, Wt and both packed.
+        EXPECT_GE(kinds.size(), 6u) << op;
+    }
 }
