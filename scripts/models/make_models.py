@@ -18,7 +18,10 @@ from a fixed seed, static shapes, batch 1. Nothing is downloaded.
 Each model NAME becomes OUTDIR/NAME.onnx, with its inputs (also seeded) as
 OUTDIR/NAME.inputs/<input name>.npy, ready for scripts/ort/run.js.
 
-usage: make_models.py OUTDIR [--only NAME[,NAME...]]   (default: all three)
+  resnet_tiny, bert_tiny  the same generators at toy sizes (two stages of 8 and 16 channels on a
+             32x32 image; 2 layers, hidden 64, 4 heads, sequence 16), for the compiler's tests.
+
+usage: make_models.py OUTDIR [--only NAME[,NAME...]]   (default: small, resnet50, bert)
 """
 import argparse
 import math
@@ -124,29 +127,35 @@ def bottleneck(g, x, cin, width, stride):
     return g.node("Relu", [y], g.name("residual_relu"))
 
 
-def resnet50():
+def resnet(widths=(64, 128, 256, 512), blocks=(3, 4, 6, 3), image=224, classes=1000):
     g = Graph(seed=50)
     x = "input"
-    y = conv(g, x, 3, 64, 7, stride=2)
+    y = conv(g, x, 3, widths[0], 7, stride=2)
     y = g.node("MaxPool", [y], g.name("maxpool"), kernel_shape=[3, 3], strides=[2, 2],
                pads=[1, 1, 1, 1])
-    cin = 64
-    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
-        for i in range(blocks):
-            y = bottleneck(g, y, cin, width, stride if i == 0 else 1)
+    cin = widths[0]
+    for stage, (width, count) in enumerate(zip(widths, blocks)):
+        for i in range(count):
+            y = bottleneck(g, y, cin, width, 2 if i == 0 and stage > 0 else 1)
             cin = width * 4
     y = g.node("GlobalAveragePool", [y], g.name("gap"))
     y = g.node("Flatten", [y], g.name("flatten"), axis=1)
-    w = g.weight("fc_w", [1000, 2048], math.sqrt(1.0 / 2048))
-    b = g.weight("fc_b", [1000], 0.01)
+    w = g.weight("fc_w", [classes, cin], math.sqrt(1.0 / cin))
+    b = g.weight("fc_b", [classes], 0.01)
     logits = g.node("Gemm", [y, w, b], "fc", transB=1)
     return g.model(
-        "resnet50_v1_5",
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 3, 224, 224])],
-        [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [1, 1000])])
+        "resnet50_v1_5" if blocks == (3, 4, 6, 3) else "resnet_tiny",
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 3, image, image])],
+        [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [1, classes])])
 
 
-BERT_SEQ, BERT_HIDDEN, BERT_HEADS, BERT_FFN, BERT_LAYERS = 128, 768, 12, 3072, 12
+class BertConfig:
+    def __init__(self, seq=128, hidden=768, heads=12, ffn=3072, layers=12):
+        self.seq, self.hidden, self.heads, self.ffn, self.layers = seq, hidden, heads, ffn, layers
+
+
+BERT_BASE = BertConfig()
+BERT_TINY = BertConfig(seq=16, hidden=64, heads=4, ffn=128, layers=2)
 
 
 def dense(g, x, cin, cout, prefix):
@@ -156,9 +165,9 @@ def dense(g, x, cin, cout, prefix):
     return g.node("Add", [y, b], prefix + "_bias")
 
 
-def layer_norm(g, x, prefix):
-    gamma = g.const(prefix + "_gamma", np.ones([BERT_HIDDEN], np.float32))
-    beta = g.const(prefix + "_beta", np.zeros([BERT_HIDDEN], np.float32))
+def layer_norm(g, x, prefix, hidden):
+    gamma = g.const(prefix + "_gamma", np.ones([hidden], np.float32))
+    beta = g.const(prefix + "_beta", np.zeros([hidden], np.float32))
     return g.node("LayerNormalization", [x, gamma, beta], prefix, axis=-1, epsilon=1e-12)
 
 
@@ -174,14 +183,14 @@ def gelu(g, x, prefix):
     return g.node("Mul", [y, half], prefix + "_half_mul")
 
 
-def attention(g, x, prefix):
-    head = BERT_HIDDEN // BERT_HEADS
-    split = g.const(prefix + "_split", np.array([1, BERT_SEQ, BERT_HEADS, head], np.int64))
-    merge = g.const(prefix + "_merge", np.array([1, BERT_SEQ, BERT_HIDDEN], np.int64))
+def attention(g, x, prefix, c):
+    head = c.hidden // c.heads
+    split = g.const(prefix + "_split", np.array([1, c.seq, c.heads, head], np.int64))
+    merge = g.const(prefix + "_merge", np.array([1, c.seq, c.hidden], np.int64))
     scale = g.const(prefix + "_scale", np.array(1.0 / math.sqrt(head), np.float32))
 
     def heads(name, perm):
-        y = dense(g, x, BERT_HIDDEN, BERT_HIDDEN, prefix + "_" + name)
+        y = dense(g, x, c.hidden, c.hidden, prefix + "_" + name)
         y = g.node("Reshape", [y, split], prefix + "_" + name + "_split")
         return g.node("Transpose", [y], prefix + "_" + name + "_heads", perm=perm)
 
@@ -191,46 +200,55 @@ def attention(g, x, prefix):
     s = g.node("MatMul", [q, k], prefix + "_scores")
     s = g.node("Mul", [s, scale], prefix + "_scaled")
     p = g.node("Softmax", [s], prefix + "_probs", axis=-1)
-    c = g.node("MatMul", [p, v], prefix + "_context")
-    c = g.node("Transpose", [c], prefix + "_context_tokens", perm=[0, 2, 1, 3])
-    c = g.node("Reshape", [c, merge], prefix + "_context_merge")
-    return dense(g, c, BERT_HIDDEN, BERT_HIDDEN, prefix + "_output")
+    ctx = g.node("MatMul", [p, v], prefix + "_context")
+    ctx = g.node("Transpose", [ctx], prefix + "_context_tokens", perm=[0, 2, 1, 3])
+    ctx = g.node("Reshape", [ctx, merge], prefix + "_context_merge")
+    return dense(g, ctx, c.hidden, c.hidden, prefix + "_output")
 
 
-def encoder_layer(g, x, i):
+def encoder_layer(g, x, i, c):
     prefix = "layer%d" % i
-    a = attention(g, x, prefix + "_attention")
-    x = layer_norm(g, g.node("Add", [a, x], prefix + "_attention_residual"), prefix + "_ln1")
-    h = dense(g, x, BERT_HIDDEN, BERT_FFN, prefix + "_ffn_in")
+    a = attention(g, x, prefix + "_attention", c)
+    x = layer_norm(g, g.node("Add", [a, x], prefix + "_attention_residual"), prefix + "_ln1",
+                   c.hidden)
+    h = dense(g, x, c.hidden, c.ffn, prefix + "_ffn_in")
     h = gelu(g, h, prefix + "_gelu")
-    h = dense(g, h, BERT_FFN, BERT_HIDDEN, prefix + "_ffn_out")
-    return layer_norm(g, g.node("Add", [h, x], prefix + "_ffn_residual"), prefix + "_ln2")
+    h = dense(g, h, c.ffn, c.hidden, prefix + "_ffn_out")
+    return layer_norm(g, g.node("Add", [h, x], prefix + "_ffn_residual"), prefix + "_ln2",
+                      c.hidden)
 
 
-def bert():
+def bert(c=BERT_BASE):
     g = Graph(seed=768)
     x = "embeddings"
-    y = layer_norm(g, x, "embeddings_ln")
-    for i in range(BERT_LAYERS):
-        y = encoder_layer(g, y, i)
+    y = layer_norm(g, x, "embeddings_ln", c.hidden)
+    for i in range(c.layers):
+        y = encoder_layer(g, y, i, c)
     hidden = y
     # The pooler reads the first token ([CLS]).
     starts = g.const("cls_starts", np.array([0], np.int64))
     ends = g.const("cls_ends", np.array([1], np.int64))
     axes = g.const("cls_axes", np.array([1], np.int64))
     cls = g.node("Slice", [hidden, starts, ends, axes], "cls_token")
-    flat = g.const("cls_shape", np.array([1, BERT_HIDDEN], np.int64))
+    flat = g.const("cls_shape", np.array([1, c.hidden], np.int64))
     cls = g.node("Reshape", [cls, flat], "cls_flat")
-    pooled = g.node("Tanh", [dense(g, cls, BERT_HIDDEN, BERT_HIDDEN, "pooler")], "pooler_tanh")
-    logits = dense(g, pooled, BERT_HIDDEN, 2, "classifier")
+    pooled = g.node("Tanh", [dense(g, cls, c.hidden, c.hidden, "pooler")], "pooler_tanh")
+    logits = dense(g, pooled, c.hidden, 2, "classifier")
     return g.model(
-        "bert_base_encoder",
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, BERT_SEQ, BERT_HIDDEN])],
-        [helper.make_tensor_value_info(hidden, TensorProto.FLOAT, [1, BERT_SEQ, BERT_HIDDEN]),
+        "bert_base_encoder" if c is BERT_BASE else "bert_tiny",
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, c.seq, c.hidden])],
+        [helper.make_tensor_value_info(hidden, TensorProto.FLOAT, [1, c.seq, c.hidden]),
          helper.make_tensor_value_info(logits, TensorProto.FLOAT, [1, 2])])
 
 
-MODELS = {"small": small, "resnet50": resnet50, "bert": bert}
+MODELS = {
+    "small": small,
+    "resnet50": resnet,
+    "bert": bert,
+    # Same generators at toy sizes, for tests of the compiler's graph handling.
+    "resnet_tiny": lambda: resnet(widths=(8, 16), blocks=(1, 2), image=32, classes=10),
+    "bert_tiny": lambda: bert(BERT_TINY),
+}
 
 
 def write_inputs(model, directory, seed):
@@ -246,7 +264,7 @@ def write_inputs(model, directory, seed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("outdir")
-    parser.add_argument("--only", default=",".join(MODELS),
+    parser.add_argument("--only", default="small,resnet50,bert",
                         help="comma-separated subset of: " + ", ".join(MODELS))
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n]
