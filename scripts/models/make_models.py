@@ -150,17 +150,20 @@ def resnet(widths=(64, 128, 256, 512), blocks=(3, 4, 6, 3), image=224, classes=1
 
 
 class BertConfig:
-    def __init__(self, seq=128, hidden=768, heads=12, ffn=3072, layers=12):
+    def __init__(self, seq=128, hidden=768, heads=12, ffn=3072, layers=12, std=0.02):
         self.seq, self.hidden, self.heads, self.ffn, self.layers = seq, hidden, heads, ffn, layers
+        self.std = std
 
 
 BERT_BASE = BertConfig()
-BERT_TINY = BertConfig(seq=16, hidden=64, heads=4, ffn=128, layers=2)
+# Larger weights than BERT's 0.02, so that attention is far from uniform and every part of a
+# layer moves the output: a test on this model notices an error in the scores' scale.
+BERT_TINY = BertConfig(seq=16, hidden=64, heads=4, ffn=128, layers=2, std=0.15)
 
 
-def dense(g, x, cin, cout, prefix):
-    w = g.weight(prefix + "_w", [cin, cout], 0.02)  # BERT's initializer range
-    b = g.weight(prefix + "_b", [cout], 0.02)
+def dense(g, x, cin, cout, prefix, std=0.02):
+    w = g.weight(prefix + "_w", [cin, cout], std)  # 0.02: BERT's initializer range
+    b = g.weight(prefix + "_b", [cout], std)
     y = g.node("MatMul", [x, w], prefix + "_matmul")
     return g.node("Add", [y, b], prefix + "_bias")
 
@@ -190,7 +193,7 @@ def attention(g, x, prefix, c):
     scale = g.const(prefix + "_scale", np.array(1.0 / math.sqrt(head), np.float32))
 
     def heads(name, perm):
-        y = dense(g, x, c.hidden, c.hidden, prefix + "_" + name)
+        y = dense(g, x, c.hidden, c.hidden, prefix + "_" + name, c.std)
         y = g.node("Reshape", [y, split], prefix + "_" + name + "_split")
         return g.node("Transpose", [y], prefix + "_" + name + "_heads", perm=perm)
 
@@ -203,7 +206,7 @@ def attention(g, x, prefix, c):
     ctx = g.node("MatMul", [p, v], prefix + "_context")
     ctx = g.node("Transpose", [ctx], prefix + "_context_tokens", perm=[0, 2, 1, 3])
     ctx = g.node("Reshape", [ctx, merge], prefix + "_context_merge")
-    return dense(g, ctx, c.hidden, c.hidden, prefix + "_output")
+    return dense(g, ctx, c.hidden, c.hidden, prefix + "_output", c.std)
 
 
 def encoder_layer(g, x, i, c):
@@ -211,9 +214,9 @@ def encoder_layer(g, x, i, c):
     a = attention(g, x, prefix + "_attention", c)
     x = layer_norm(g, g.node("Add", [a, x], prefix + "_attention_residual"), prefix + "_ln1",
                    c.hidden)
-    h = dense(g, x, c.hidden, c.ffn, prefix + "_ffn_in")
+    h = dense(g, x, c.hidden, c.ffn, prefix + "_ffn_in", c.std)
     h = gelu(g, h, prefix + "_gelu")
-    h = dense(g, h, c.ffn, c.hidden, prefix + "_ffn_out")
+    h = dense(g, h, c.ffn, c.hidden, prefix + "_ffn_out", c.std)
     return layer_norm(g, g.node("Add", [h, x], prefix + "_ffn_residual"), prefix + "_ln2",
                       c.hidden)
 
@@ -232,8 +235,8 @@ def bert(c=BERT_BASE):
     cls = g.node("Slice", [hidden, starts, ends, axes], "cls_token")
     flat = g.const("cls_shape", np.array([1, c.hidden], np.int64))
     cls = g.node("Reshape", [cls, flat], "cls_flat")
-    pooled = g.node("Tanh", [dense(g, cls, c.hidden, c.hidden, "pooler")], "pooler_tanh")
-    logits = dense(g, pooled, c.hidden, 2, "classifier")
+    pooled = g.node("Tanh", [dense(g, cls, c.hidden, c.hidden, "pooler", c.std)], "pooler_tanh")
+    logits = dense(g, pooled, c.hidden, 2, "classifier", c.std)
     return g.model(
         "bert_base_encoder" if c is BERT_BASE else "bert_tiny",
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, c.seq, c.hidden])],
