@@ -5,7 +5,7 @@
 # alternate the thread counts (so drift on a shared machine spreads over both). Each round is a
 # fresh process: WARMUP warm-up runs, then RUNS timed runs; the figure is the median over rounds
 # of each round's median, and the peak resident memory is the largest over rounds.
-# Timing holds the exclusive measurement lock; hold nothing else when calling it.
+# Timing holds the exclusive measurement lock once for all rounds; hold nothing else when calling it.
 # usage: scripts/models/ort-baseline.sh OUTDIR [MODELS (resnet50,bert)] [THREADS (1,2)]
 #   env: ROUNDS (5), RUNS (20), WARMUP (3), OPGEN_ORT_DIR (build/ort)
 set -euo pipefail
@@ -31,15 +31,24 @@ done
 
 results="$out/ort-baseline.jsonl"
 : >"$results"
+# One exclusive hold for all the timing: on a shared machine, waiting for the lock once is far
+# quicker than once per run, and nothing else measures in between.
+exec 9>"$lock"
+echo "ort-baseline: waiting for the exclusive measurement lock" >&2
+flock -x 9
+echo "ort-baseline: timing ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 for r in $(seq "$rounds"); do
     for m in ${models//,/ }; do
         for t in ${threads//,/ }; do
-            flock -x "$lock" node "$root/scripts/ort/run.js" --model "$out/$m.onnx" \
-                --inputs "$out/$m.inputs" --threads "$t" --runs "$runs" --warmup "$warmup" \
-                --ort "$ort" | sed "s/^{/{\"name\":\"$m\",\"round\":$r,/" | tee -a "$results" >&2
+            node "$root/scripts/ort/run.js" --model "$out/$m.onnx" --inputs "$out/$m.inputs" \
+                --threads "$t" --runs "$runs" --warmup "$warmup" --ort "$ort" 9>&- |
+                sed "s/^{/{\"name\":\"$m\",\"round\":$r,/" | tee -a "$results" >&2
         done
     done
 done
+echo "ort-baseline: done ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+flock -u 9
+exec 9>&-
 
 /usr/bin/python3 - "$results" <<'EOF'
 import json, statistics, sys

@@ -3,7 +3,7 @@
 // installs): the reference that whole-model outputs are checked against and the anchor their
 // latency is compared with (issue 21). Reads float32 .npy inputs, writes float32 .npy outputs,
 // times N runs after W warm-up runs, and prints one JSON line: the median and minimum latency,
-// the session's load time, and the process's peak resident memory (with the resident memory of
+// the CPU time per run, the session's load time, and the process's peak resident memory (with the resident memory of
 // the bare Node.js process before ONNX Runtime was loaded, so the two can be told apart).
 //
 // usage: run.js --model M.onnx [--input NAME=FILE.npy]... [--inputs DIR] [--threads N]
@@ -151,11 +151,13 @@ async function main() {
     let results = null;
     for (let i = 0; i < args.warmup; i++) results = await session.run(feeds);
     const times = [];
+    const cpuStart = process.cpuUsage();
     for (let i = 0; i < args.runs; i++) {
         const t0 = process.hrtime.bigint();
         results = await session.run(feeds);
         times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
+    const cpu = process.cpuUsage(cpuStart);
 
     if (args.out) {
         fs.mkdirSync(args.out, {recursive: true});
@@ -177,6 +179,9 @@ async function main() {
         median_ms: round(median(times)),
         min_ms: round(Math.min(...times)),
         max_ms: round(Math.max(...times)),
+        // CPU time of the whole process per timed run: about threads x median when every thread
+        // is busy, and a check that no more threads ran than asked for.
+        cpu_ms_per_run: round((cpu.user + cpu.system) / 1000 / args.runs),
         load_ms: round(loadMs),
         peak_rss_mib: mib(process.resourceUsage().maxRSS * 1024),
         node_start_rss_mib: mib(startRss),

@@ -81,6 +81,7 @@ try:
         check(stats["median_ms"] > 0 and stats["min_ms"] <= stats["median_ms"] <= stats["max_ms"],
               "latency figures inconsistent: %s" % stats)
         check(stats["peak_rss_mib"] > stats["node_start_rss_mib"] > 0, "memory %s" % stats)
+        check(stats["cpu_ms_per_run"] > 0, "cpu time %s" % stats)
         r = run(PY, os.path.join(models, "compare_outputs.py"), reference, out, "--rtol", "1e-4")
         check(r.returncode == 0, "ORT (%d threads) differs from numpy:\n%s%s" % (
             threads, r.stdout, r.stderr))
