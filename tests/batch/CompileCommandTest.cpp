@@ -231,3 +231,21 @@ TEST_F(Compile, AFolderThatIsNotACompileOutputIsLeftAlone) {
     EXPECT_EQ(json::parse(slurp(dir / "out/graph.json"))["summary"]["nodes"], 20);
     EXPECT_EQ(leftovers(dir / "out"), 0);
 }
+
+TEST_F(Compile, CheckWithMissingOrWrongInputsIsOneErrorLine) {
+    CommandRun r = compile("small.onnx", "--check-with nowhere");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "error: cannot read 'nowhere/input.npy'\n");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+    // bert_tiny's inputs given to the small net: the file is there under another name.
+    fs::create_directories(dir / "in");
+    fs::copy_file(models / "bert_tiny.inputs/embeddings.npy", dir / "in/input.npy");
+    r = compile("small.onnx", "--check-with in");
+    EXPECT_EQ(r.err, "error: model '" + (models / "small.onnx").string() +
+                         "': input 'input' has 1024 elements, the model 3072\n");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+    r = compile("small.onnx", "--check-with '" + (models / "small.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir / "out/check/softmax_out.npy"));
+    EXPECT_TRUE(fs::exists(dir / "out/check/fc_out.npy"));
+}
