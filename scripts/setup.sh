@@ -10,6 +10,12 @@ packages=(
     libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
     libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
 )
+# Node.js and npm run ONNX Runtime from the npm registry (scripts/ort-setup.sh), the whole-model
+# reference and anchor. A Node.js that already brings its own npm (NodeSource's nodejs package
+# does) is used as it is: Debian's npm would conflict with it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    packages+=(nodejs npm)
+fi
 # Optional extras a script needs only for itself (scripts/slurm: slurm-wlm munge; nightly: chromium).
 packages+=("$@")
 

@@ -75,6 +75,7 @@ void add_db_commands(CLI::App &app);    // db stats/merge/export (DbCommands.cpp
 void add_model_commands(CLI::App &app);  // model collect/train/eval (ModelCommands.cpp)
 void add_extract_command(CLI::App &app);  // extract (ExtractCommand.cpp)
 void add_library_command(CLI::App &app);  // library (LibraryCommand.cpp)
+void add_compile_command(CLI::App &app);  // compile (CompileCommand.cpp)
 
 }  // namespace opgen::cli
 

@@ -2,12 +2,11 @@
 
 #include "opgen/Error.h"
 #include "opgen/Shape.h"
+#include "opgen/onnx/OnnxRead.h"
 
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
 
@@ -228,24 +227,10 @@ Mapped map_node(const onnx::NodeProto &node, const Shapes &shapes, int64_t opset
 }  // namespace
 
 Extraction extract_onnx(const std::string &path, const OpLibrary &lib, const std::map<std::string, int64_t> &dims) {
-    std::ifstream in(path, std::ios::binary);
-    user_check(in.good()) << "cannot read model '" << path << "'";
-    onnx::ModelProto model;
-    user_check(model.ParseFromIstream(&in)) << "model '" << path << "': not an ONNX model (protobuf parse failed)";
-    user_check(model.has_graph() && model.graph().node_size() > 0)
-        << "model '" << path << "': not an ONNX model (no graph or no nodes)";
+    onnx::ModelProto model = read_onnx_with_shapes(path);
     Extraction x;
     x.model = path;
-    for (const auto &o : model.opset_import())
-        if (o.domain().empty() || o.domain() == "ai.onnx") x.opset = o.version();
-    try {
-        onnx::ShapeInferenceOptions options(false, 1, true);
-        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception &e) {
-        std::string msg = e.what();
-        while (!msg.empty() && (msg.back() == '\n' || msg.back() == '.')) msg.pop_back();
-        user_check(false) << "model '" << path << "': shape inference failed: " << msg;
-    }
+    x.opset = onnx_opset(model);
     Shapes shapes(model.graph(), dims);
     std::map<std::string, ComputeDef> defs;
     const auto &nodes = model.graph().node();

@@ -9,6 +9,9 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
 
 namespace opgen::test {
 
@@ -29,6 +32,16 @@ inline CommandRun run_in(const std::filesystem::path &dir, const std::string &cm
     std::string full = "cd '" + dir.string() + "' && " + cmd + " >stdout.txt 2>stderr.txt";
     int rc = std::system(full.c_str());
     return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(dir / "stdout.txt"), slurp(dir / "stderr.txt")};
+}
+
+// An empty folder for the running test: <tmp>/<prefix>-<pid>-<test name>.
+inline std::filesystem::path fresh_test_dir(const std::string &prefix) {
+    auto dir = std::filesystem::temp_directory_path() /
+               (prefix + "-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
 }
 
 // Runs `opgen ARGS` (a shell-quoted string) in `dir`.

@@ -47,12 +47,7 @@ protected:
         ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     }
     static void TearDownTestSuite() { fs::remove_all(models); }
-    void SetUp() override {
-        dir = fs::temp_directory_path() / ("opgen-extract-" + std::to_string(::getpid()) + "-" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
+    void SetUp() override { dir = opgen::test::fresh_test_dir("opgen-extract"); }
     void TearDown() override { fs::remove_all(dir); }
 };
 fs::path Extract::models;

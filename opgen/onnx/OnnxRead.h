@@ -1,0 +1,23 @@
+// Reading an ONNX file for opgen_onnx's own use (private to the library: it exposes protobuf):
+// parse, check that there is a graph, run ONNX's shape inference. Shared by `opgen extract`
+// (OnnxExtract) and `opgen compile` (ModelGraph).
+#ifndef OPGEN_ONNX_ONNX_READ_H
+#define OPGEN_ONNX_ONNX_READ_H
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <string>
+
+namespace opgen::onnx_import {
+
+// The model at `path` with inferred value shapes. Raises UserError naming the file when it cannot
+// be read, is not an ONNX model (no graph or no nodes), or fails shape inference.
+onnx::ModelProto read_onnx_with_shapes(const std::string &path);
+
+// The default-domain opset the model imports; 0 when none.
+int64_t onnx_opset(const onnx::ModelProto &model);
+
+}  // namespace opgen::onnx_import
+
+#endif

@@ -1,0 +1,251 @@
+// `opgen compile` (issue 21, the partitioning half) on models built at test time with Debian's
+// python3-onnx (scripts/models/make_models.py: the small MobileNet-style net, resnet_tiny,
+// bert_tiny; tests/batch/make_onnx_models.py for the error cases): which fused subgraphs each
+// model becomes, bundled or generated ops, the folder it writes and that `opgen batch` reads, and
+// the errors (unsupported operators with counts, dynamic dimensions, memory, a folder that is not
+// ours), none of which leaves anything written. That the subgraphs compute the model is shown
+// against ONNX Runtime by tests/models/ort_reference_test.py.
+#include "tests/batch/CommandRun.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using opgen::test::CommandRun;
+using opgen::test::run_opgen;
+using opgen::test::slurp;
+
+namespace {
+
+// op -> number of kernels using it, from graph.json.
+std::map<std::string, int> kernels_by_op(const json &graph) {
+    std::map<std::string, int> out;
+    for (const auto &k : graph["kernels"]) out[k["op"].get<std::string>()]++;
+    return out;
+}
+
+// Every ONNX node is in exactly one kernel or is a view.
+void expect_nodes_covered_once(const json &graph) {
+    std::map<std::string, int> seen;
+    for (const auto &k : graph["kernels"])
+        for (const auto &n : k["nodes"]) seen[n.get<std::string>()]++;
+    int views = graph["summary"]["views"].get<int>();
+    EXPECT_EQ(int(seen.size()) + views, graph["summary"]["nodes"].get<int>());
+    for (const auto &[node, count] : seen) EXPECT_EQ(count, 1) << node;
+}
+
+// Folders next to `dir` left by a write (DIR.tmp-PID, DIR.old-PID).
+int leftovers(const fs::path &dir) {
+    int n = 0;
+    for (const auto &e : fs::directory_iterator(dir.parent_path()))
+        if (e.path().filename().string().rfind(dir.filename().string() + ".", 0) == 0) n++;
+    return n;
+}
+
+class Compile : public ::testing::Test {
+protected:
+    static fs::path models;
+    fs::path dir;
+    static void SetUpTestSuite() {
+        models = fs::temp_directory_path() / ("opgen-compile-models-" + std::to_string(::getpid()));
+        std::string py = std::string(OPGEN_PYTHON3) + " '" + OPGEN_SOURCE_DIR;
+        std::string cmd = py + "/scripts/models/make_models.py' '" + models.string() +
+                          "' --only small,resnet_tiny,bert_tiny >/dev/null && " + py +
+                          "/tests/batch/make_onnx_models.py' '" + models.string() + "'";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
+    static void TearDownTestSuite() { fs::remove_all(models); }
+    void SetUp() override { dir = opgen::test::fresh_test_dir("opgen-compile"); }
+    void TearDown() override { fs::remove_all(dir); }
+
+    CommandRun compile(const std::string &model, const std::string &flags = "") {
+        return run_opgen("compile '" + (models / model).string() + "' -o out " + flags, dir);
+    }
+};
+fs::path Compile::models;
+
+}  // namespace
+
+TEST_F(Compile, SmallNetFusesConvEpiloguesAndWritesATunableFolder) {
+    CommandRun r = compile("small.onnx");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_bias_relu", 4},
+                                                            {"depthwise_conv2d_bias_relu", 3},
+                                                            {"conv2d_bias_add", 1},
+                                                            {"avg_pool2d", 1},
+                                                            {"matmul_nt_bias", 1},
+                                                            {"softmax", 1}}));
+    expect_nodes_covered_once(g);
+    EXPECT_EQ(g["summary"]["views"], 1);  // the Flatten
+    // The projection of the inverted residual: Conv + the residual Add, no ReLU.
+    const json &proj = g["kernels"][7];
+    EXPECT_EQ(proj["op"], "conv2d_bias_add");
+    EXPECT_EQ(proj["onnx_ops"], json({"Conv", "Add"}));
+    EXPECT_EQ(proj["shape"], "C=64,F=32,H=8,KH=1,KW=1,N=1,W=8,dilation=1,pad=0,stride=1");
+    EXPECT_EQ(proj["op_file"], "ops/conv2d_bias_add.op");
+    EXPECT_EQ(proj["args"]["R"], g["kernels"][4]["output"]);  // the block's input
+    // Generated ops are kept as files; bundled ones are not copied.
+    for (const char *op : {"conv2d_bias_add", "depthwise_conv2d_bias_relu", "matmul_nt_bias"})
+        EXPECT_TRUE(fs::exists(dir / "out/ops" / (std::string(op) + ".op"))) << op;
+    EXPECT_FALSE(fs::exists(dir / "out/ops/conv2d_bias_relu.op"));
+    std::string dw = slurp(dir / "out/ops/depthwise_conv2d_bias_relu.op");
+    EXPECT_NE(dw.find("input  Wt: f32[C, 1, KH, KW]"), std::string::npos) << dw;
+    EXPECT_NE(dw.find("Y[n, c, y, x] = max(Z[n, c, y, x] + bias[c], 0.0)"), std::string::npos) << dw;
+    // The manifest is one `opgen batch` reads with the generated ops.
+    json m = json::parse(slurp(dir / "out/manifest.json"));
+    EXPECT_EQ(m["entries"].size(), 6u);
+    CommandRun b = run_opgen("batch out/manifest.json --ops-dir out/ops --dry-run --threads 1", dir);
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_NE(b.out.find("shard 0/1: 11 of 11 tasks (6 entries, 0 repeats dropped)"), std::string::npos) << b.out;
+    EXPECT_NE(r.out.find("20 nodes -> 11 kernels (5 with generated ops, 3 distinct), 1 views"), std::string::npos)
+        << r.out;
+}
+
+TEST_F(Compile, ResNetBlocksFuseTheResidualAddAndRelu) {
+    CommandRun r = compile("resnet_tiny.onnx");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_bias_relu", 7},
+                                                            {"max_pool2d", 1},
+                                                            {"conv2d_bias", 2},
+                                                            {"conv2d_bias_add_relu", 3},
+                                                            {"avg_pool2d", 1},
+                                                            {"matmul_nt_bias", 1}}));
+    expect_nodes_covered_once(g);
+    // v1.5: the stride is on the 3x3 conv and on the projection, not on the first 1x1.
+    EXPECT_EQ(g["kernels"][7]["shape"], "C=16,F=16,H=8,KH=3,KW=3,N=1,W=8,dilation=1,pad=1,stride=2");
+    EXPECT_EQ(g["kernels"][8]["shape"], "C=32,F=64,H=8,KH=1,KW=1,N=1,W=8,dilation=1,pad=0,stride=2");
+    // A kernel runs after the kernels whose outputs it reads.
+    std::map<std::string, size_t> produced;
+    for (size_t i = 0; i < g["kernels"].size(); i++) {
+        for (const auto &[op_tensor, tensor] : g["kernels"][i]["args"].items()) {
+            if (produced.count(tensor)) {
+                EXPECT_LT(produced[tensor], i) << op_tensor;
+            }
+        }
+        produced[g["kernels"][i]["output"]] = i;
+    }
+    std::string op = slurp(dir / "out/ops/conv2d_bias_add_relu.op");
+    EXPECT_NE(op.find("Y[n, f, y, x] = max(Z[n, f, y, x] + bias[f] + R[n, f, y, x], 0.0)"), std::string::npos) << op;
+}
+
+TEST_F(Compile, BertAttentionReadsThroughTransposesAndGeluFuses) {
+    CommandRun r = compile("bert_tiny.onnx");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"layernorm_eps1em12", 5},
+                                                            {"matmul_bias", 7},
+                                                            {"batch_matmul_ta0213_tb0231_scale", 2},
+                                                            {"softmax", 2},
+                                                            {"batch_matmul_tb0213_to0213", 2},
+                                                            {"matmul_bias_add", 4},
+                                                            {"matmul_bias_gelu", 2},
+                                                            {"slice_r3_a1", 1},
+                                                            {"matmul_bias_tanh", 1}}));
+    expect_nodes_covered_once(g);
+    EXPECT_EQ(g["summary"]["views"], 9);  // 4 Reshapes per layer and the pooler's
+    // Scores: Q and K through their head transposes, scaled by 1/sqrt(16).
+    std::string scores = slurp(dir / "out/ops/batch_matmul_ta0213_tb0231_scale.op");
+    EXPECT_NE(scores.find("input  A: f32[B0, M, B1, K]\ninput  B: f32[B0, N, B1, K]"), std::string::npos) << scores;
+    EXPECT_NE(scores.find("C[b0, b1, m, n] = (P[b0, b1, m, n]) * 0.25"), std::string::npos) << scores;
+    std::string context = slurp(dir / "out/ops/batch_matmul_tb0213_to0213.op");
+    EXPECT_NE(context.find("C[b0, m, b1, n] = sum(k: K) A[b0, b1, m, k] * B[b0, k, b1, n]"), std::string::npos)
+        << context;
+    // BERT's epsilon is not the bundled layernorm's 1e-5: a generated op carries it.
+    EXPECT_NE(slurp(dir / "out/ops/layernorm_eps1em12.op").find("sqrt(variance[m] + 1e-12)"), std::string::npos);
+    // The exact GELU's five ONNX nodes fold into the bundled matmul_bias_gelu.
+    for (const auto &k : g["kernels"]) {
+        if (k["op"] == "matmul_bias_gelu") {
+            EXPECT_EQ(k["onnx_ops"], json({"MatMul", "Add", "Div", "Erf", "Add", "Mul", "Mul"}));
+        }
+    }
+    CommandRun b = run_opgen("batch out/manifest.json --ops-dir out/ops --dry-run --threads 1", dir);
+    ASSERT_EQ(b.status, 0) << b.err;
+}
+
+TEST_F(Compile, UnsupportedOperatorsAreCountedInOneErrorAndNothingIsWritten) {
+    CommandRun r = compile("cnn.onnx", "--dim batch=1");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "error: model '" + (models / "cnn.onnx").string() +
+                         "': 2 nodes cannot be compiled (the op language cannot express them yet): Conv x1 (different "
+                         "pads per axis or side), Conv x1 (grouped convolution (group 4))\n");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+    EXPECT_EQ(leftovers(dir / "out"), 0);
+}
+
+TEST_F(Compile, ElementwiseNodesTheLanguageExpressesCompile) {
+    // transformer.onnx leaves an Erf and a Mul alone: a generated erf op and the bundled mul.
+    CommandRun r = compile("transformer.onnx");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g)["erf"], 1);
+    EXPECT_EQ(kernels_by_op(g)["mul"], 1);
+    EXPECT_EQ(kernels_by_op(g)["transpose_p0213"], 1);  // read by both operands: a copy, not absorbed
+    EXPECT_NE(slurp(dir / "out/ops/erf.op").find("Y[m, n] = erf(X[m, n])"), std::string::npos);
+}
+
+TEST_F(Compile, DynamicDimensionsWithoutValueAreRefused) {
+    CommandRun r = compile("cnn.onnx");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "error: model '" + (models / "cnn.onnx").string() +
+                         "': dynamic dimensions without a value: batch (in 'x'); compiling needs static shapes: give "
+                         "--dim batch=N\n");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST_F(Compile, ModelLargerThanTheMemoryLimitIsRefusedFirst) {
+    CommandRun r = compile("small.onnx", "--max-memory 100K");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("its tensors need 0.3 MiB (weights 0.0 MiB, activations 0.2 MiB), more than the 0.1 MiB "
+                         "allowed; refused before allocating"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir / "out"));
+    r = compile("small.onnx", "--max-memory 1x");
+    EXPECT_EQ(r.err, "error: --max-memory '1x': expected a positive size in bytes, optionally with K, M or G\n");
+    EXPECT_EQ(compile("small.onnx", "--max-memory 1M").status, 0);
+}
+
+TEST_F(Compile, AFolderThatIsNotACompileOutputIsLeftAlone) {
+    fs::create_directories(dir / "out");
+    std::ofstream(dir / "out/notes.txt") << "mine";
+    CommandRun r = compile("small.onnx");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "error: output 'out' exists and is not an earlier `opgen compile` output (no graph.json); remove "
+                     "it or choose another folder\n");
+    EXPECT_EQ(slurp(dir / "out/notes.txt"), "mine");
+    // An earlier output is replaced whole: nothing of the old folder survives.
+    fs::remove_all(dir / "out");
+    ASSERT_EQ(compile("bert_tiny.onnx").status, 0);
+    ASSERT_EQ(compile("small.onnx").status, 0);
+    EXPECT_FALSE(fs::exists(dir / "out/ops/layernorm_eps1em12.op"));
+    EXPECT_TRUE(fs::exists(dir / "out/ops/conv2d_bias_add.op"));
+    EXPECT_EQ(json::parse(slurp(dir / "out/graph.json"))["summary"]["nodes"], 20);
+    EXPECT_EQ(leftovers(dir / "out"), 0);
+}
+
+TEST_F(Compile, CheckWithMissingOrWrongInputsIsOneErrorLine) {
+    CommandRun r = compile("small.onnx", "--check-with nowhere");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "error: cannot read 'nowhere/input.npy'\n");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+    // bert_tiny's inputs given to the small net: the file is there under another name.
+    fs::create_directories(dir / "in");
+    fs::copy_file(models / "bert_tiny.inputs/embeddings.npy", dir / "in/input.npy");
+    r = compile("small.onnx", "--check-with in");
+    EXPECT_EQ(r.err, "error: model '" + (models / "small.onnx").string() +
+                         "': input 'input' has 1024 elements, the model 3072\n");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+    r = compile("small.onnx", "--check-with '" + (models / "small.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir / "out/check/softmax_out.npy"));
+    EXPECT_TRUE(fs::exists(dir / "out/check/fc_out.npy"));
+}
