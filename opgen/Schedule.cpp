@@ -679,7 +679,7 @@ void pack_panels(Recorder &rec, const StageGroup &g, const SchedulePoint &p, con
     }
 }
 
-// Where a placed statement is computed: at root, or at the output's cache level.
+// Where a placed statement is computed: at root, or at a loop of the output (tile_level).
 struct StagePlace {
     bool root = true;
     Halide::LoopLevel at;
@@ -786,12 +786,11 @@ void place_reduction(Recorder &rec, LoweredStage &st, const StageChoice &c, cons
 // Where the statements placed at tile are computed: the innermost of the output's cache-tile loops
 // outside every loop over a variable that one of them lacks (softmax's rows, with the row kept
 // whole: the m loop outside the n loop), so none is computed twice for one row; all at the same
-// level, so a producer is never inside its consumer's. The cache level when the outermost loop is
-// such a variable's (they are then recomputed per tile) or the loop is fused into a parallel loop
-// of some but not all cache-tile loops.
+// level, so a producer is never inside its consumer's. At root when there is no such loop (the
+// outermost loop, or the parallel loop fused from the outermost ones, runs over another
+// variable): inside it they would be recomputed once per tile of that variable.
 StagePlace tile_level(const StageGroup &g, const SchedulePoint &p, const Target &target, const OutputTiles &t) {
     const std::string out = clean_name(g.op.output.name());
-    StagePlace cache{false, Halide::LoopLevel(g.op.output, t.cache.var), out + ", " + t.cache.name};
     size_t n = t.outer.size(), shared = n;
     for (const StageChoice &c : p.stages) {
         if (c.at != "tile") continue;
@@ -800,8 +799,14 @@ StagePlace tile_level(const StageGroup &g, const SchedulePoint &p, const Target 
         while (k < n && std::find(vars.begin(), vars.end(), p.outer_order[n - 1 - k]) != vars.end()) k++;
         shared = std::min(shared, k);
     }
-    int par = target.cores > 1 ? std::min<int>(p.parallel_loops, int(n)) : 0;
-    if (shared == 0 || par >= 2) return cache;  // all loops fused: the cache level is the fused loop
+    size_t par = target.cores > 1 ? size_t(std::clamp(p.parallel_loops, 0, int(n))) : 0;
+    if (shared == 0 || (par >= 2 && shared < par)) return StagePlace{};
+    // The fused loop itself: the cache level when every cache-tile loop went into it (no handle
+    // to it otherwise).
+    if (par >= 2 && shared == par) {
+        if (par < n) return StagePlace{};
+        return {false, Halide::LoopLevel(g.op.output, t.cache.var), out + ", " + t.cache.name};
+    }
     const Halide::Var &v = t.outer[n - shared];
     return {false, Halide::LoopLevel(g.op.output, v), out + ", " + v.name()};
 }
