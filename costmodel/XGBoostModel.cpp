@@ -200,6 +200,150 @@ TreeRows tree_rows(const FeatureBatch &batch, int slots) {
     return t;
 }
 
+// Each candidate's score: the sum of the margins of its tree rows (`margin`: one per tree row).
+std::vector<double> pack_sums(const TreeRows &tree, const float *margin) {
+    std::vector<double> sums(tree.row_begin.size() - 1);
+    for (size_t c = 0; c < sums.size(); c++) {
+        double sum = 0;
+        for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
+            sum += margin[r];
+        }
+        sums[c] = sum;
+    }
+    return sums;
+}
+
+// How many group slots a tree row holds: the widest candidate's group count under Concat, 0
+// (pack-sum: one tree row per group) otherwise.
+int tree_slots(const FeatureBatch &batch, TrainOptions::Formulation formulation) {
+    int slots = 0;
+    if (formulation != TrainOptions::Formulation::Concat) return slots;
+    for (size_t c = 0; c < batch.num_candidates(); c++) {
+        slots = std::max(slots, batch.row_begin[c + 1] - batch.row_begin[c]);
+    }
+    return slots;
+}
+
+// The pairs the pairwise objective ranks (none for regression). Raises ModelError when the
+// pairwise objective finds no pair to learn from.
+std::vector<Pair> training_pairs(const TrainingSet &set, const std::vector<float> &labels,
+                                 const TrainOptions &options) {
+    if (options.objective != TrainOptions::Objective::Pairwise) return {};
+    std::vector<Pair> pairs =
+        ordered_pairs(set.task, labels, options.pair_margin, options.weight_by_gap, options.top_emphasis);
+    if (pairs.empty()) {
+        throw ModelError("xgboost model: pairwise objective needs a task with two candidates whose "
+                         "throughputs differ");
+    }
+    return pairs;
+}
+
+// The training matrix over the trees' rows, each row labelled with its candidate's label.
+DMatrixPtr training_matrix(const TreeRows &tree, const std::vector<float> &labels, int threads) {
+    const size_t num_rows = tree.num_rows();
+    DMatrixHandle dtrain_handle = nullptr;
+    check(XGDMatrixCreateFromMat_omp(tree.data, num_rows, bst_ulong(tree.width),
+                                     std::numeric_limits<float>::quiet_NaN(), &dtrain_handle, threads),
+          "XGDMatrixCreateFromMat_omp");
+    DMatrixPtr dtrain(dtrain_handle);
+    // The custom objective does not read these labels; they keep the DMatrix valid for
+    // xgboost's own checks and make it printable while debugging.
+    std::vector<float> row_labels(num_rows);
+    for (size_t c = 0; c < labels.size(); c++) {
+        for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
+            row_labels[size_t(r)] = labels[c];
+        }
+    }
+    check(XGDMatrixSetFloatInfo(dtrain.get(), "label", row_labels.data(), num_rows), "XGDMatrixSetFloatInfo");
+    return dtrain;
+}
+
+// A fresh booster caching `dtrain`, with the options' parameters set.
+BoosterPtr new_booster(DMatrixHandle dtrain, const TrainOptions &options) {
+    BoosterHandle booster_handle = nullptr;
+    DMatrixHandle cache[] = {dtrain};
+    check(XGBoosterCreate(cache, 1, &booster_handle), "XGBoosterCreate");
+    BoosterPtr booster(booster_handle);
+    set_param(booster.get(), "tree_method", "hist");
+    set_param(booster.get(), "max_depth", std::to_string(options.max_depth));
+    std::ostringstream eta;
+    eta.precision(17);
+    eta << options.eta;
+    set_param(booster.get(), "eta", eta.str());
+    if (options.parallel_trees > 1) {
+        set_param(booster.get(), "num_parallel_tree", std::to_string(options.parallel_trees));
+    }
+    if (options.subsample < 1.0) {
+        std::ostringstream v;
+        v << options.subsample;
+        set_param(booster.get(), "subsample", v.str());
+    }
+    if (options.colsample < 1.0) {
+        std::ostringstream v;
+        v << options.colsample;
+        set_param(booster.get(), "colsample_bynode", v.str());
+    }
+    if (options.threads > 0) {
+        set_param(booster.get(), "nthread", std::to_string(options.threads));
+    }
+    // xgboost's seed is an int; fold the 64-bit seed so that both halves matter.
+    set_param(booster.get(), "seed", std::to_string(int32_t(options.seed ^ (options.seed >> 32))));
+    // Pack-sum adds the base score once per row, so a candidate with many groups would start
+    // with a large bias; 0 keeps the sum a sum of tree outputs only.
+    set_param(booster.get(), "base_score", "0");
+    set_param(booster.get(), "disable_default_eval_metric", "1");
+    return booster;
+}
+
+// The per-candidate gradient and Hessian of the objective at the current pack-sums `sums`:
+// regression terms, replaced by the pairwise ones when there are pairs.
+void candidate_gradients(const std::vector<double> &sums, const std::vector<float> &labels,
+                         const std::vector<Pair> &pairs, std::vector<double> &grad, std::vector<double> &hess) {
+    // Ansor weights each candidate by its normalised throughput: errors on the fast
+    // candidates, the ones the tuner must pick out, cost more than errors on the slow tail.
+    // On the synthetic test problem (6 seeds, 50 held-out tasks) it ranked slightly better
+    // than weight 1 or 1 + label (pairwise accuracy 0.908, 0.907, 0.904).
+    for (size_t c = 0; c < sums.size(); c++) {
+        grad[c] = (sums[c] - labels[c]) * labels[c];
+        hess[c] = labels[c];
+    }
+    if (!pairs.empty()) {
+        pairwise_gradients(pairs, sums, grad, hess);
+    }
+}
+
+// `options.rounds` rounds of boosting on the custom objective: each round scores every candidate
+// by the sum of its rows' margins and hands every row its candidate's gradient.
+void boost(BoosterHandle booster, DMatrixHandle dtrain, const TreeRows &tree, const std::vector<float> &labels,
+           const std::vector<Pair> &pairs, const TrainOptions &options) {
+    const size_t num_candidates = labels.size();
+    const size_t num_rows = tree.num_rows();
+    std::vector<double> cand_grad(num_candidates), cand_hess(num_candidates);
+    std::vector<float> grad(num_rows), hess(num_rows);
+    // Margins ("type": 1) on the cached training matrix: the hist updater refreshes that
+    // cache after every round (checked against a fresh DMatrix: identical), so these are the
+    // current model's outputs without a re-traversal of all trees.
+    const char *train_predict = R"({"type": 1, "training": true, "iteration_begin": 0, "iteration_end": 0,)"
+                                R"( "strict_shape": false})";
+    for (int round = 0; round < options.rounds; round++) {
+        const bst_ulong *shape = nullptr;
+        bst_ulong dim = 0;
+        const float *margin = nullptr;
+        check(XGBoosterPredictFromDMatrix(booster, dtrain, train_predict, &shape, &dim, &margin),
+              "XGBoosterPredictFromDMatrix");
+        const std::vector<double> sums = pack_sums(tree, margin);
+        candidate_gradients(sums, labels, pairs, cand_grad, cand_hess);
+        // d(sum)/d(row margin) = 1: every row of a candidate gets the candidate's gradient.
+        for (size_t c = 0; c < num_candidates; c++) {
+            for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
+                grad[size_t(r)] = float(cand_grad[c]);
+                hess[size_t(r)] = float(cand_hess[c]);
+            }
+        }
+        check(XGBoosterBoostOneIter(booster, dtrain, grad.data(), hess.data(), num_rows), "XGBoosterBoostOneIter");
+    }
+}
+
 class XGBoostModel : public CostModel {
 public:
     explicit XGBoostModel(int num_features) : num_features_(num_features) {
@@ -212,138 +356,29 @@ public:
 
     std::string name() const override { return model_name; }
 
+    // Validates, builds the trees' rows and the training matrix, boosts, and swaps the new booster
+    // in only at the end: a failed train leaves the old model.
     void train(const TrainingSet &set, const TrainOptions &options) override {
         check_training_set(set, num_features_, "xgboost model");
         check_train_options(options, "xgboost model");
-        const FeatureBatch &batch = set.batch;
-        const size_t num_candidates = batch.num_candidates();
-        if (batch.row_begin.back() == 0) {
+        if (set.batch.row_begin.back() == 0) {
             throw ModelError("xgboost model: training set has candidates but no group rows");
         }
-        int slots = 0;
-        if (options.formulation == TrainOptions::Formulation::Concat) {
-            for (size_t c = 0; c < num_candidates; c++) {
-                slots = std::max(slots, batch.row_begin[c + 1] - batch.row_begin[c]);
-            }
-        }
-        const TreeRows tree = tree_rows(batch, slots);
-        const size_t num_rows = tree.num_rows();
-
+        const int slots = tree_slots(set.batch, options.formulation);
+        const TreeRows tree = tree_rows(set.batch, slots);
         const std::vector<float> labels = normalised_labels(set);
-        // Ansor weights each candidate by its normalised throughput: errors on the fast
-        // candidates, the ones the tuner must pick out, cost more than errors on the slow tail.
-        // On the synthetic test problem (6 seeds, 50 held-out tasks) it ranked slightly better
-        // than weight 1 or 1 + label (pairwise accuracy 0.908, 0.907, 0.904).
-        std::vector<float> weights(labels);
-
-        DMatrixHandle dtrain_handle = nullptr;
-        check(XGDMatrixCreateFromMat_omp(tree.data, num_rows, bst_ulong(tree.width),
-                                         std::numeric_limits<float>::quiet_NaN(), &dtrain_handle,
-                                         options.threads),
-              "XGDMatrixCreateFromMat_omp");
-        DMatrixPtr dtrain(dtrain_handle);
-        // The custom objective does not read these labels; they keep the DMatrix valid for
-        // xgboost's own checks and make it printable while debugging.
-        std::vector<float> row_labels(num_rows);
-        for (size_t c = 0; c < num_candidates; c++) {
-            for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
-                row_labels[size_t(r)] = labels[c];
-            }
-        }
-        check(XGDMatrixSetFloatInfo(dtrain.get(), "label", row_labels.data(), num_rows),
-              "XGDMatrixSetFloatInfo");
-
-        // A fresh booster, swapped in only at the end: a failed train leaves the old model.
-        BoosterHandle booster_handle = nullptr;
-        DMatrixHandle cache[] = {dtrain.get()};
-        check(XGBoosterCreate(cache, 1, &booster_handle), "XGBoosterCreate");
-        BoosterPtr booster(booster_handle);
-        set_param(booster.get(), "tree_method", "hist");
-        set_param(booster.get(), "max_depth", std::to_string(options.max_depth));
-        std::ostringstream eta;
-        eta.precision(17);
-        eta << options.eta;
-        set_param(booster.get(), "eta", eta.str());
-        if (options.parallel_trees > 1) {
-            set_param(booster.get(), "num_parallel_tree", std::to_string(options.parallel_trees));
-        }
-        if (options.subsample < 1.0) {
-            std::ostringstream v;
-            v << options.subsample;
-            set_param(booster.get(), "subsample", v.str());
-        }
-        if (options.colsample < 1.0) {
-            std::ostringstream v;
-            v << options.colsample;
-            set_param(booster.get(), "colsample_bynode", v.str());
-        }
-        if (options.threads > 0) {
-            set_param(booster.get(), "nthread", std::to_string(options.threads));
-        }
-        // xgboost's seed is an int; fold the 64-bit seed so that both halves matter.
-        set_param(booster.get(), "seed",
-                  std::to_string(int32_t(options.seed ^ (options.seed >> 32))));
-        // Pack-sum adds the base score once per row, so a candidate with many groups would start
-        // with a large bias; 0 keeps the sum a sum of tree outputs only.
-        set_param(booster.get(), "base_score", "0");
-        set_param(booster.get(), "disable_default_eval_metric", "1");
-
-        const bool pairwise = options.objective == TrainOptions::Objective::Pairwise;
-        const std::vector<Pair> pairs = pairwise ? ordered_pairs(set.task, labels, options.pair_margin, options.weight_by_gap,
-                                                                 options.top_emphasis)
-                                                 : std::vector<Pair>{};
-        if (pairwise && pairs.empty()) {
-            throw ModelError("xgboost model: pairwise objective needs a task with two candidates whose "
-                             "throughputs differ");
-        }
-        std::vector<double> cand_grad(num_candidates), cand_hess(num_candidates), sums(num_candidates);
-        std::vector<float> grad(num_rows), hess(num_rows);
-        // Margins ("type": 1) on the cached training matrix: the hist updater refreshes that
-        // cache after every round (checked against a fresh DMatrix: identical), so these are the
-        // current model's outputs without a re-traversal of all trees.
-        const char *train_predict =
-            R"({"type": 1, "training": true, "iteration_begin": 0, "iteration_end": 0,)"
-            R"( "strict_shape": false})";
-        for (int round = 0; round < options.rounds; round++) {
-            const bst_ulong *shape = nullptr;
-            bst_ulong dim = 0;
-            const float *margin = nullptr;
-            check(XGBoosterPredictFromDMatrix(booster.get(), dtrain.get(), train_predict, &shape,
-                                              &dim, &margin),
-                  "XGBoosterPredictFromDMatrix");
-            for (size_t c = 0; c < num_candidates; c++) {
-                double sum = 0;
-                for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
-                    sum += margin[r];
-                }
-                sums[c] = sum;
-                cand_grad[c] = (sum - labels[c]) * weights[c];
-                cand_hess[c] = weights[c];
-            }
-            if (pairwise) {
-                pairwise_gradients(pairs, sums, cand_grad, cand_hess);
-            }
-            // d(sum)/d(row margin) = 1: every row of a candidate gets the candidate's gradient.
-            for (size_t c = 0; c < num_candidates; c++) {
-                for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
-                    grad[size_t(r)] = float(cand_grad[c]);
-                    hess[size_t(r)] = float(cand_hess[c]);
-                }
-            }
-            check(XGBoosterBoostOneIter(booster.get(), dtrain.get(), grad.data(), hess.data(),
-                                        num_rows),
-                  "XGBoosterBoostOneIter");
-        }
+        const std::vector<Pair> pairs = training_pairs(set, labels, options);
+        const DMatrixPtr dtrain = training_matrix(tree, labels, options.threads);
+        BoosterPtr booster = new_booster(dtrain.get(), options);
+        boost(booster.get(), dtrain.get(), tree, labels, pairs, options);
         booster_ = std::move(booster);
         slots_ = slots;
     }
 
     std::vector<double> predict(const FeatureBatch &batch) const override {
         check_batch(batch, num_features_, "xgboost model");
-        const size_t num_candidates = batch.num_candidates();
-        std::vector<double> scores(num_candidates, 0.0);
         if (!trained() || batch.row_begin.back() == 0) {
-            return scores;
+            return std::vector<double>(batch.num_candidates(), 0.0);
         }
         const TreeRows tree = tree_rows(batch, slots_);
         const size_t num_rows = tree.num_rows();
@@ -363,14 +398,7 @@ public:
         check(XGBoosterPredictFromDense(booster_.get(), array.str().c_str(), config, nullptr,
                                         &shape, &dim, &margin),
               "XGBoosterPredictFromDense");
-        for (size_t c = 0; c < num_candidates; c++) {
-            double sum = 0;
-            for (int32_t r = tree.row_begin[c]; r < tree.row_begin[c + 1]; r++) {
-                sum += margin[r];
-            }
-            scores[c] = sum;
-        }
-        return scores;
+        return pack_sums(tree, margin);
     }
 
     bool trained() const override { return booster_ != nullptr; }

@@ -19,6 +19,26 @@ char *copy_string(const std::string &text) {
     return copy;
 }
 
+// The request of a C call; dtype NULL means the default, "f32".
+opgen::db::LookupRequest request_of(const char *op, const char *shape, const char *dtype,
+                                    const char *target) {
+    opgen::db::LookupRequest request;
+    request.op_name = op;
+    request.shape = shape;
+    request.target = target;
+    if (dtype) {
+        request.dtype = dtype;
+    }
+    return request;
+}
+
+const opgen::db::CodeArgument *argument(const opgen_cache_kernel *kernel, int i) {
+    if (!kernel || i < 0 || size_t(i) >= kernel->loaded->arguments().size()) {
+        return nullptr;
+    }
+    return &kernel->loaded->arguments()[size_t(i)];
+}
+
 } // namespace
 
 extern "C" {
@@ -65,14 +85,7 @@ int opgen_cache_find(opgen_cache *cache, const char *op, const char *shape, cons
         return -1;
     }
     try {
-        opgen::db::LookupRequest request;
-        request.op_name = op;
-        request.shape = shape;
-        request.target = target;
-        if (dtype) {
-            request.dtype = dtype;
-        }
-        cache->last = cache->lookup->find(request);
+        cache->last = cache->lookup->find(request_of(op, shape, dtype, target));
         cache->error.clear();
     } catch (const std::exception &e) {
         cache->error = e.what();
@@ -92,6 +105,79 @@ int opgen_cache_find(opgen_cache *cache, const char *op, const char *shape, cons
     answer->gflops = a.kernel.gflops;
     answer->verified = a.kind == opgen::db::AnswerKind::Exact && a.kernel.verified ? 1 : 0;
     return 0;
+}
+
+int opgen_cache_kernel_find(opgen_cache *cache, const char *op, const char *shape,
+                            const char *dtype, const char *target,
+                            const opgen_cache_kernel **kernel_out) {
+    if (!cache) {
+        return -1;
+    }
+    if (!op || !shape || !target || !kernel_out) {
+        cache->error = "opgen_cache_kernel_find: op, shape, target and kernel_out must not be NULL";
+        return -1;
+    }
+    *kernel_out = nullptr;
+    try {
+        std::string why;
+        std::shared_ptr<const opgen::db::LoadedKernel> loaded =
+            cache->lookup->kernel(request_of(op, shape, dtype, target), &why);
+        if (!loaded) {
+            cache->error = why;
+            return -1;
+        }
+        std::unique_ptr<opgen_cache_kernel> &kept = cache->kernels[loaded.get()];
+        if (!kept) {
+            kept.reset(new opgen_cache_kernel{std::move(loaded)});
+        }
+        *kernel_out = kept.get();
+        cache->error.clear();
+        return 0;
+    } catch (const std::exception &e) {
+        cache->error = e.what();
+        return -1;
+    }
+}
+
+int opgen_cache_kernel_arguments(const opgen_cache_kernel *kernel) {
+    return kernel ? int(kernel->loaded->arguments().size()) : -1;
+}
+
+const char *opgen_cache_kernel_argument_name(const opgen_cache_kernel *kernel, int i) {
+    const opgen::db::CodeArgument *a = argument(kernel, i);
+    return a ? a->name.c_str() : nullptr;
+}
+
+const char *opgen_cache_kernel_argument_dtype(const opgen_cache_kernel *kernel, int i) {
+    const opgen::db::CodeArgument *a = argument(kernel, i);
+    return a ? a->dtype.c_str() : nullptr;
+}
+
+int opgen_cache_kernel_argument_dims(const opgen_cache_kernel *kernel, int i, long long *dims,
+                                     int max_dims) {
+    const opgen::db::CodeArgument *a = argument(kernel, i);
+    if (!a) {
+        return -1;
+    }
+    for (int d = 0; d < int(a->dims.size()) && d < max_dims && dims; d++) {
+        dims[d] = a->dims[d];
+    }
+    return int(a->dims.size());
+}
+
+int opgen_cache_kernel_call(const opgen_cache_kernel *kernel, void *const *data, int count) {
+    if (!kernel || count < 0) {
+        return -1;
+    }
+    return kernel->loaded->call(data, size_t(count));
+}
+
+int opgen_cache_kernel_call_buffers(const opgen_cache_kernel *kernel,
+                                    struct halide_buffer_t *const *buffers, int count) {
+    if (!kernel || count < 0) {
+        return -1;
+    }
+    return kernel->loaded->call(buffers, size_t(count));
 }
 
 const char *opgen_cache_error(const opgen_cache *cache) {

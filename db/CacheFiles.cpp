@@ -60,17 +60,32 @@ int64_t count(SqliteConnection &connection, const std::string &table) {
     return query.integer(0);
 }
 
-// Copies one input into the merged file; `what` names the input for error messages.
-void merge_one(SqliteConnection &out, const std::string &input, MergeReport &report) {
-    const std::string what = "merging " + quoted(input);
-    {
-        SqliteQuery attach(out, "ATTACH DATABASE ?1 AS src", what);
-        attach.bind(1, input).run();
-    }
-    try {
-        report.kernels_read += count(out, "src.kernels");
-        SqliteTransaction transaction(out, what);
-        out.exec(R"sql(
+// Compiled code follows its kernel: the input's code enters where it was compiled from the merged
+// winner's schedule (code already there for that schedule stays), and code whose kernel a faster
+// one replaced is dropped, so the merged file holds no stale code.
+void merge_code(SqliteConnection &out, const std::string &what) {
+    const std::string columns = "op_name, op_hash, shape, dtype, target, halide_version, "
+                                "tuner_version, " + std::string(kCodeColumns);
+    out.exec("INSERT INTO main.kernel_code (" + columns + ") SELECT c.op_name, c.op_hash, c.shape, "
+             "c.dtype, c.target, c.halide_version, c.tuner_version, " + code_columns("c") +
+             " FROM src.kernel_code AS c JOIN main.kernels AS k ON " + code_of_kernel("c", "k") +
+             " ORDER BY c.rowid ON CONFLICT (target, op_name, op_hash, shape, dtype, "
+             "halide_version, tuner_version) DO UPDATE SET schedule_json = excluded.schedule_json, "
+             "format = excluded.format, abi_version = excluded.abi_version, halide_target = "
+             "excluded.halide_target, cpu_features = excluded.cpu_features, code_halide_version = "
+             "excluded.code_halide_version, function = excluded.function, signature = "
+             "excluded.signature, size = excluded.size, digest = excluded.digest, created_at = "
+             "excluded.created_at, bytes = excluded.bytes WHERE kernel_code.schedule_json <> "
+             "excluded.schedule_json;\n"
+             "DELETE FROM main.kernel_code AS c WHERE NOT EXISTS (SELECT 1 FROM main.kernels AS k "
+             "WHERE " + code_of_kernel("c", "k") + ");",
+             what);
+}
+
+// The ops, targets, kernels, variants and models of the attached input `src`, merged into main
+// as put_kernel and put_model would: per key the faster row stays.
+void merge_rows(SqliteConnection &out, const std::string &what) {
+    out.exec(R"sql(
 INSERT INTO main.ops (name, op_hash, source)
     SELECT name, op_hash, source FROM src.ops WHERE true
     ON CONFLICT (name, op_hash) DO UPDATE SET source = excluded.source WHERE ops.source = '';
@@ -109,16 +124,21 @@ INSERT INTO main.kernel_variants (op_name, op_hash, shape, dtype, target, halide
 INSERT INTO main.models (target, name, created_at, train_rows, quality_json, bytes)
     SELECT target, name, created_at, train_rows, quality_json, bytes FROM src.models ORDER BY id;
 )sql",
-                 what);
-        // Every run and measurement is kept. The input's run ids move past the ones already
-        // merged, all by the same offset, so each measurement still names its run.
-        int64_t offset = 0;
-        {
-            SqliteQuery last(out, "SELECT coalesce(max(id), 0) FROM main.tuning_runs", what);
-            last.step();
-            offset = last.integer(0);
-        }
-        SqliteQuery runs(out, R"sql(
+             what);
+    merge_code(out, what);
+}
+
+// The largest run id merged so far: the next input's run ids move past it.
+int64_t last_run_id(SqliteConnection &out, const std::string &what) {
+    SqliteQuery last(out, "SELECT coalesce(max(id), 0) FROM main.tuning_runs", what);
+    last.step();
+    return last.integer(0);
+}
+
+// Appends every run and measurement of `src`, the run ids moved by `offset` on both sides, so
+// each measurement still names its run.
+void append_runs(SqliteConnection &out, int64_t offset, const std::string &what) {
+    SqliteQuery runs(out, R"sql(
 INSERT INTO main.tuning_runs (id, op_name, op_hash, shape, dtype, target, halide_version,
                               tuner_version, started_at, finished_at, trials, status, error,
                               options_json)
@@ -126,9 +146,9 @@ INSERT INTO main.tuning_runs (id, op_name, op_hash, shape, dtype, target, halide
            started_at, finished_at, trials, status, error, options_json
     FROM src.tuning_runs ORDER BY id
 )sql",
-                         what);
-        runs.bind(1, offset).run();
-        SqliteQuery measurements(out, R"sql(
+                     what);
+    runs.bind(1, offset).run();
+    SqliteQuery measurements(out, R"sql(
 INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_version,
                                tuner_version, schedule_json, features, feature_rows, time_ms,
                                gflops, status, error, created_at, run_id)
@@ -136,9 +156,28 @@ INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_ve
            features, feature_rows, time_ms, gflops, status, error, created_at, run_id + ?1
     FROM src.measurements ORDER BY id
 )sql",
-                                 what);
-        measurements.bind(1, offset).run();
-        transaction.commit();
+                             what);
+    measurements.bind(1, offset).run();
+}
+
+// Merges the input attached as `src` in one transaction: all of it or none.
+void merge_attached(SqliteConnection &out, MergeReport &report, const std::string &what) {
+    report.kernels_read += count(out, "src.kernels");
+    SqliteTransaction transaction(out, what);
+    merge_rows(out, what);
+    append_runs(out, last_run_id(out, what), what);
+    transaction.commit();
+}
+
+// Copies one input into the merged file, attached as `src` for the time of the copy.
+void merge_one(SqliteConnection &out, const std::string &input, MergeReport &report) {
+    const std::string what = "merging " + quoted(input);
+    {
+        SqliteQuery attach(out, "ATTACH DATABASE ?1 AS src", what);
+        attach.bind(1, input).run();
+    }
+    try {
+        merge_attached(out, report, what);
     } catch (...) {
         out.exec("DETACH DATABASE src", what);
         throw;
@@ -148,7 +187,11 @@ INSERT INTO main.measurements (op_name, op_hash, shape, dtype, target, halide_ve
 
 } // namespace
 
-MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const std::string &output) {
+namespace {
+
+// Refuses, before anything is written, inputs that cannot be merged into `output` (see
+// merge_kernel_caches).
+void check_merge_inputs(const std::vector<std::string> &inputs, const std::string &output) {
     if (inputs.empty()) {
         throw DbError("merge needs at least one input database");
     }
@@ -172,7 +215,22 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
                       ", not version " + std::to_string(kernel_cache_schema_version()) +
                       " that this build merges; open each input read-write once to upgrade it");
     }
+}
 
+// Counts what the merged file holds.
+void count_merged(SqliteConnection &out, MergeReport &report) {
+    report.kernels = count(out, "kernels");
+    report.measurements = count(out, "measurements");
+    report.models = count(out, "models");
+    report.tuning_runs = count(out, "tuning_runs");
+    report.variants = count(out, "kernel_variants");
+    report.code = count(out, "kernel_code");
+}
+
+} // namespace
+
+MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const std::string &output) {
+    check_merge_inputs(inputs, output);
     // Build under a temporary name, then link into place: a failure leaves nothing at `output`,
     // and a file that appeared there meanwhile is never overwritten.
     std::string temporary = output + ".merging-" + std::to_string(::getpid());
@@ -185,11 +243,7 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
             for (const std::string &input : inputs) {
                 merge_one(out, input, report);
             }
-            report.kernels = count(out, "kernels");
-            report.measurements = count(out, "measurements");
-            report.models = count(out, "models");
-            report.tuning_runs = count(out, "tuning_runs");
-            report.variants = count(out, "kernel_variants");
+            count_merged(out, report);
             // One self-contained file: fold the WAL back in before it moves.
             out.exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpointing the merged file");
         }
@@ -205,6 +259,179 @@ MergeReport merge_kernel_caches(const std::vector<std::string> &inputs, const st
     return report;
 }
 
+namespace {
+
+// RFC 4648 base64, for the compiled code in the JSON export.
+std::string base64(const std::vector<uint8_t> &bytes) {
+    static const char digits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string text;
+    for (size_t i = 0; i < bytes.size(); i += 3) {
+        uint32_t group = uint32_t(bytes[i]) << 16;
+        if (i + 1 < bytes.size()) group |= uint32_t(bytes[i + 1]) << 8;
+        if (i + 2 < bytes.size()) group |= bytes[i + 2];
+        text += digits[(group >> 18) & 63];
+        text += digits[(group >> 12) & 63];
+        text += i + 1 < bytes.size() ? digits[(group >> 6) & 63] : '=';
+        text += i + 2 < bytes.size() ? digits[group & 63] : '=';
+    }
+    return text;
+}
+
+// The kernel's code compiled from its current schedule, its bytes in base64; null for none.
+nlohmann::json exported_code(SqliteConnection &connection, const KernelRecord &kernel) {
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kCodeColumns +
+                          " FROM kernel_code WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 "
+                          "AND dtype = ?4 AND target = ?5 AND halide_version = ?6 AND "
+                          "tuner_version = ?7 AND schedule_json = ?8",
+                      "exporting the kernels' code");
+    const KernelKey &key = kernel.key;
+    query.bind(1, key.op_name).bind(2, key.op_hash).bind(3, key.shape).bind(4, key.dtype);
+    query.bind(5, key.target).bind(6, key.halide_version).bind(7, key.tuner_version);
+    query.bind(8, kernel.schedule_json);
+    if (!query.step()) {
+        return nullptr;
+    }
+    KernelCode code = read_code(query, 0);
+    return {{"format", code.format},
+            {"abi_version", code.abi_version},
+            {"halide_target", code.halide_target},
+            {"cpu_features", code.cpu_features},
+            {"halide_version", code.halide_version},
+            {"function", code.function},
+            {"signature", code.signature},
+            {"size", code.size},
+            {"digest", code.digest},
+            {"created_at", code.created_at},
+            {"bytes_base64", base64(code.bytes)}};
+}
+
+// Every kernel row, key fields first, the schedule embedded as JSON.
+nlohmann::json exported_kernels(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                          " FROM kernels ORDER BY target, op_name, shape, dtype, op_hash, "
+                          "halide_version, tuner_version",
+                      "exporting the kernels");
+    while (query.step()) {
+        KernelRecord r;
+        r.key = read_key(query, 0);
+        read_record(query, 7, r);
+        nlohmann::json row = key_json(r.key);
+        row.update({{"schedule", json_or_text(r.schedule_json)},
+                    {"schedule_source", r.schedule_source},
+                    {"time_ms", r.time_ms},
+                    {"gflops", r.gflops},
+                    {"default_time_ms", r.default_time_ms},
+                    {"verified", r.verified},
+                    {"trials", r.trials},
+                    {"created_at", r.created_at},
+                    {"code", exported_code(connection, r)}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// The ops with their source text, and the targets with their description.
+nlohmann::json exported_ops(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection, "SELECT name, op_hash, source FROM ops ORDER BY name, op_hash",
+                      "exporting the ops");
+    while (query.step()) {
+        rows.push_back(
+            {{"name", query.text(0)}, {"op_hash", query.text(1)}, {"source", query.text(2)}});
+    }
+    return rows;
+}
+
+nlohmann::json exported_targets(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection, "SELECT name, description, fingerprint FROM targets ORDER BY name",
+                      "exporting the targets");
+    while (query.step()) {
+        rows.push_back({{"name", query.text(0)},
+                        {"description", query.text(1)},
+                        {"fingerprint", query.text(2)}});
+    }
+    return rows;
+}
+
+// Every tuning run, its options embedded as JSON.
+nlohmann::json exported_runs(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns +
+                          ", id, started_at, finished_at, trials, status, error, options_json "
+                          "FROM tuning_runs ORDER BY id",
+                      "exporting the tuning runs");
+    while (query.step()) {
+        nlohmann::json row = key_json(read_key(query, 0));
+        row.update({{"id", query.integer(7)},
+                    {"started_at", query.text(8)},
+                    {"finished_at", query.text(9)},
+                    {"trials", query.integer(10)},
+                    {"status", query.text(11)},
+                    {"error", query.text(12)},
+                    {"options", json_or_text(query.text(13))}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+nlohmann::json exported_variants(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns +
+                          ", level, load, time_ms, quiet_time_ms, trials, created_at, "
+                          "schedule_json FROM kernel_variants ORDER BY target, op_name, shape, "
+                          "dtype, op_hash, halide_version, tuner_version, level",
+                      "exporting the variants");
+    while (query.step()) {
+        nlohmann::json row = key_json(read_key(query, 0));
+        row.update({{"level", query.real(7)},
+                    {"load", query.text(8)},
+                    {"time_ms", query.real(9)},
+                    {"quiet_time_ms", query.real(10)},
+                    {"trials", query.integer(11)},
+                    {"created_at", query.text(12)},
+                    {"schedule", json_or_text(query.text(13))}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// Every measurement, key by key, as the cache's measurements_for reads them (features as
+// numbers, run_id null for none).
+nlohmann::json exported_measurements(const std::string &path, SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    auto cache = open_kernel_cache(path, OpenMode::ReadOnly);
+    SqliteQuery keys(connection,
+                     std::string("SELECT DISTINCT ") + kKeyColumns +
+                         " FROM measurements ORDER BY target, op_name, shape",
+                     "exporting the measurements");
+    while (keys.step()) {
+        for (const MeasurementRecord &m : cache->measurements_for(read_key(keys, 0))) {
+            rows.push_back({{"op", m.key.op_name},
+                            {"shape", m.key.shape},
+                            {"target", m.key.target},
+                            {"schedule", m.schedule_json},
+                            {"features", m.features},
+                            {"feature_rows", m.feature_rows},
+                            {"time_ms", m.time_ms},
+                            {"gflops", m.gflops},
+                            {"status", m.status},
+                            {"error", m.error},
+                            {"run_id", m.run_id == 0 ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(m.run_id)}});
+        }
+    }
+    return rows;
+}
+
+} // namespace
+
 void export_kernel_cache(const std::string &path, bool with_measurements, std::ostream &out) {
     int version = open_kernel_cache(path, OpenMode::ReadOnly)->stats().schema_version;
     SqliteConnection connection(path, SQLITE_OPEN_READONLY, busy_timeout_from_environment(path));
@@ -212,113 +439,13 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
     connection.exec("BEGIN", "exporting");
     nlohmann::json doc;
     doc["schema_version"] = version;
-    doc["kernels"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
-                              " FROM kernels ORDER BY target, op_name, shape, dtype, op_hash, "
-                              "halide_version, tuner_version",
-                          "exporting the kernels");
-        while (query.step()) {
-            KernelRecord r;
-            r.key = read_key(query, 0);
-            read_record(query, 7, r);
-            nlohmann::json row = key_json(r.key);
-            row.update({{"schedule", json_or_text(r.schedule_json)},
-                                      {"schedule_source", r.schedule_source},
-                                      {"time_ms", r.time_ms},
-                                      {"gflops", r.gflops},
-                                      {"default_time_ms", r.default_time_ms},
-                                      {"verified", r.verified},
-                                      {"trials", r.trials},
-                                      {"created_at", r.created_at}});
-            doc["kernels"].push_back(row);
-        }
-    }
-    doc["ops"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection, "SELECT name, op_hash, source FROM ops ORDER BY name, op_hash",
-                          "exporting the ops");
-        while (query.step()) {
-            doc["ops"].push_back(
-                {{"name", query.text(0)}, {"op_hash", query.text(1)}, {"source", query.text(2)}});
-        }
-    }
-    doc["targets"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          "SELECT name, description, fingerprint FROM targets ORDER BY name",
-                          "exporting the targets");
-        while (query.step()) {
-            doc["targets"].push_back({{"name", query.text(0)},
-                                      {"description", query.text(1)},
-                                      {"fingerprint", query.text(2)}});
-        }
-    }
-    doc["tuning_runs"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          std::string("SELECT ") + kKeyColumns +
-                              ", id, started_at, finished_at, trials, status, error, options_json "
-                              "FROM tuning_runs ORDER BY id",
-                          "exporting the tuning runs");
-        while (query.step()) {
-            KernelKey key = read_key(query, 0);
-            nlohmann::json row = key_json(key);
-            row.update({{"id", query.integer(7)},
-                 {"started_at", query.text(8)},
-                 {"finished_at", query.text(9)},
-                 {"trials", query.integer(10)},
-                 {"status", query.text(11)},
-                 {"error", query.text(12)},
-                 {"options", json_or_text(query.text(13))}});
-            doc["tuning_runs"].push_back(row);
-        }
-    }
-    doc["variants"] = nlohmann::json::array();
-    {
-        SqliteQuery query(connection,
-                          std::string("SELECT ") + kKeyColumns +
-                              ", level, load, time_ms, quiet_time_ms, trials, created_at, "
-                              "schedule_json FROM kernel_variants ORDER BY target, op_name, shape, "
-                              "dtype, op_hash, halide_version, tuner_version, level",
-                          "exporting the variants");
-        while (query.step()) {
-            KernelKey key = read_key(query, 0);
-            nlohmann::json row = key_json(key);
-            row.update({{"level", query.real(7)},
-                 {"load", query.text(8)},
-                 {"time_ms", query.real(9)},
-                 {"quiet_time_ms", query.real(10)},
-                 {"trials", query.integer(11)},
-                 {"created_at", query.text(12)},
-                 {"schedule", json_or_text(query.text(13))}});
-            doc["variants"].push_back(row);
-        }
-    }
+    doc["kernels"] = exported_kernels(connection);
+    doc["ops"] = exported_ops(connection);
+    doc["targets"] = exported_targets(connection);
+    doc["tuning_runs"] = exported_runs(connection);
+    doc["variants"] = exported_variants(connection);
     if (with_measurements) {
-        doc["measurements"] = nlohmann::json::array();
-        auto cache = open_kernel_cache(path, OpenMode::ReadOnly);
-        SqliteQuery keys(connection,
-                         std::string("SELECT DISTINCT ") + kKeyColumns +
-                             " FROM measurements ORDER BY target, op_name, shape",
-                         "exporting the measurements");
-        while (keys.step()) {
-            for (const MeasurementRecord &m : cache->measurements_for(read_key(keys, 0))) {
-                doc["measurements"].push_back({{"op", m.key.op_name},
-                                               {"shape", m.key.shape},
-                                               {"target", m.key.target},
-                                               {"schedule", m.schedule_json},
-                                               {"features", m.features},
-                                               {"feature_rows", m.feature_rows},
-                                               {"time_ms", m.time_ms},
-                                               {"gflops", m.gflops},
-                                               {"status", m.status},
-                                               {"error", m.error},
-                                               {"run_id", m.run_id == 0 ? nlohmann::json(nullptr)
-                                                                        : nlohmann::json(m.run_id)}});
-            }
-        }
+        doc["measurements"] = exported_measurements(path, connection);
     }
     connection.exec("COMMIT", "exporting");
     out << doc.dump(2) << "\n";

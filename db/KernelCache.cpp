@@ -365,6 +365,93 @@ WHERE excluded.time_ms < kernels.time_ms
         return record;
     }
 
+    bool put_code(const KernelKey &key, const KernelCode &code) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "storing the code of the kernel for " + describe(key);
+        require_writable(what);
+        if (code.size < 0 || uint64_t(code.size) != code.bytes.size() ||
+            code_digest(code) != code.digest) {
+            throw DbError(quoted_database(path()) + ": " + what +
+                          ": the code does not match its own size or digest");
+        }
+        std::string created_at = code.created_at.empty() ? now_utc_iso8601() : code.created_at;
+        SqliteTransaction transaction(*connection_, what);
+        // Stored only beside the kernel it was compiled for: a faster winner that replaced it in
+        // the meantime has another schedule, and the SELECT then gives no row.
+        SqliteQuery insert(*connection_, std::string(R"sql(
+INSERT INTO kernel_code (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
+                         schedule_json, format, abi_version, halide_target, cpu_features,
+                         code_halide_version, function, signature, size, digest, created_at, bytes)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19
+FROM kernels WHERE )sql") + kKeyMatches + R"sql( AND schedule_json = ?8
+ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_version) DO UPDATE SET
+    schedule_json = excluded.schedule_json, format = excluded.format,
+    abi_version = excluded.abi_version, halide_target = excluded.halide_target,
+    cpu_features = excluded.cpu_features, code_halide_version = excluded.code_halide_version,
+    function = excluded.function, signature = excluded.signature, size = excluded.size,
+    digest = excluded.digest, created_at = excluded.created_at, bytes = excluded.bytes
+)sql",
+                           what);
+        bind_key(insert, key);
+        insert.bind(8, code.schedule_json)
+            .bind(9, code.format)
+            .bind(10, code.abi_version)
+            .bind(11, code.halide_target)
+            .bind(12, code.cpu_features)
+            .bind(13, code.halide_version)
+            .bind(14, code.function)
+            .bind(15, code.signature)
+            .bind(16, code.size)
+            .bind(17, code.digest)
+            .bind(18, created_at)
+            .bind_blob(19, code.bytes);
+        insert.run();
+        bool stored = connection_->changes() > 0;
+        transaction.commit();
+        return stored;
+    }
+
+    std::optional<KernelCode> code_for(const KernelKey &key) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          "SELECT " + code_columns("c") +
+                              " FROM kernel_code AS c JOIN kernels AS k ON " +
+                              code_of_kernel("c", "k") +
+                              " WHERE c.op_name = ?1 AND c.op_hash = ?2 AND c.shape = ?3 AND "
+                              "c.dtype = ?4 AND c.target = ?5 AND c.halide_version = ?6 AND "
+                              "c.tuner_version = ?7",
+                          "reading the code of the kernel for " + describe(key));
+        bind_key(query, key);
+        if (!query.step()) {
+            return std::nullopt;
+        }
+        return read_code(query, 0);
+    }
+
+    std::vector<KernelRecord> kernels_without_code() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                              " FROM kernels AS k WHERE NOT EXISTS (SELECT 1 FROM kernel_code AS "
+                              "c WHERE " + code_of_kernel("c", "k") +
+                              ") ORDER BY target, op_name, shape, dtype, op_hash, halide_version, "
+                              "tuner_version",
+                          "listing the kernels without code");
+        return read_kernels(query);
+    }
+
+    std::optional<std::string> op_source(const std::string &op_name,
+                                         const std::string &op_hash) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_, "SELECT source FROM ops WHERE name = ?1 AND op_hash = ?2",
+                          "reading the definition of op '" + op_name + "'");
+        query.bind(1, op_name).bind(2, op_hash);
+        if (!query.step()) {
+            return std::nullopt;
+        }
+        return query.text(0);
+    }
+
     std::vector<KernelRecord> kernels_for(const std::string &op_name,
                                           const std::string &target) override {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -376,14 +463,7 @@ WHERE excluded.time_ms < kernels.time_ms
                               "ORDER BY shape, dtype, op_hash, halide_version, tuner_version",
                           "listing the kernels of op '" + op_name + "' on target '" + target + "'");
         query.bind(1, target).bind(2, op_name);
-        std::vector<KernelRecord> records;
-        while (query.step()) {
-            KernelRecord record;
-            record.key = read_key(query, 0);
-            read_record(query, 7, record);
-            records.push_back(std::move(record));
-        }
-        return records;
+        return read_kernels(query);
     }
 
     int64_t begin_run(const TuningRun &run) override {
@@ -568,7 +648,9 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                               "SELECT (SELECT count(*) FROM kernels), "
                               "(SELECT count(*) FROM measurements), (SELECT count(*) FROM ops), "
                               "(SELECT count(*) FROM targets), (SELECT count(*) FROM tuning_runs), "
-                              "(SELECT count(*) FROM kernel_variants)",
+                              "(SELECT count(*) FROM kernel_variants), "
+                              "(SELECT count(*) FROM kernel_code AS c JOIN kernels AS k ON " +
+                                  code_of_kernel("c", "k") + ")",
                               "counting the rows");
             query.step();
             stats.kernels = query.integer(0);
@@ -577,6 +659,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             stats.targets = query.integer(3);
             stats.tuning_runs = query.integer(4);
             stats.variants = query.integer(5);
+            stats.kernels_with_code = query.integer(6);
         }
         SqliteQuery version(*connection_, "PRAGMA user_version", "reading the schema version");
         version.step();

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "db/KernelCode.h"
+
 namespace opgen::db {
 
 // A problem with the database file or its contents; the message names the path.
@@ -98,6 +100,7 @@ struct CacheStats {
     int64_t targets = 0;
     int64_t tuning_runs = 0;
     int64_t variants = 0;  // rows of kernel_variants (VariantStore.h)
+    int64_t kernels_with_code = 0;  // kernels with code compiled from their current schedule
     int schema_version = 0;
 };
 
@@ -111,6 +114,19 @@ public:
     virtual bool put_kernel(const KernelRecord &record) = 0;
     // The winner for exactly this key, if any.
     virtual std::optional<KernelRecord> lookup(const KernelKey &key) = 0;
+    // Stores compiled code for the kernel of `key`, replacing any code it had, when the kernel's
+    // schedule is still `code.schedule_json`; returns false (nothing stored) when the key has no
+    // kernel or a faster one replaced it meanwhile. Raises DbError, storing nothing, when the code
+    // does not match its own size or digest.
+    virtual bool put_code(const KernelKey &key, const KernelCode &code) = 0;
+    // The stored code of the kernel of `key`, when it was compiled from the kernel's current
+    // schedule; as stored, unchecked (CodeLoader.h checks it before it runs).
+    virtual std::optional<KernelCode> code_for(const KernelKey &key) = 0;
+    // Every kernel without code compiled from its current schedule, in key order.
+    virtual std::vector<KernelRecord> kernels_without_code() = 0;
+    // The op's definition text recorded by begin_run for this hash, if any.
+    virtual std::optional<std::string> op_source(const std::string &op_name,
+                                                 const std::string &op_hash) = 0;
     // All winners of one op on one target (any shape); used for nearest-shape answers.
     virtual std::vector<KernelRecord> kernels_for(const std::string &op_name,
                                                   const std::string &target) = 0;

@@ -1,6 +1,7 @@
 #include "db/Lookup.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -26,6 +27,17 @@ constexpr const char *kFilters = " AND (?4 = '' OR op_hash = ?4) AND (?5 = '' OR
 
 // Derived and predicted answers kept per lookup before they are all forgotten.
 constexpr size_t kMaxRememberedAnswers = 4096;
+
+// Requests answered with a loaded kernel, kept per lookup before they are all forgotten (the
+// kernels themselves stay loaded).
+constexpr size_t kMaxRememberedKernels = 4096;
+
+using Clock = std::chrono::steady_clock;
+
+// How long a remembered kernel answer is served without asking the file whether it changed: a
+// faster winner committed by another process is seen this much later at most. One look costs a
+// statement (about a microsecond), which would double a repeated lookup's cost.
+constexpr Clock::duration kKernelRecheck = std::chrono::milliseconds(10);
 
 // Resolved shapes kept per lookup before they are all forgotten.
 constexpr size_t kMaxRememberedShapes = 65536;
@@ -197,6 +209,40 @@ public:
         return answer;
     }
 
+    std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
+                                               std::string *why) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        // The hot path of a runtime asking again: no allocation (the key is built in a buffer
+        // kept between calls) and, within kKernelRecheck of the last look, no statement.
+        Clock::time_point now = Clock::now();
+        if (now - kernels_checked_ >= kKernelRecheck) {
+            refresh_if_changed();
+            kernels_checked_ = now;
+        }
+        kernel_key_.clear();
+        for (const std::string *part : {&request.target, &request.op_name, &request.dtype,
+                                        &request.op_hash, &request.halide_version,
+                                        &request.tuner_version, &request.shape}) {
+            kernel_key_ += *part;
+            kernel_key_ += '\n';
+        }
+        if (auto found = kernels_.find(kernel_key_); found != kernels_.end()) {
+            return found->second;
+        }
+        std::string reason;
+        std::shared_ptr<const LoadedKernel> loaded = load_exact(request, reason);
+        if (!loaded) {
+            if (why) {
+                *why = reason;
+            }
+            return nullptr;
+        }
+        if (kernels_.size() >= kMaxRememberedKernels) {
+            kernels_.clear();
+        }
+        return kernels_.emplace(kernel_key_, std::move(loaded)).first->second;
+    }
+
     std::optional<KernelRecord> exact(const LookupRequest &request) override {
         std::lock_guard<std::mutex> lock(mutex_);
         std::optional<std::string> canonical = sorted_shape(request.shape);
@@ -240,6 +286,45 @@ private:
         return record;
     }
 
+    // The exact kernel's code, checked and loaded, or the one already loaded with its digest;
+    // nullptr with `why` when there is none.
+    std::shared_ptr<const LoadedKernel> load_exact(const LookupRequest &request, std::string &why) {
+        std::optional<std::string> canonical = sorted_shape(request.shape);
+        if (!canonical) {
+            why = "shape '" + request.shape + "' is not NAME=INT pairs";
+            return nullptr;
+        }
+        static const std::string sql =
+            "SELECT c.digest IS NULL, " + code_columns("c") +
+            " FROM kernels AS k LEFT JOIN kernel_code AS c ON " + code_of_kernel("c", "k") +
+            " WHERE k.target = ?1 AND k.op_name = ?2 AND k.dtype = ?3 AND k.shape = ?7 AND "
+            "(?4 = '' OR k.op_hash = ?4) AND (?5 = '' OR k.halide_version = ?5) AND "
+            "(?6 = '' OR k.tuner_version = ?6) "
+            "ORDER BY k.time_ms, k.op_hash, k.halide_version, k.tuner_version LIMIT 1";
+        const std::string what = "kernel for " + describe(request, *canonical);
+        SqliteQuery query(*connection_, sql, "reading the code of the " + what);
+        bind_request(query, request);
+        query.bind(7, *canonical);
+        if (!query.step()) {
+            why = "no exact kernel for " + describe(request, *canonical);
+            return nullptr;
+        }
+        if (query.integer(0) != 0) {
+            why = "the exact kernel for " + describe(request, *canonical) +
+                  " has no compiled code; run 'opgen db compile' on the cache";
+            return nullptr;
+        }
+        KernelCode code = read_code(query, 1);
+        std::weak_ptr<const LoadedKernel> &kept = loaded_[code.digest];
+        if (std::shared_ptr<const LoadedKernel> same = kept.lock()) {
+            return same;
+        }
+        std::shared_ptr<const LoadedKernel> loaded =
+            load_kernel_code(code, "database '" + connection_->path() + "': " + what);
+        kept = loaded;
+        return loaded;
+    }
+
     void bind_request(SqliteQuery &query, const LookupRequest &request) {
         query.bind(1, request.target)
             .bind(2, request.op_name)
@@ -279,6 +364,7 @@ private:
         if (data_version != data_version_) {
             candidates_.clear();
             answers_.clear();
+            kernels_.clear(); // a request may have a new winner; same code is found by digest
             data_version_ = data_version;
         }
     }
@@ -407,6 +493,12 @@ private:
     std::map<std::string, std::vector<CandidateGroup>> candidates_;
     std::map<std::string, LookupAnswer> answers_; // derived and predicted, by request and shape
     std::unordered_map<std::string, std::optional<ShapeInfo>> shapes_; // resolve(), by op and shape
+    // Loaded kernels by request, and every kernel loaded by digest while someone holds it, so a
+    // request whose memo was forgotten finds its code without loading it again.
+    std::unordered_map<std::string, std::shared_ptr<const LoadedKernel>> kernels_;
+    std::string kernel_key_;            // the key of the current kernel() call, kept to reuse
+    Clock::time_point kernels_checked_; // when kernel() last asked whether the file changed
+    std::unordered_map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
 };
 
 } // namespace

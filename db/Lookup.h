@@ -15,6 +15,12 @@
 // attached at run time; the tuner provides one (tuner/Predict.h, library opgen_cache_predict).
 // Without an extension only Exact answers are given, with the shape canonicalised by sorting its
 // names.
+//
+// An Exact answer whose kernel has compiled code in the cache (KernelCode.h) can also be had as a
+// callable kernel, kernel(): loaded into executable memory after the checks of CodeLoader.h, with
+// no compiler in the process. The loaded kernel is kept by the lookup, so asking again loads
+// nothing; it stays callable as long as the caller holds its shared_ptr, even after the lookup is
+// destroyed. Calls of one loaded kernel may run on several threads at once.
 #ifndef OPGEN_DB_LOOKUP_H
 #define OPGEN_DB_LOOKUP_H
 
@@ -24,6 +30,7 @@
 #include <optional>
 #include <string>
 
+#include "db/CodeLoader.h"
 #include "db/KernelCache.h"
 
 namespace opgen::db {
@@ -105,6 +112,15 @@ public:
     // Derived and predicted answers are remembered per request until the file changes, so a shape
     // asked for again is answered at exact-lookup speed.
     virtual LookupAnswer find(const LookupRequest &request) = 0;
+    // The callable kernel of the Exact answer for the request (the fastest row of exactly this
+    // shape), loaded on first use and kept. nullptr, with the reason in `why` when given, when
+    // there is no exact kernel or it has no code compiled from its schedule (`opgen db compile`
+    // fills it). Raises DbError when the code is refused (truncated, digest mismatch, another
+    // format, ABI or target, a CPU feature this host lacks) or cannot be loaded, or the file
+    // fails; refused code is never executed. A faster winner committed by another process is
+    // served from at most 10 ms after this lookup last looked (it looks at most that often).
+    virtual std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
+                                                       std::string *why = nullptr) = 0;
     // Only the Exact step of find().
     virtual std::optional<KernelRecord> exact(const LookupRequest &request) = 0;
     // Attaches (or, with nullptr, detaches) the extension used for Derived and Predicted answers.

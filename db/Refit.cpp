@@ -67,6 +67,9 @@ std::optional<std::string> refit_schedule(const std::string &schedule_json,
         return std::nullopt;
     }
     try {
+        // A point that vectorized an outer axis is refitted onto the innermost one, whose register
+        // tile the rules below rebuild in whole vectors.
+        point.erase("vector_axis");
         int64_t vector_width = point.value("vector_width", int64_t(1));
         nlohmann::json &axes = point["axes"];
         for (size_t i = 0; i < axes.size(); i++) {

@@ -25,4 +25,59 @@ void read_record(const SqliteQuery &query, int first_column, KernelRecord &recor
     record.created_at = query.text(first_column + 7);
 }
 
+std::vector<KernelRecord> read_kernels(SqliteQuery &query) {
+    std::vector<KernelRecord> records;
+    while (query.step()) {
+        KernelRecord record;
+        record.key = read_key(query, 0);
+        read_record(query, 7, record);
+        records.push_back(std::move(record));
+    }
+    return records;
+}
+
+KernelCode read_code(const SqliteQuery &query, int first_column) {
+    KernelCode code;
+    code.format = query.text(first_column);
+    code.abi_version = query.integer(first_column + 1);
+    code.halide_target = query.text(first_column + 2);
+    code.cpu_features = query.text(first_column + 3);
+    code.halide_version = query.text(first_column + 4);
+    code.function = query.text(first_column + 5);
+    code.signature = query.text(first_column + 6);
+    code.schedule_json = query.text(first_column + 7);
+    code.size = query.integer(first_column + 8);
+    code.digest = query.text(first_column + 9);
+    code.created_at = query.text(first_column + 10);
+    code.bytes = query.blob(first_column + 11);
+    return code;
+}
+
+std::string code_columns(const std::string &alias) {
+    std::string list;
+    std::string all = kCodeColumns;
+    size_t start = 0;
+    while (start < all.size()) {
+        size_t end = all.find(',', start);
+        if (end == std::string::npos) {
+            end = all.size();
+        }
+        std::string column = all.substr(start, end - start);
+        column.erase(0, column.find_first_not_of(' '));
+        list += (list.empty() ? "" : ", ") + alias + "." + column;
+        start = end + 1;
+    }
+    return list;
+}
+
+std::string code_of_kernel(const std::string &code, const std::string &kernel) {
+    std::string condition;
+    for (const char *column : {"target", "op_name", "op_hash", "shape", "dtype", "halide_version",
+                               "tuner_version", "schedule_json"}) {
+        condition += std::string(condition.empty() ? "" : " AND ") + code + "." + column + " = " +
+                     kernel + "." + column;
+    }
+    return condition;
+}
+
 } // namespace opgen::db

@@ -7,6 +7,7 @@
 #include "db/Sqlite.h"
 
 #include <string>
+#include <vector>
 
 namespace opgen::db {
 
@@ -17,6 +18,16 @@ inline constexpr const char *kKeyColumns =
 inline constexpr const char *kRecordColumns = "schedule_json, schedule_source, time_ms, gflops, "
                                               "default_time_ms, verified, trials, created_at";
 
+// The KernelCode fields, as a SELECT list (of table `kernel_code`), in the order read_code reads.
+inline constexpr const char *kCodeColumns =
+    "format, abi_version, halide_target, cpu_features, code_halide_version, function, signature, "
+    "schedule_json, size, digest, created_at, bytes";
+// The same list with every column prefixed by `alias` and a dot, for joins.
+std::string code_columns(const std::string &alias);
+// kernel_code's columns matching kernels' on the key, `code` and `kernel` the two tables' aliases,
+// and the code compiled from the kernel's current schedule: a join condition.
+std::string code_of_kernel(const std::string &code, const std::string &kernel);
+
 // The busy timeout for connections to `path`: OPGEN_DB_BUSY_TIMEOUT_MS, else 10 s. Raises DbError
 // naming the variable when it is not a number of milliseconds.
 int busy_timeout_from_environment(const std::string &path);
@@ -25,6 +36,10 @@ int busy_timeout_from_environment(const std::string &path);
 KernelKey read_key(const SqliteQuery &query, int first_column);
 // Reads the kRecordColumns starting at `first_column` into `record` (its key is left alone).
 void read_record(const SqliteQuery &query, int first_column, KernelRecord &record);
+// Every remaining row of a query that selects kKeyColumns then kRecordColumns.
+std::vector<KernelRecord> read_kernels(SqliteQuery &query);
+// Reads the kCodeColumns starting at `first_column`.
+KernelCode read_code(const SqliteQuery &query, int first_column);
 
 } // namespace opgen::db
 

@@ -162,13 +162,43 @@ CREATE TABLE IF NOT EXISTS kernel_variants (
     PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version, level)
 );
 )sql",
+    // Version 4. A winner's compiled code (KernelCode.h) sits beside it, so a runtime can call the
+    // kernel without a compiler. A table of its own rather than columns of `kernels`: a blob of
+    // tens of kilobytes in the kernel row would push the row's schedule text onto overflow pages
+    // that every lookup then reads. The code names the schedule it was compiled from; code whose
+    // schedule is no longer the winner's (a faster one replaced it) is stale and never served.
+    R"sql(
+CREATE TABLE kernel_code (
+    op_name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    target TEXT NOT NULL,
+    halide_version TEXT NOT NULL,
+    tuner_version TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    format TEXT NOT NULL,
+    abi_version INTEGER NOT NULL,
+    halide_target TEXT NOT NULL,
+    cpu_features TEXT NOT NULL,
+    code_halide_version TEXT NOT NULL,
+    function TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version)
+);
+)sql",
 };
 
 constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));
 
 // The tables the current version must have; a file missing one was not written by us.
-const char *const kTables[] = {"ops",    "targets",     "kernels",        "measurements",
-                               "models", "tuning_runs", "kernel_variants"};
+const char *const kTables[] = {"ops",         "targets",         "kernels",    "measurements",
+                               "models",      "tuning_runs",     "kernel_variants",
+                               "kernel_code"};
 
 struct SchemaSnapshot {
     int version = 0;

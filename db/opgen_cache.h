@@ -9,7 +9,15 @@
  * Strings in an answer belong to the handle and stay valid until the next call on it. One handle
  * may be used from several threads (calls are serialised), but the answer strings then race:
  * give each thread its own handle. Functions return 0 on success and -1 on failure, with the
- * reason in opgen_cache_error(handle) (or, for a failed open, in *error_out). */
+ * reason in opgen_cache_error(handle) (or, for a failed open, in *error_out).
+ *
+ * Callable kernels: opgen_cache_kernel gives the exact answer's compiled code, loaded into
+ * executable memory (no compiler in the process; the Halide runtime is inside opgen_cache) after
+ * checking its size, digest, format, ABI version, target and the CPU features it needs: code that
+ * fails a check is refused with the reason and never runs. A kernel is loaded once per handle and
+ * kept: asking again loads nothing. The kernel pointer stays valid until opgen_cache_close of its
+ * handle. Calling one kernel from several threads at once is safe (each call uses only the
+ * buffers it is given); the lookups themselves are serialised per handle. */
 #ifndef OPGEN_CACHE_H
 #define OPGEN_CACHE_H
 
@@ -50,6 +58,33 @@ void opgen_cache_free_string(char *text);
  * reason; -1 means the file failed (corrupt, removed) or an argument was NULL. */
 int opgen_cache_find(opgen_cache *cache, const char *op, const char *shape, const char *dtype,
                      const char *target, opgen_cache_answer *answer);
+
+typedef struct opgen_cache_kernel opgen_cache_kernel;
+struct halide_buffer_t;
+
+/* The callable kernel for exactly this shape. Returns 0 and sets *kernel_out; -1 with the reason
+ * in opgen_cache_error when there is no exact kernel, it has no code, its code is refused or the
+ * file failed. dtype NULL means "f32". */
+int opgen_cache_kernel_find(opgen_cache *cache, const char *op, const char *shape,
+                            const char *dtype, const char *target,
+                            const opgen_cache_kernel **kernel_out);
+
+/* The kernel's arguments: their number, and the i-th one's name, whether it is the output (the
+ * last), its element type ("f32") and dims (outermost first; the data is dense row-major). */
+int opgen_cache_kernel_arguments(const opgen_cache_kernel *kernel);
+const char *opgen_cache_kernel_argument_name(const opgen_cache_kernel *kernel, int i);
+const char *opgen_cache_kernel_argument_dtype(const opgen_cache_kernel *kernel, int i);
+int opgen_cache_kernel_argument_dims(const opgen_cache_kernel *kernel, int i, long long *dims,
+                                     int max_dims);
+
+/* Calls the kernel on one pointer per argument (inputs, then the output), each to dense
+ * row-major data of the argument's dims. Returns 0 on success, -1 for a NULL kernel, a wrong
+ * count or a NULL pointer, else the Halide runtime's (negative) error code. */
+int opgen_cache_kernel_call(const opgen_cache_kernel *kernel, void *const *data, int count);
+/* The same with one halide_buffer_t per argument (HalideRuntime.h); each must have the argument's
+ * type, dimension count and extents (Halide's order: innermost first). */
+int opgen_cache_kernel_call_buffers(const opgen_cache_kernel *kernel,
+                                    struct halide_buffer_t *const *buffers, int count);
 
 /* The last failure on this handle, "" if none. */
 const char *opgen_cache_error(const opgen_cache *cache);

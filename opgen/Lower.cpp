@@ -71,64 +71,72 @@ public:
                 return -value(e->args[0]);
             return Halide::select(value(e->args[0]) == Halide::cast(type_, 0),
                                   Halide::cast(type_, 1), Halide::cast(type_, 0));
-        case ExprKind::Binary: {
-            const std::string &o = e->name;
-            if (o == "&&" || o == "||") {
-                Halide::Expr a = truth(e->args[0]), b = truth(e->args[1]);
-                return Halide::cast(type_, o == "&&" ? (a && b) : (a || b));
-            }
-            Halide::Expr a = value(e->args[0]), b = value(e->args[1]);
-            if (o == "+")
-                return a + b;
-            if (o == "-")
-                return a - b;
-            if (o == "*")
-                return a * b;
-            if (o == "/" && fast_math_ && type_.is_float() && !is_constant(e->args[1]))
-                return a * (Halide::cast(type_, 1) / b);
-            if (o == "/")
-                return a / b;
-            return Halide::cast(type_, compare(o, a, b));
+        case ExprKind::Binary:
+            return binary(e);
+        case ExprKind::Call:
+            return call(e);
         }
-        case ExprKind::Call: {
-            const std::string &f = e->name;
-            if (f == "select")
-                return Halide::select(truth(e->args[0]), value(e->args[1]), value(e->args[2]));
-            if (f == "max")
-                return Halide::max(value(e->args[0]), value(e->args[1]));
-            if (f == "min")
-                return Halide::min(value(e->args[0]), value(e->args[1]));
-            Halide::Expr a = value(e->args[0]);
-            if (f == "abs")
-                return Halide::cast(type_, Halide::abs(a));
-            // Transcendental functions are float32 math (Halide's erf exists only for float32, and
-            // the others would return float32 for an integer argument): a statement of another
-            // type converts its argument to float32 and the result back.
-            Halide::Expr x = type_ == Halide::Float(32) ? a : Halide::cast(Halide::Float(32), a);
-            Halide::Expr y;
-            if (f == "exp")
-                y = fast_math_ ? Halide::fast_exp(x) : Halide::exp(x);
-            if (f == "log")
-                y = Halide::log(x);
-            if (f == "tanh")
-                y = Halide::tanh(x);
-            if (f == "sqrt")
-                y = Halide::sqrt(x);
-            if (f == "erf")
-                y = Halide::erf(x);
-            if (y.defined())
-                return Halide::cast(type_, y);
-            if (f == "f32")
-                return Halide::cast(type_, Halide::cast(Halide::Float(32), a));
-            if (f == "f16")
-                return Halide::cast(type_, Halide::cast(Halide::Float(16), a));
-            if (f == "i32")
-                return Halide::cast(type_, Halide::cast(Halide::Int(32), a));
-            if (f == "i8")
-                return Halide::cast(type_, Halide::saturating_cast(Halide::Int(8), a));
-            break;
+        throw InternalError("cannot lower " + to_string(e));
+    }
+
+    // An operator: logic on truth values; arithmetic and comparisons in the statement's type.
+    Halide::Expr binary(const Expr &e) {
+        const std::string &o = e->name;
+        if (o == "&&" || o == "||") {
+            Halide::Expr a = truth(e->args[0]), b = truth(e->args[1]);
+            return Halide::cast(type_, o == "&&" ? (a && b) : (a || b));
         }
-        }
+        Halide::Expr a = value(e->args[0]), b = value(e->args[1]);
+        if (o == "+")
+            return a + b;
+        if (o == "-")
+            return a - b;
+        if (o == "*")
+            return a * b;
+        if (o == "/" && fast_math_ && type_.is_float() && !is_constant(e->args[1]))
+            return a * (Halide::cast(type_, 1) / b);
+        if (o == "/")
+            return a / b;
+        return Halide::cast(type_, compare(o, a, b));
+    }
+
+    // A built-in function, in the statement's type.
+    Halide::Expr call(const Expr &e) {
+        const std::string &f = e->name;
+        if (f == "select")
+            return Halide::select(truth(e->args[0]), value(e->args[1]), value(e->args[2]));
+        if (f == "max")
+            return Halide::max(value(e->args[0]), value(e->args[1]));
+        if (f == "min")
+            return Halide::min(value(e->args[0]), value(e->args[1]));
+        Halide::Expr a = value(e->args[0]);
+        if (f == "abs")
+            return Halide::cast(type_, Halide::abs(a));
+        // Transcendental functions are float32 math (Halide's erf exists only for float32, and
+        // the others would return float32 for an integer argument): a statement of another
+        // type converts its argument to float32 and the result back.
+        Halide::Expr x = type_ == Halide::Float(32) ? a : Halide::cast(Halide::Float(32), a);
+        Halide::Expr y;
+        if (f == "exp")
+            y = fast_math_ ? Halide::fast_exp(x) : Halide::exp(x);
+        if (f == "log")
+            y = Halide::log(x);
+        if (f == "tanh")
+            y = Halide::tanh(x);
+        if (f == "sqrt")
+            y = Halide::sqrt(x);
+        if (f == "erf")
+            y = Halide::erf(x);
+        if (y.defined())
+            return Halide::cast(type_, y);
+        if (f == "f32")
+            return Halide::cast(type_, Halide::cast(Halide::Float(32), a));
+        if (f == "f16")
+            return Halide::cast(type_, Halide::cast(Halide::Float(16), a));
+        if (f == "i32")
+            return Halide::cast(type_, Halide::cast(Halide::Int(32), a));
+        if (f == "i8")
+            return Halide::cast(type_, Halide::saturating_cast(Halide::Int(8), a));
         throw InternalError("cannot lower " + to_string(e));
     }
 

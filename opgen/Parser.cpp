@@ -47,130 +47,164 @@ bool is_digit(char c) {
 
 // Splits the text into tokens. Newlines inside brackets are dropped so that long statements can
 // wrap; a newline outside brackets ends a declaration.
-std::vector<Token> lex(const std::string &text, const std::string &file) {
-    std::vector<Token> out;
-    int line = 1, col = 1;
-    std::vector<Token> open; // brackets not yet closed, innermost last
-    size_t i = 0;
-    auto here = [&]() { return SourceLoc{file, line, col}; };
-    auto advance = [&](size_t n) {
-        for (size_t k = 0; k < n; k++, i++) {
-            if (text[i] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-    };
-    while (i < text.size()) {
-        char c = text[i];
-        if (c == '#') {
-            while (i < text.size() && text[i] != '\n')
+class Lexer {
+public:
+    Lexer(const std::string &text, const std::string &file) : text_(text), file_(file) {}
+
+    // The tokens, ending in a newline and End; UserError at the first character that lexes wrong.
+    std::vector<Token> run() {
+        while (i_ < text_.size()) {
+            char c = text_[i_];
+            if (c == '#') {
+                skip_comment();
+            } else if (c == '\n') {
+                newline();
+            } else if (c == ' ' || c == '\t' || c == '\r') {
                 advance(1);
-            continue;
-        }
-        if (c == '\n') {
-            if (open.empty() && (out.empty() || out.back().kind != Tok::Newline)) {
-                out.push_back({Tok::Newline, "\\n", here()});
+            } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+                identifier();
+            } else if (is_digit(c) ||
+                       (c == '.' && i_ + 1 < text_.size() && is_digit(text_[i_ + 1]))) {
+                number();
+            } else if (!two_char_operator()) {
+                one_char_punct(c);
             }
-            advance(1);
-            continue;
         }
-        if (c == ' ' || c == '\t' || c == '\r') {
-            advance(1);
-            continue;
+        // An unclosed bracket swallows the rest of the file into one line; say where it opened.
+        user_check(open_.empty(), open_.empty() ? SourceLoc{} : open_.back().loc)
+            << "'" << (open_.empty() ? "" : open_.back().text) << "' is never closed";
+        if (out_.empty() || out_.back().kind != Tok::Newline) {
+            out_.push_back({Tok::Newline, "\\n", here()});
         }
+        out_.push_back({Tok::End, "end of file", here()});
+        return std::move(out_);
+    }
+
+private:
+    const std::string &text_;
+    const std::string &file_;
+    std::vector<Token> out_;
+    std::vector<Token> open_; // brackets not yet closed, innermost last
+    size_t i_ = 0;
+    int line_ = 1, col_ = 1;
+
+    SourceLoc here() const { return SourceLoc{file_, line_, col_}; }
+
+    void advance(size_t n) {
+        for (size_t k = 0; k < n; k++, i_++) {
+            if (text_[i_] == '\n') {
+                line_++;
+                col_ = 1;
+            } else {
+                col_++;
+            }
+        }
+    }
+
+    void skip_comment() {
+        while (i_ < text_.size() && text_[i_] != '\n')
+            advance(1);
+    }
+
+    void newline() {
+        if (open_.empty() && (out_.empty() || out_.back().kind != Tok::Newline)) {
+            out_.push_back({Tok::Newline, "\\n", here()});
+        }
+        advance(1);
+    }
+
+    // A name; UserError when it holds "__".
+    void identifier() {
         SourceLoc loc = here();
-        if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-            size_t j = i;
-            while (j < text.size() &&
-                   (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) {
-                j++;
-            }
-            std::string word = text.substr(i, j - i);
-            // Schedules name the loops they add <var>__o, <var>__r, ...; a user name with "__"
-            // could collide with them.
-            user_check(word.find("__") == std::string::npos, loc)
-                << "name '" << word << "' contains '__', which is reserved for generated loop variables";
-            out.push_back({Tok::Ident, word, loc});
-            advance(j - i);
-            continue;
+        size_t j = i_;
+        while (j < text_.size() &&
+               (std::isalnum(static_cast<unsigned char>(text_[j])) || text_[j] == '_')) {
+            j++;
         }
-        if (is_digit(c) || (c == '.' && i + 1 < text.size() && is_digit(text[i + 1]))) {
-            size_t j = i;
-            bool is_float = false;
-            while (j < text.size() && is_digit(text[j]))
-                j++;
-            if (j < text.size() && text[j] == '.') {
+        std::string word = text_.substr(i_, j - i_);
+        // Schedules name the loops they add <var>__o, <var>__r, ...; a user name with "__"
+        // could collide with them.
+        user_check(word.find("__") == std::string::npos, loc)
+            << "name '" << word
+            << "' contains '__', which is reserved for generated loop variables";
+        out_.push_back({Tok::Ident, word, loc});
+        advance(j - i_);
+    }
+
+    // Past the digits from `j`.
+    size_t digits_end(size_t j) const {
+        while (j < text_.size() && is_digit(text_[j]))
+            j++;
+        return j;
+    }
+
+    // An integer, or a float with a fraction, an exponent or both.
+    void number() {
+        SourceLoc loc = here();
+        bool is_float = false;
+        size_t j = digits_end(i_);
+        if (j < text_.size() && text_[j] == '.') {
+            is_float = true;
+            j = digits_end(j + 1);
+        }
+        if (j < text_.size() && (text_[j] == 'e' || text_[j] == 'E')) {
+            size_t k = j + 1;
+            if (k < text_.size() && (text_[k] == '+' || text_[k] == '-'))
+                k++;
+            if (k < text_.size() && is_digit(text_[k])) {
                 is_float = true;
-                j++;
-                while (j < text.size() && is_digit(text[j]))
-                    j++;
+                j = digits_end(k);
             }
-            if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
-                size_t k = j + 1;
-                if (k < text.size() && (text[k] == '+' || text[k] == '-'))
-                    k++;
-                if (k < text.size() && is_digit(text[k])) {
-                    is_float = true;
-                    j = k;
-                    while (j < text.size() && is_digit(text[j]))
-                        j++;
-                }
-            }
-            // "2x" or "1.5e" would otherwise lex as a number and a name, and fail later with a
-            // message about the name.
-            user_check(j >= text.size() || !(std::isalpha(static_cast<unsigned char>(text[j])) ||
-                                             text[j] == '_' || text[j] == '.'),
-                       loc)
-                << "malformed number '" << text.substr(i, j - i + 1) << "'";
-            out.push_back({is_float ? Tok::Float : Tok::Int, text.substr(i, j - i), loc});
-            advance(j - i);
-            continue;
         }
+        // "2x" or "1.5e" would otherwise lex as a number and a name, and fail later with a
+        // message about the name.
+        user_check(j >= text_.size() || !(std::isalpha(static_cast<unsigned char>(text_[j])) ||
+                                          text_[j] == '_' || text_[j] == '.'),
+                   loc)
+            << "malformed number '" << text_.substr(i_, j - i_ + 1) << "'";
+        out_.push_back({is_float ? Tok::Float : Tok::Int, text_.substr(i_, j - i_), loc});
+        advance(j - i_);
+    }
+
+    // Lexes "<=", ">=", "==", "!=", "&&" or "||" when one starts here.
+    bool two_char_operator() {
         static const char *two[] = {"<=", ">=", "==", "!=", "&&", "||"};
-        bool matched = false;
         for (const char *t : two) {
-            if (text.compare(i, 2, t) == 0) {
-                out.push_back({Tok::Punct, t, loc});
+            if (text_.compare(i_, 2, t) == 0) {
+                out_.push_back({Tok::Punct, t, here()});
                 advance(2);
-                matched = true;
-                break;
+                return true;
             }
         }
-        if (matched)
-            continue;
-        if (std::string("+-*/()[],:=<>!").find(c) != std::string::npos) {
-            Token tok{Tok::Punct, std::string(1, c), loc};
-            if (c == '(' || c == '[')
-                open.push_back(tok);
-            // A closer without an opener is left to the parser, which says what it expected.
-            if ((c == ')' || c == ']') && !open.empty()) {
-                const Token &o = open.back();
-                user_check(o.text == (c == ')' ? "(" : "["), loc)
-                    << "'" << c << "' does not match the '" << o.text << "' at line " << o.loc.line
-                    << ", column " << o.loc.col;
-                open.pop_back();
-            }
-            out.push_back(tok);
-            advance(1);
-            continue;
-        }
-        if (c == '&' || c == '|') {
-            user_check(false, loc)
+        return false;
+    }
+
+    // A bracket (kept matched) or a one-character operator; UserError for any other character.
+    void one_char_punct(char c) {
+        SourceLoc loc = here();
+        if (std::string("+-*/()[],:=<>!").find(c) == std::string::npos) {
+            user_check(c != '&' && c != '|', loc)
                 << "unexpected character '" << c << "' (did you mean '" << c << c << "'?)";
+            user_check(false, loc) << "unexpected character " << describe_char(c);
         }
-        user_check(false, loc) << "unexpected character " << describe_char(c);
+        Token tok{Tok::Punct, std::string(1, c), loc};
+        if (c == '(' || c == '[')
+            open_.push_back(tok);
+        // A closer without an opener is left to the parser, which says what it expected.
+        if ((c == ')' || c == ']') && !open_.empty()) {
+            const Token &o = open_.back();
+            user_check(o.text == (c == ')' ? "(" : "["), loc)
+                << "'" << c << "' does not match the '" << o.text << "' at line " << o.loc.line
+                << ", column " << o.loc.col;
+            open_.pop_back();
+        }
+        out_.push_back(tok);
+        advance(1);
     }
-    // An unclosed bracket swallows the rest of the file into one line; say where it opened.
-    user_check(open.empty(), open.empty() ? SourceLoc{} : open.back().loc)
-        << "'" << (open.empty() ? "" : open.back().text) << "' is never closed";
-    if (out.empty() || out.back().kind != Tok::Newline) {
-        out.push_back({Tok::Newline, "\\n", here()});
-    }
-    out.push_back({Tok::End, "end of file", here()});
-    return out;
+};
+
+std::vector<Token> lex(const std::string &text, const std::string &file) {
+    return Lexer(text, file).run();
 }
 
 const std::map<std::string, int> &functions() {
@@ -319,87 +353,21 @@ private:
         return int_value(next(), neg);
     }
 
+    // A declaration (param, attr, let, input, output, local) or a statement, to its end of line.
     void declaration() {
         const Token &t = peek();
         user_check(t.kind == Tok::Ident, t.loc)
             << "expected a declaration or statement, found " << describe(t);
         if (t.text == "param" || t.text == "attr") {
-            bool is_attr = t.text == "attr";
-            next();
-            do {
-                Token name = expect(Tok::Ident, is_attr ? "an attribute name" : "a parameter name");
-                declare(name);
-                ParamDecl p{name.text, std::nullopt, is_attr, name.loc};
-                if (is_punct("=")) {
-                    next();
-                    SourceLoc at = peek().loc;
-                    p.default_value = parse_int_literal();
-                    user_check(is_attr || *p.default_value > 0, at)
-                        << "parameter '" << name.text << "' has default " << *p.default_value
-                        << "; a parameter is a size and must be positive";
-                    user_check(!is_attr || *p.default_value >= 0, at)
-                        << "attribute '" << name.text << "' has default " << *p.default_value
-                        << "; an attribute must be zero or positive";
-                }
-                user_check(!is_attr || p.default_value, name.loc)
-                    << "attribute '" << name.text << "' needs a default value (attr " << name.text
-                    << " = 1)";
-                def_.params.push_back(p);
-            } while (accept_comma());
-            end_of_line();
+            param_declaration();
             return;
         }
         if (t.text == "let") {
-            next();
-            Token name = expect(Tok::Ident, "a name");
-            expect_punct("=");
-            Expr value = expr({});
-            check_size_expr(value, "let '" + name.text + "'");
-            declare(name);
-            def_.lets.push_back({name.text, value, name.loc});
-            end_of_line();
+            let_declaration();
             return;
         }
         if (t.text == "input" || t.text == "output" || t.text == "local") {
-            TensorDecl d;
-            d.role = t.text == "input"    ? TensorRole::Input
-                     : t.text == "output" ? TensorRole::Output
-                                          : TensorRole::Local;
-            next();
-            Token name = expect(Tok::Ident, "a tensor name");
-            declare(name);
-            d.name = name.text;
-            d.loc = name.loc;
-            expect_punct(":");
-            Token type = expect(Tok::Ident, "a type (f32, f16, i8 or i32)");
-            if (type.text == "f32") {
-                d.dtype = DType::F32;
-            } else if (type.text == "f16") {
-                d.dtype = DType::F16;
-            } else if (type.text == "i8") {
-                d.dtype = DType::I8;
-            } else if (type.text == "i32") {
-                d.dtype = DType::I32;
-            } else {
-                user_check(false, type.loc)
-                    << "unknown type '" << type.text << "' (expected f32, f16, i8 or i32)";
-            }
-            expect_punct("[");
-            do {
-                Expr dim = expr({});
-                check_size_expr(dim, "dimension of '" + d.name + "'");
-                d.dims.push_back(dim);
-            } while (accept_comma());
-            expect_punct("]");
-            if (peek().kind == Tok::Ident && peek().text == "zero_pad") {
-                user_check(d.role == TensorRole::Input, peek().loc)
-                    << "only inputs can be zero_pad; '" << d.name << "' is "
-                    << (d.role == TensorRole::Output ? "an output" : "a local");
-                next();
-                d.zero_pad = true;
-            }
-            def_.tensors.push_back(d);
-            end_of_line();
+            tensor_declaration();
             return;
         }
         user_check(t.text != "op", t.loc)
@@ -407,6 +375,92 @@ private:
         user_check(!is_keyword(t.text), t.loc)
             << "expected a declaration or statement, found keyword '" << t.text << "'";
         statement();
+    }
+
+    // param|attr NAME [= INT] {, NAME [= INT]}: a parameter's default is positive; an attribute
+    // needs one, zero or positive.
+    void param_declaration() {
+        bool is_attr = peek().text == "attr";
+        next();
+        do {
+            Token name = expect(Tok::Ident, is_attr ? "an attribute name" : "a parameter name");
+            declare(name);
+            ParamDecl p{name.text, std::nullopt, is_attr, name.loc};
+            if (is_punct("=")) {
+                next();
+                SourceLoc at = peek().loc;
+                p.default_value = parse_int_literal();
+                user_check(is_attr || *p.default_value > 0, at)
+                    << "parameter '" << name.text << "' has default " << *p.default_value
+                    << "; a parameter is a size and must be positive";
+                user_check(!is_attr || *p.default_value >= 0, at)
+                    << "attribute '" << name.text << "' has default " << *p.default_value
+                    << "; an attribute must be zero or positive";
+            }
+            user_check(!is_attr || p.default_value, name.loc)
+                << "attribute '" << name.text << "' needs a default value (attr " << name.text
+                << " = 1)";
+            def_.params.push_back(p);
+        } while (accept_comma());
+        end_of_line();
+    }
+
+    // let NAME = size expression
+    void let_declaration() {
+        next();
+        Token name = expect(Tok::Ident, "a name");
+        expect_punct("=");
+        Expr value = expr({});
+        check_size_expr(value, "let '" + name.text + "'");
+        declare(name);
+        def_.lets.push_back({name.text, value, name.loc});
+        end_of_line();
+    }
+
+    // input|output|local NAME : TYPE [dims] [zero_pad]
+    void tensor_declaration() {
+        TensorDecl d;
+        d.role = peek().text == "input"    ? TensorRole::Input
+                 : peek().text == "output" ? TensorRole::Output
+                                           : TensorRole::Local;
+        next();
+        Token name = expect(Tok::Ident, "a tensor name");
+        declare(name);
+        d.name = name.text;
+        d.loc = name.loc;
+        expect_punct(":");
+        d.dtype = element_type(expect(Tok::Ident, "a type (f32, f16, i8 or i32)"));
+        expect_punct("[");
+        do {
+            Expr dim = expr({});
+            check_size_expr(dim, "dimension of '" + d.name + "'");
+            d.dims.push_back(dim);
+        } while (accept_comma());
+        expect_punct("]");
+        if (peek().kind == Tok::Ident && peek().text == "zero_pad") {
+            user_check(d.role == TensorRole::Input, peek().loc)
+                << "only inputs can be zero_pad; '" << d.name << "' is "
+                << (d.role == TensorRole::Output ? "an output" : "a local");
+            next();
+            d.zero_pad = true;
+        }
+        def_.tensors.push_back(d);
+        end_of_line();
+    }
+
+    // f32, f16, i8 or i32; UserError for any other name.
+    static DType element_type(const Token &type) {
+        if (type.text == "f32")
+            return DType::F32;
+        if (type.text == "f16")
+            return DType::F16;
+        if (type.text == "i8")
+            return DType::I8;
+        if (type.text == "i32")
+            return DType::I32;
+        user_check(false, type.loc)
+            << "unknown type '" << type.text << "' (expected f32, f16, i8 or i32)";
+        return DType::F32;
     }
 
     // A size expression (dimension, let, reduction extent) may use only integers, parameters and
@@ -621,58 +675,73 @@ private:
         }
         user_check(t.kind == Tok::Ident, t.loc) << "expected an expression, found " << describe(t);
         n->name = t.text;
-        if (is_punct("[")) {
-            const TensorDecl *td = def_.find_tensor(t.text);
-            user_check(td, t.loc) << "unknown tensor '" << t.text << "'";
-            user_check(!vars.empty(), t.loc)
-                << "tensor '" << t.text << "' cannot be read in a size expression";
-            user_check(td->role == TensorRole::Input || def_.statement_for(t.text), t.loc)
-                << "tensor '" << t.text << "' is read before it is defined";
-            next();
-            n->kind = ExprKind::Access;
-            int d = 0;
-            if (!is_punct("]")) {
-                do {
-                    Expr idx = expr(vars);
-                    d = std::max(d, tree_depth_);
-                    check_index(idx, t.text);
-                    n->args.push_back(idx);
-                } while (accept_comma());
-            }
-            expect_punct("]");
-            tree_depth_ = grow(d, t.loc);
-            user_check(n->args.size() == td->dims.size(), t.loc)
-                << "tensor '" << t.text << "' has rank " << td->dims.size()
-                << " but is indexed with " << n->args.size()
-                << (n->args.size() == 1 ? " index" : " indices");
-            return n;
+        if (is_punct("["))
+            return tensor_read(t, n, vars);
+        if (is_punct("("))
+            return function_call(t, n, vars);
+        return named_value(t, n, vars);
+    }
+
+    // NAME [ index, ... ]: a read of a declared tensor, already defined, at affine indices.
+    Expr tensor_read(const Token &t, std::shared_ptr<ExprNode> n,
+                     const std::set<std::string> &vars) {
+        const TensorDecl *td = def_.find_tensor(t.text);
+        user_check(td, t.loc) << "unknown tensor '" << t.text << "'";
+        user_check(!vars.empty(), t.loc)
+            << "tensor '" << t.text << "' cannot be read in a size expression";
+        user_check(td->role == TensorRole::Input || def_.statement_for(t.text), t.loc)
+            << "tensor '" << t.text << "' is read before it is defined";
+        next();
+        n->kind = ExprKind::Access;
+        int d = 0;
+        if (!is_punct("]")) {
+            do {
+                Expr idx = expr(vars);
+                d = std::max(d, tree_depth_);
+                check_index(idx, t.text);
+                n->args.push_back(idx);
+            } while (accept_comma());
         }
-        if (is_punct("(")) {
-            // pos_ is just past the name: a reduction inside an expression looks like a call.
-            user_check(!(is_reduce_word(t.text) && peek(1).kind == Tok::Ident && is_punct(":", 2)),
-                       t.loc)
-                << "a reduction '" << t.text
-                << "(var: extent) ...' must be the whole right-hand side of a statement; "
-                   "compute it into a local tensor first";
-            auto f = functions().find(t.text);
-            user_check(f != functions().end(), t.loc)
-                << "unknown function '" << t.text << "' (known: " << function_list() << ")";
-            next();
-            n->kind = ExprKind::Call;
-            int d = 0;
-            if (!is_punct(")")) {
-                do {
-                    n->args.push_back(expr(vars));
-                    d = std::max(d, tree_depth_);
-                } while (accept_comma());
-            }
-            expect_punct(")");
-            tree_depth_ = grow(d, t.loc);
-            user_check(static_cast<int>(n->args.size()) == f->second, t.loc)
-                << "function '" << t.text << "' takes " << f->second << " argument"
-                << (f->second == 1 ? "" : "s") << ", found " << n->args.size();
-            return n;
+        expect_punct("]");
+        tree_depth_ = grow(d, t.loc);
+        user_check(n->args.size() == td->dims.size(), t.loc)
+            << "tensor '" << t.text << "' has rank " << td->dims.size() << " but is indexed with "
+            << n->args.size() << (n->args.size() == 1 ? " index" : " indices");
+        return n;
+    }
+
+    // NAME ( arg, ... ): a built-in function with its number of arguments.
+    Expr function_call(const Token &t, std::shared_ptr<ExprNode> n,
+                       const std::set<std::string> &vars) {
+        // pos_ is just past the name: a reduction inside an expression looks like a call.
+        user_check(!(is_reduce_word(t.text) && peek(1).kind == Tok::Ident && is_punct(":", 2)),
+                   t.loc)
+            << "a reduction '" << t.text
+            << "(var: extent) ...' must be the whole right-hand side of a statement; "
+               "compute it into a local tensor first";
+        auto f = functions().find(t.text);
+        user_check(f != functions().end(), t.loc)
+            << "unknown function '" << t.text << "' (known: " << function_list() << ")";
+        next();
+        n->kind = ExprKind::Call;
+        int d = 0;
+        if (!is_punct(")")) {
+            do {
+                n->args.push_back(expr(vars));
+                d = std::max(d, tree_depth_);
+            } while (accept_comma());
         }
+        expect_punct(")");
+        tree_depth_ = grow(d, t.loc);
+        user_check(static_cast<int>(n->args.size()) == f->second, t.loc)
+            << "function '" << t.text << "' takes " << f->second << " argument"
+            << (f->second == 1 ? "" : "s") << ", found " << n->args.size();
+        return n;
+    }
+
+    // NAME: an index variable in scope, a parameter or a let; UserError naming what it is instead.
+    Expr named_value(const Token &t, std::shared_ptr<ExprNode> n,
+                     const std::set<std::string> &vars) {
         if (vars.count(t.text)) {
             n->kind = ExprKind::IndexVar;
             return n;

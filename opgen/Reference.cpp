@@ -268,69 +268,77 @@ struct ReferenceEvaluator::Impl {
             if (e->name == "-")
                 return result(t, -eval(e->args[0], t));
             return double(eval(e->args[0], t) == 0.0);
-        case ExprKind::Binary: {
-            const std::string &op = e->name;
-            if (op == "&&")
-                return double(truth(e->args[0], t) && truth(e->args[1], t));
-            if (op == "||")
-                return double(truth(e->args[0], t) || truth(e->args[1], t));
-            double a = eval(e->args[0], t), b = eval(e->args[1], t);
-            if (op == "+")
-                return result(t, a + b);
-            if (op == "-")
-                return result(t, a - b);
-            if (op == "*")
-                return result(t, a * b);
-            if (op == "/")
-                return is_int(t) ? result(t, int_div(a, b)) : result(t, a / b);
-            if (op == "<")
-                return double(a < b);
-            if (op == "<=")
-                return double(a <= b);
-            if (op == ">")
-                return double(a > b);
-            if (op == ">=")
-                return double(a >= b);
-            if (op == "==")
-                return double(a == b);
-            if (op == "!=")
-                return double(a != b);
-            break;
+        case ExprKind::Binary:
+            return binary(e, t);
+        case ExprKind::Call:
+            return call(e, t);
         }
-        case ExprKind::Call: {
-            const std::string &f = e->name;
-            if (f == "select") {
-                return truth(e->args[0], t) ? eval(e->args[1], t) : eval(e->args[2], t);
-            }
-            double a = eval(e->args[0], t);
-            if (f == "max")
-                return std::max(a, eval(e->args[1], t));
-            if (f == "min")
-                return std::min(a, eval(e->args[1], t));
-            if (f == "abs")
-                return result(t, std::fabs(a));
-            // Transcendental functions: float32 math, converted back to a non-float32 type.
-            if (f == "exp")
-                return t == DType::F32 ? std::exp(a) : convert(t, std::exp(a));
-            if (f == "log")
-                return t == DType::F32 ? std::log(a) : convert(t, std::log(a));
-            if (f == "tanh")
-                return t == DType::F32 ? std::tanh(a) : convert(t, std::tanh(a));
-            if (f == "sqrt")
-                return t == DType::F32 ? std::sqrt(a) : convert(t, std::sqrt(a));
-            if (f == "erf")
-                return t == DType::F32 ? std::erf(a) : convert(t, std::erf(a));
-            if (f == "f32")
-                return convert(t, double(float(a)));
-            if (f == "f16")
-                return convert(t, round_half(a));
-            if (f == "i32")
-                return convert(t, convert(DType::I32, a));
-            if (f == "i8")
-                return convert(t, std::trunc(std::max(-128.0, std::min(127.0, a))));
-            break;
+        throw InternalError("reference: cannot evaluate " + to_string(e));
+    }
+
+    // An operator: logic on truth values, arithmetic rounded to `t`, comparisons as 0 or 1.
+    double binary(const Expr &e, DType t) {
+        const std::string &op = e->name;
+        if (op == "&&")
+            return double(truth(e->args[0], t) && truth(e->args[1], t));
+        if (op == "||")
+            return double(truth(e->args[0], t) || truth(e->args[1], t));
+        double a = eval(e->args[0], t), b = eval(e->args[1], t);
+        if (op == "+")
+            return result(t, a + b);
+        if (op == "-")
+            return result(t, a - b);
+        if (op == "*")
+            return result(t, a * b);
+        if (op == "/")
+            return is_int(t) ? result(t, int_div(a, b)) : result(t, a / b);
+        if (op == "<")
+            return double(a < b);
+        if (op == "<=")
+            return double(a <= b);
+        if (op == ">")
+            return double(a > b);
+        if (op == ">=")
+            return double(a >= b);
+        if (op == "==")
+            return double(a == b);
+        if (op == "!=")
+            return double(a != b);
+        throw InternalError("reference: cannot evaluate " + to_string(e));
+    }
+
+    // A built-in function of a statement of type `t`.
+    double call(const Expr &e, DType t) {
+        const std::string &f = e->name;
+        if (f == "select") {
+            return truth(e->args[0], t) ? eval(e->args[1], t) : eval(e->args[2], t);
         }
-        }
+        double a = eval(e->args[0], t);
+        if (f == "max")
+            return std::max(a, eval(e->args[1], t));
+        if (f == "min")
+            return std::min(a, eval(e->args[1], t));
+        if (f == "abs")
+            return result(t, std::fabs(a));
+        // Transcendental functions: float32 math, converted back to a non-float32 type.
+        if (f == "exp")
+            return t == DType::F32 ? std::exp(a) : convert(t, std::exp(a));
+        if (f == "log")
+            return t == DType::F32 ? std::log(a) : convert(t, std::log(a));
+        if (f == "tanh")
+            return t == DType::F32 ? std::tanh(a) : convert(t, std::tanh(a));
+        if (f == "sqrt")
+            return t == DType::F32 ? std::sqrt(a) : convert(t, std::sqrt(a));
+        if (f == "erf")
+            return t == DType::F32 ? std::erf(a) : convert(t, std::erf(a));
+        if (f == "f32")
+            return convert(t, double(float(a)));
+        if (f == "f16")
+            return convert(t, round_half(a));
+        if (f == "i32")
+            return convert(t, convert(DType::I32, a));
+        if (f == "i8")
+            return convert(t, std::trunc(std::max(-128.0, std::min(127.0, a))));
         throw InternalError("reference: cannot evaluate " + to_string(e));
     }
 };

@@ -27,6 +27,8 @@ nlohmann::json SchedulePoint::to_json() const {
         for (const auto &c : stages) j["stages"].push_back({{"tensor", c.tensor}, {"at", c.at}, {"lanes", c.lanes}});
     }
     if (fast_math) j["fast_math"] = true;
+    // Written only when it differs from the innermost axis, so older points read and print as before.
+    if (vector_axis) j["vector_axis"] = vector_axis;
     return j;
 }
 
@@ -50,6 +52,7 @@ SchedulePoint SchedulePoint::from_json(const nlohmann::json &j) {
             p.stages.push_back({c.at("tensor").get<std::string>(), c.value("at", std::string("root")), c.value("lanes", 1)});
         }
         p.fast_math = j.value("fast_math", false);
+        p.vector_axis = j.value("vector_axis", 0);
     } catch (const nlohmann::json::exception &e) {
         user_check(false) << "schedule point: " << e.what();
     }
@@ -79,6 +82,7 @@ std::string SchedulePoint::summary() const {
     for (size_t i = 0; i < packed.size(); i++) s << (i ? "," : "") << packed[i];
     if (packed.empty()) s << "-";
     s << " vw=" << vector_width;
+    if (vector_axis > 0 && size_t(vector_axis) < axes.size()) s << " vec=" << axes[size_t(vector_axis)].var;
     if (!tile_order.empty()) {
         s << " tiles=";
         for (auto it = tile_order.rbegin(); it != tile_order.rend(); ++it) s << (it == tile_order.rbegin() ? "" : ",") << *it;
@@ -267,7 +271,20 @@ OutputTiles split_output_axes(Recorder &rec, Halide::Func out, const std::string
     }
     user_check(p.axes.size() == st.vars.size()) << "schedule: " << p.axes.size() << " axes given for " << f << " of rank "
                                                 << st.vars.size();
+    user_check(p.vector_axis >= 0 && size_t(p.vector_axis) < p.axes.size())
+        << "schedule: vector_axis " << p.vector_axis << " must index one of the " << p.axes.size() << " axes";
     return t;
+}
+
+// The register tile's loops, innermost first: the vectorized axis's, then the others in the axes'
+// order. `tile` holds one loop per axis, in the axes' order.
+template <typename V>
+std::vector<size_t> vector_axis_first(const SchedulePoint &p, const std::vector<V> &tile) {
+    std::vector<size_t> order{size_t(p.vector_axis)};
+    for (size_t i = 0; i < tile.size(); i++) {
+        if (int(i) != p.vector_axis) order.push_back(i);
+    }
+    return order;
 }
 
 // Orders the output's loops, innermost first: inside the register tile, the register-tile loops
@@ -282,7 +299,7 @@ std::vector<Halide::Var> order_output_loops(Recorder &rec, Halide::Func out, con
         order.emplace_back(v);
         order_text += (order_text.empty() ? "" : ", ") + v.name();
     };
-    for (const auto &v : t.vi) add(v);
+    for (size_t i : vector_axis_first(p, t.vi)) add(t.vi[i]);
     if (p.tile_order.empty()) {
         for (const auto &v : t.vr) add(v);
     } else {
@@ -299,22 +316,25 @@ std::vector<Halide::Var> order_output_loops(Recorder &rec, Halide::Func out, con
     return outer;
 }
 
-// Vectorizes the output's innermost axis and unrolls the rest of its register tile.
+// Vectorizes the output's vectorized axis (the innermost unless the point names another: then its
+// vectors are stored into the output's layout lane by lane) and unrolls the rest of its register
+// tile.
 void vectorize_output(Recorder &rec, Halide::Func out, const std::string &f, const SchedulePoint &p,
                       const OutputTiles &t) {
     int vw = p.vector_width;
+    const size_t k = size_t(p.vector_axis);
     if (vw > 1) {
-        Halide::TailStrategy tail = p.axes[0].reg % vw == 0 ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
-        out.vectorize(t.vi[0], vw, tail);
-        rec.line(f + ".vectorize(" + t.vi[0].name() + ", " + std::to_string(vw) + ", " + tail_name(tail) + ");");
-        if (p.unroll && p.axes[0].reg > vw && tail == Halide::TailStrategy::ShiftInwards) {
-            out.unroll(t.vi[0]);
-            rec.line(f + ".unroll(" + t.vi[0].name() + ");");
+        Halide::TailStrategy tail = p.axes[k].reg % vw == 0 ? Halide::TailStrategy::ShiftInwards : Halide::TailStrategy::GuardWithIf;
+        out.vectorize(t.vi[k], vw, tail);
+        rec.line(f + ".vectorize(" + t.vi[k].name() + ", " + std::to_string(vw) + ", " + tail_name(tail) + ");");
+        if (p.unroll && p.axes[k].reg > vw && tail == Halide::TailStrategy::ShiftInwards) {
+            out.unroll(t.vi[k]);
+            rec.line(f + ".unroll(" + t.vi[k].name() + ");");
         }
     }
     if (!p.unroll) return;
-    for (size_t i = 1; i < t.vi.size(); i++) {
-        if (p.axes[i].reg > 1) {
+    for (size_t i = 0; i < t.vi.size(); i++) {
+        if (i != k && p.axes[i].reg > 1) {
             out.unroll(t.vi[i]);
             rec.line(f + ".unroll(" + t.vi[i].name() + ");");
         }
@@ -397,9 +417,9 @@ size_t input_position(const ComputeDef &def, const Statement &ms, const std::str
 // outermost reduction loop (input channels, k) never is.
 constexpr int64_t kUnrollWindow = 4;
 
-// The stage group a point schedules: the output, tiled, and the main statement's stage, computed
-// inside the output's tiles when it is a fusable reduction.
-struct StageGroup {
+// The stages a point tiles together: the output, and the main statement's stage, computed inside
+// the output's tiles when it is a fusable reduction (a stage group of StageGraph.h, lowered).
+struct TiledGroup {
     LoweredOp &op;
     const Statement &ms;  // the main statement
     LoweredStage &main;   // its stage
@@ -412,7 +432,7 @@ bool placed_by_point(const SchedulePoint &p, const std::string &tensor) {
 }
 
 // Computes every reduction outside the group's tiles that the point does not place at root.
-void schedule_root_reductions(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Target &target) {
+void schedule_root_reductions(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target) {
     for (auto &st : g.op.stages) {
         if (st.is_reduction() && !(g.fused && &st == &g.main) && !placed_by_point(p, st.statement->tensor)) {
             schedule_root_reduction(rec, st, g.op.shape, target);
@@ -422,7 +442,7 @@ void schedule_root_reductions(Recorder &rec, const StageGroup &g, const Schedule
 
 // True when the point splits a reduction loop of the main statement into blocks. UserError for a
 // variable that is not one of its reduction loops or a block outside [1, extent].
-bool reduction_is_blocked(const StageGroup &g, const SchedulePoint &p) {
+bool reduction_is_blocked(const TiledGroup &g, const SchedulePoint &p) {
     bool blocked = false;
     for (const auto &r : p.reduce) {
         auto pos = std::find(g.main.rvar_names.begin(), g.main.rvar_names.end(), r.var);
@@ -436,7 +456,7 @@ bool reduction_is_blocked(const StageGroup &g, const SchedulePoint &p) {
 }
 
 // The block of reduction loop `rn`: the point's, or its whole extent when the point has none.
-int64_t reduction_block(const StageGroup &g, const SchedulePoint &p, const std::string &rn) {
+int64_t reduction_block(const TiledGroup &g, const SchedulePoint &p, const std::string &rn) {
     int64_t block = g.op.shape.var_extent(g.ms, rn);
     for (const auto &r : p.reduce) {
         if (r.var == rn) block = r.block;
@@ -456,16 +476,17 @@ struct Accumulator {
 };
 
 // An accumulator per register tile: its registers are the cache_write buffer.
-Accumulator accumulate_per_register_tile(const StageGroup &g, const SchedulePoint &p, const Target &target,
+Accumulator accumulate_per_register_tile(const TiledGroup &g, const SchedulePoint &p, const Target &target,
                                          const OutputTiles &t) {
     Halide::Func out = g.op.output;
     return {g.main.acc, clean_name(g.main.acc.name()), false, Halide::LoopLevel(out, t.vr[0]),
-            clean_name(out.name()) + ", " + t.vr[0].name(), target.output_path().front(), p.axes[0].reg};
+            clean_name(out.name()) + ", " + t.vr[0].name(), target.output_path().front(),
+            p.axes[size_t(p.vector_axis)].reg};
 }
 
 // An accumulator per cache tile, for a blocked reduction (Goto's kc blocking). UserError when a
 // cache tile is not a whole number of register tiles.
-Accumulator accumulate_per_cache_tile(const StageGroup &g, const SchedulePoint &p, const Target &target,
+Accumulator accumulate_per_cache_tile(const TiledGroup &g, const SchedulePoint &p, const Target &target,
                                       const OutputTiles &t) {
     for (const AxisTiling &a : p.axes) {
         user_check(a.tile % a.reg == 0) << "schedule: with a blocked reduction the tile of " << a.var << " (" << a.tile
@@ -473,15 +494,27 @@ Accumulator accumulate_per_cache_tile(const StageGroup &g, const SchedulePoint &
     }
     Halide::Func out = g.op.output;
     return {g.main.acc, clean_name(g.main.acc.name()), true, Halide::LoopLevel(out, t.cache.var),
-            clean_name(out.name()) + ", " + t.cache.name, panel_buffer(target, 0), p.axes[0].tile};
+            clean_name(out.name()) + ", " + t.cache.name, panel_buffer(target, 0),
+            p.axes[size_t(p.vector_axis)].tile};
 }
 
-// Storage: computes the accumulator at its level and places it in its buffer.
-void place_accumulator(Recorder &rec, const Accumulator &acc, const Target &target) {
+// Storage: computes the accumulator at its level and places it in its buffer, laid out with the
+// vectorized axis innermost so that its vectors are contiguous.
+void place_accumulator(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc,
+                       const Target &target) {
     Halide::Func f = acc.func;
     f.compute_at(acc.at);
     rec.line(acc.name + ".compute_at(" + acc.at_text + ");");
     store_in(rec, f, acc.name, target, acc.buffer);
+    if (p.vector_axis == 0) return;
+    std::vector<Halide::Var> dims;
+    std::string text;
+    for (size_t i : vector_axis_first(p, g.main.vars)) {
+        dims.push_back(g.main.vars[i]);
+        text += (text.empty() ? "" : ", ") + g.main.var_names[i];
+    }
+    f.reorder_storage(dims);
+    rec.line(acc.name + ".reorder_storage(" + text + ");");
 }
 
 // Vectorizes loop `v` (`vn`) of stage `s` (`sn`) by the point's vector width, and unrolls it when
@@ -508,8 +541,8 @@ void vectorize_loop(Recorder &rec, const SchedulePoint &p, Halide::Stage s, cons
 void unroll_register_tile(Recorder &rec, const SchedulePoint &p, Halide::Stage s, const std::string &sn,
                           const std::vector<Halide::Var> &vars, const std::vector<std::string> &names) {
     if (!p.unroll) return;
-    for (size_t i = 1; i < vars.size(); i++) {
-        if (p.axes[i].reg > 1) {
+    for (size_t i = 0; i < vars.size(); i++) {
+        if (int(i) != p.vector_axis && p.axes[i].reg > 1) {
             s.unroll(vars[i]);
             rec.line(sn + ".unroll(" + names[i] + ");");
         }
@@ -518,8 +551,9 @@ void unroll_register_tile(Recorder &rec, const SchedulePoint &p, Halide::Stage s
 
 // The accumulator's init: vectorized across its innermost loop; a register tile's other loops
 // unrolled (a cache tile's are not: that would unroll the whole tile).
-void vectorize_accumulator_init(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
-    vectorize_loop(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars[0], g.main.var_names[0], acc.init_extent);
+void vectorize_accumulator_init(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+    const size_t k = size_t(p.vector_axis);
+    vectorize_loop(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars[k], g.main.var_names[k], acc.init_extent);
     if (!acc.blocked) unroll_register_tile(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars, g.main.var_names);
 }
 
@@ -537,12 +571,15 @@ struct UpdateLoops {
 };
 
 // Unblocked update: the register tile inside the whole reduction.
-UpdateLoops order_update(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+UpdateLoops order_update(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
     const LoweredStage &main = g.main;
     UpdateLoops u{Halide::Func(acc.func).update(), acc.name + ".update()", main.vars, main.var_names, {}, {}, {}, {}, {}};
-    std::vector<Halide::VarOrRVar> order(main.vars.begin(), main.vars.end());
+    std::vector<Halide::VarOrRVar> order;
     std::string order_text;
-    for (const auto &n : main.var_names) order_text += (order_text.empty() ? "" : ", ") + n;
+    for (size_t i : vector_axis_first(p, main.vars)) {
+        order.emplace_back(main.vars[i]);
+        order_text += (order_text.empty() ? "" : ", ") + main.var_names[i];
+    }
     for (int i = 0; i < main.rdom.dimensions(); i++) {
         const std::string &rn = main.rvar_names[size_t(i)];
         order.emplace_back(main.rdom[i]);
@@ -559,7 +596,7 @@ UpdateLoops order_update(Recorder &rec, const StageGroup &g, const SchedulePoint
 // Reduction blocking: splits the update's register tile out of the cache tile (__ur, __ui) and
 // each reduction loop into blocks (__o, __i), then walks reduction blocks outermost, then register
 // tiles, then the block's reduction loop, then the register tile.
-UpdateLoops block_update(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Accumulator &acc) {
+UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
     const LoweredStage &main = g.main;
     UpdateLoops u{Halide::Func(acc.func).update(), acc.name + ".update()", {}, {}, {}, {}, {}, {}, {}};
     std::vector<Halide::Var> ur;
@@ -598,7 +635,7 @@ UpdateLoops block_update(Recorder &rec, const StageGroup &g, const SchedulePoint
         order.push_back(v);
         order_text += (order_text.empty() ? "" : ", ") + n;
     };
-    for (size_t i = 0; i < u.tile.size(); i++) add(u.tile[i], u.tile_names[i]);
+    for (size_t i : vector_axis_first(p, u.tile)) add(u.tile[i], u.tile_names[i]);
     for (size_t i = 0; i < u.reduce.size(); i++) add(u.reduce[i], u.reduce_names[i]);
     for (const auto &v : ur) add(v, v.name());
     for (size_t i = 0; i < u.blocks.size(); i++) add(u.blocks[i], u.block_names[i]);
@@ -610,7 +647,8 @@ UpdateLoops block_update(Recorder &rec, const StageGroup &g, const SchedulePoint
 // Vectorizes the update's register tile and unrolls the rest of it, and short reduction loops
 // (all but the outermost) whole: no loop overhead between FMAs.
 void vectorize_update(Recorder &rec, const SchedulePoint &p, const UpdateLoops &u) {
-    vectorize_loop(rec, p, u.stage, u.name, u.tile[0], u.tile_names[0], p.axes[0].reg);
+    const size_t k = size_t(p.vector_axis);
+    vectorize_loop(rec, p, u.stage, u.name, u.tile[k], u.tile_names[k], p.axes[k].reg);
     unroll_register_tile(rec, p, u.stage, u.name, u.tile, u.tile_names);
     for (size_t i = 0; p.unroll && i + 1 < u.reduce.size(); i++) {
         if (u.reduce_extents[i] <= kUnrollWindow) {
@@ -622,7 +660,7 @@ void vectorize_update(Recorder &rec, const SchedulePoint &p, const UpdateLoops &
 
 // Prefetches every input the reduction reads directly (not through a packed panel) p.prefetch
 // steps ahead along the update's outermost reduction loop inside a block.
-void prefetch_inputs(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const UpdateLoops &u) {
+void prefetch_inputs(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const UpdateLoops &u) {
     if (p.prefetch <= 0 || u.reduce.empty()) return;
     const Halide::RVar &r = u.reduce.back();
     const std::string &rn = u.reduce_names.back();
@@ -644,15 +682,61 @@ struct PanelLevel {
     bool blocked = false;
 };
 
-PanelLevel panel_level(const StageGroup &g, const OutputTiles &t, const Accumulator &acc, const UpdateLoops &u) {
+// Panels go with the loop they feed: per reduction block when the reduction is blocked, else per
+// cache tile of the output.
+PanelLevel panel_level(const TiledGroup &g, const OutputTiles &t, const Accumulator &acc, const UpdateLoops &u) {
     if (acc.blocked) return {Halide::LoopLevel(acc.func, u.blocks.front()), acc.name + ", " + u.block_names.front(), true};
     return {Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name, false};
+}
+
+// The Halide dimension of `input` that the main statement indexes by exactly the variable `var`
+// (Wt[f, c, ry, rx] by f: dimension 3, dimension 0 being the contiguous one), or -1.
+int dimension_indexed_by(const Statement &ms, const std::string &input, const std::string &var) {
+    std::vector<const ExprNode *> stack{ms.body.get()};
+    while (!stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        if (e->kind == ExprKind::Access && e->name == input) {
+            for (size_t i = 0; i < e->args.size(); i++) {
+                if (e->args[i]->kind == ExprKind::IndexVar && e->args[i]->name == var) return int(e->args.size() - 1 - i);
+            }
+        }
+        for (const auto &a : e->args) stack.push_back(a.get());
+    }
+    return -1;
+}
+
+// Vectorizes a panel's copy along its contiguous dimension; or, when the point vectorizes an outer
+// axis that indexes the input (output channels of a convolution's weights), re-lays the panel out
+// with that dimension contiguous, so the update loads whole vectors of it instead of gathering.
+void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, Halide::Func pk,
+                     const std::string &name) {
+    const std::string pn = name + "_panel";
+    int d = p.vector_axis ? dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var) : 0;
+    std::vector<Halide::Var> args = pk.args();
+    if (d > 0) {
+        std::vector<Halide::Var> order{args[size_t(d)]};
+        std::string text = clean_name(args[size_t(d)].name());
+        for (size_t i = 0; i < args.size(); i++) {
+            if (int(i) == d) continue;
+            order.push_back(args[i]);
+            text += ", " + clean_name(args[i].name());
+        }
+        pk.reorder_storage(order);
+        pk.reorder(std::vector<Halide::VarOrRVar>(order.begin(), order.end()));
+        rec.line(pn + ".reorder_storage(" + text + ");");
+        rec.line(pn + ".reorder(" + text + ");");
+    }
+    Halide::Var v = args[size_t(std::max(d, 0))];
+    pk.vectorize(v, p.vector_width, Halide::TailStrategy::GuardWithIf);
+    rec.line(pn + ".vectorize(" + clean_name(v.name()) + ", " + std::to_string(p.vector_width) +
+             ", TailStrategy::GuardWithIf);");
 }
 
 // Panels/packing: copies each packed input into a contiguous panel (Func::in) computed at `level`,
 // stored in its path's cache-tile buffer. UserError for a name that is not an input the reduction
 // reads.
-void pack_panels(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Target &target,
+void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
                  const Accumulator &acc, const PanelLevel &level) {
     for (const auto &name : p.packed) {
         auto in = g.op.input_funcs.find(name);
@@ -671,11 +755,7 @@ void pack_panels(Recorder &rec, const StageGroup &g, const SchedulePoint &p, con
             pk.store_at(acc.func, Halide::Var::outermost()).async();
             rec.line(name + "_panel.store_at(" + acc.name + ", Var::outermost()).async();  // double-buffered " + buffer);
         }
-        if (p.vector_width > 1) {
-            pk.vectorize(pk.args()[0], p.vector_width, Halide::TailStrategy::GuardWithIf);
-            rec.line(name + "_panel.vectorize(" + clean_name(pk.args()[0].name()) + ", " +
-                     std::to_string(p.vector_width) + ", TailStrategy::GuardWithIf);");
-        }
+        if (p.vector_width > 1) vectorize_panel(rec, g, p, pk, name);
     }
 }
 
@@ -789,7 +869,7 @@ void place_reduction(Recorder &rec, LoweredStage &st, const StageChoice &c, cons
 // level, so a producer is never inside its consumer's. At root when there is no such loop (the
 // outermost loop, or the parallel loop fused from the outermost ones, runs over another
 // variable): inside it they would be recomputed once per tile of that variable.
-StagePlace tile_level(const StageGroup &g, const SchedulePoint &p, const Target &target, const OutputTiles &t) {
+StagePlace tile_level(const TiledGroup &g, const SchedulePoint &p, const Target &target, const OutputTiles &t) {
     const std::string out = clean_name(g.op.output.name());
     size_t n = t.outer.size(), shared = n;
     for (const StageChoice &c : p.stages) {
@@ -813,7 +893,7 @@ StagePlace tile_level(const StageGroup &g, const SchedulePoint &p, const Target 
 
 // Every other statement, placed as the point says (issue 19): at root or in the output's cache
 // tile, reductions in partial-result lanes. UserError for a placement that cannot be realised.
-void place_stages(Recorder &rec, const StageGroup &g, const SchedulePoint &p, const Target &target,
+void place_stages(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
                   const OutputTiles &t) {
     if (p.stages.empty()) return;
     std::string error = stage_placement_error(*g.op.def, p.stages);
@@ -841,7 +921,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     const ComputeDef &def = *op.def;
     const Statement &ms = main_statement(def);
     LoweredStage &main = op.stage(ms.tensor);
-    const StageGroup g{op, ms, main, main.is_reduction() && main_is_fusable(def)};
+    const TiledGroup g{op, ms, main, main.is_reduction() && main_is_fusable(def)};
 
     schedule_root_reductions(rec, g, p, target);
     OutputTiles tiles = tile_output(rec, op.output, op.stage(def.output().name), p, op.shape, target);
@@ -853,7 +933,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     bool blocked = reduction_is_blocked(g, p);
     Accumulator acc = blocked ? accumulate_per_cache_tile(g, p, target, tiles)
                               : accumulate_per_register_tile(g, p, target, tiles);
-    place_accumulator(rec, acc, target);
+    place_accumulator(rec, g, p, acc, target);
     vectorize_accumulator_init(rec, g, p, acc);
     UpdateLoops update = blocked ? block_update(rec, g, p, acc) : order_update(rec, g, p, acc);
     vectorize_update(rec, p, update);

@@ -60,7 +60,11 @@ struct SchedulePoint {
                                            // first; empty means the axes' own order
     int parallel_loops = 1;             // outermost tile loops fused into one parallel loop
     std::vector<std::string> packed;    // inputs copied into contiguous panels (cache_read)
-    int vector_width = 1;               // lanes on axes[0]
+    int vector_width = 1;               // lanes on axes[vector_axis]
+    int vector_axis = 0;                // index in axes of the vectorized axis: 0, the innermost, or an
+                                        // outer one (output channels of a convolution whose rows are
+                                        // short); its register tile holds whole vectors, the other
+                                        // axes' register tiles are unrolled around them
     bool unroll = true;                 // unroll the register tile
     int prefetch = 0;                   // prefetch unpacked inputs this many reduction steps
                                         // ahead (0: no prefetch)
@@ -80,7 +84,7 @@ struct SchedulePoint {
         return axes == o.axes && reduce == o.reduce && outer_order == o.outer_order &&
                parallel_loops == o.parallel_loops && packed == o.packed && vector_width == o.vector_width &&
                unroll == o.unroll && tile_order == o.tile_order && prefetch == o.prefetch && stages == o.stages &&
-               fast_math == o.fast_math;
+               fast_math == o.fast_math && vector_axis == o.vector_axis;
     }
 };
 

@@ -282,11 +282,10 @@ void check_reads(const ComputeDef &def, const BoundShape &b, const std::string &
     }
 }
 
-} // namespace
-
-BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given,
-                      int64_t max_bytes) {
-    BoundShape b;
+// The given parameter values, each checked against its declaration.
+std::map<std::string, int64_t> given_values(const ComputeDef &def,
+                                            const std::map<std::string, int64_t> &given) {
+    std::map<std::string, int64_t> values;
     for (const auto &[name, value] : given) {
         const ParamDecl *p = def.find_param(name);
         if (!p) {
@@ -301,17 +300,23 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
             << (p->is_attr ? "zero or positive" : "positive");
         user_check(value <= max_extent) << "op '" << def.name << "': " << name << "=" << value
                                         << " is too large (the limit is " << max_extent << ")";
-        b.values[name] = value;
+        values[name] = value;
     }
+    return values;
+}
+
+// `values` with every parameter not given at its default; UserError naming those that have none.
+std::map<std::string, int64_t> with_defaults(const ComputeDef &def,
+                                             std::map<std::string, int64_t> values) {
     std::vector<std::string> missing;
     for (const auto &p : def.params) {
-        if (b.values.count(p.name))
+        if (values.count(p.name))
             continue;
         if (!p.default_value) {
             missing.push_back(p.name);
             continue;
         }
-        b.values[p.name] = *p.default_value;
+        values[p.name] = *p.default_value;
     }
     if (!missing.empty()) {
         std::string list;
@@ -321,12 +326,21 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
                           << (missing.size() == 1 ? " " : "s ") << list << " (give "
                           << missing.front() << "=<value>)";
     }
-    // Canonical order is by name, so that "N=1,M=2" and "M=2,N=1" are one key.
-    for (const auto &[name, value] : b.values) {
-        b.canonical += (b.canonical.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    return values;
+}
+
+// "M=2,N=1": ordered by name, so that "N=1,M=2" and "M=2,N=1" are one key.
+std::string canonical_text(const std::map<std::string, int64_t> &values) {
+    std::string text;
+    for (const auto &[name, value] : values) {
+        text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
     }
-    const std::string at = "op '" + def.name + "' at shape " + b.canonical;
-    // A let may be zero or negative (an offset); only its use as a size must be positive.
+    return text;
+}
+
+// Adds each let's value to b.values. A let may be zero or negative (an offset); only its use as a
+// size must be positive.
+void bind_lets(const ComputeDef &def, BoundShape &b, const std::string &at) {
     for (const auto &l : def.lets) {
         int64_t v = eval_checked(b, l.value, at + ": let " + l.name);
         user_check(v >= -max_extent && v <= max_extent, l.loc)
@@ -334,16 +348,23 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
             << ", outside the 32-bit range of kernel constants";
         b.values[l.name] = v;
     }
-    // "OH (= (H + 2*pad - KH) / stride + 1)": a size that is a let is shown with its definition.
-    auto explain = [&](const Expr &e) {
-        std::string s = to_string(e);
-        for (const auto &l : def.lets) {
-            if (e->kind == ExprKind::Param && e->name == l.name) {
-                s += " = " + to_string(l.value);
-            }
+}
+
+// "OH (= (H + 2*pad - KH) / stride + 1)": a size that is a let is shown with its definition.
+std::string explain_size(const ComputeDef &def, const Expr &e) {
+    std::string s = to_string(e);
+    for (const auto &l : def.lets) {
+        if (e->kind == ExprKind::Param && e->name == l.name) {
+            s += " = " + to_string(l.value);
         }
-        return s;
-    };
+    }
+    return s;
+}
+
+// Every tensor's extents, each in [1, max_extent], and all tensors within `max_bytes` together.
+std::map<std::string, std::vector<int64_t>> tensor_dims(const ComputeDef &def, const BoundShape &b,
+                                                        const std::string &at, int64_t max_bytes) {
+    std::map<std::string, std::vector<int64_t>> dims;
     double total_bytes = 0;
     for (const auto &t : def.tensors) {
         std::vector<int64_t> d;
@@ -354,27 +375,45 @@ BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t
                 b, e, at + ": dimension " + std::to_string(i) + " of '" + t.name + "'");
             user_check(v > 0, e->loc)
                 << at << ": tensor '" << t.name << "' would have extent " << v << " in dimension "
-                << i << " (" << explain(e) << "); sizes must be positive";
+                << i << " (" << explain_size(def, e) << "); sizes must be positive";
             user_check(v <= max_extent, e->loc)
                 << at << ": tensor '" << t.name << "' would have extent " << v << " in dimension "
-                << i << " (" << explain(e) << "), more than " << max_extent;
+                << i << " (" << explain_size(def, e) << "), more than " << max_extent;
             d.push_back(v);
             elems *= double(v);
         }
         total_bytes += elems * dtype_bytes(t.dtype);
-        b.dims[t.name] = d;
+        dims[t.name] = d;
     }
     user_check(total_bytes <= double(max_bytes))
         << at << " needs " << static_cast<int64_t>(total_bytes)
         << " bytes of tensors, more than the limit of " << max_bytes;
+    return dims;
+}
+
+// Every reduction variable's extent must be in [1, max_extent].
+void check_reduction_extents(const ComputeDef &def, const BoundShape &b, const std::string &at) {
     for (const auto &s : def.statements) {
         for (const auto &r : s.reduce_vars) {
             int64_t v = eval_checked(b, r.extent, at + ": extent of '" + r.name + "'");
             user_check(v > 0 && v <= max_extent, r.loc)
                 << at << ": reduction variable '" << r.name << "' would have extent " << v << " ("
-                << explain(r.extent) << "); it must be between 1 and " << max_extent;
+                << explain_size(def, r.extent) << "); it must be between 1 and " << max_extent;
         }
     }
+}
+
+} // namespace
+
+BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given,
+                      int64_t max_bytes) {
+    BoundShape b;
+    b.values = with_defaults(def, given_values(def, given));
+    b.canonical = canonical_text(b.values);
+    const std::string at = "op '" + def.name + "' at shape " + b.canonical;
+    bind_lets(def, b, at);
+    b.dims = tensor_dims(def, b, at, max_bytes);
+    check_reduction_extents(def, b, at);
     check_reads(def, b, at);
     return b;
 }

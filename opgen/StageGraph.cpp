@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 namespace opgen {
@@ -155,134 +156,193 @@ std::map<std::string, int64_t> affine_coefficients(const Expr &e, const BoundSha
     return c;
 }
 
-FootprintPlan::FootprintPlan(const ComputeDef &def, const BoundShape &shape, const Target &target,
-                             const std::vector<StageGroup> &groups, const std::vector<std::string> &axis_vars,
-                             const std::vector<std::string> &reduce_vars)
-    : axis_vars_(axis_vars), reduce_vars_(reduce_vars) {
+namespace {
+
+// The buffer's position among the target's, or -1.
+int buffer_index(const Target &target, const std::string &name) {
+    for (size_t b = 0; b < target.buffers.size(); b++) {
+        if (target.buffers[b].name == name) return int(b);
+    }
+    return -1;
+}
+
+// The first read of `tensor` met walking `body` depth-first, last argument first; nullptr if none.
+const ExprNode *first_access(const Expr &body, const std::string &tensor) {
+    std::vector<const ExprNode *> stack{body.get()};
+    while (!stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        if (e->kind == ExprKind::Access && e->name == tensor) return e;
+        for (const auto &a : e->args) stack.push_back(a.get());
+    }
+    return nullptr;
+}
+
+// Numbers the (buffer, tensor) pairs that subgroups share, in order of first appearance.
+class SlotTable {
+public:
+    int slot_of(int buffer, const std::string &tensor) {
+        auto key = std::make_pair(buffer, tensor);
+        auto it = std::find(names_.begin(), names_.end(), key);
+        if (it != names_.end()) return int(it - names_.begin());
+        names_.push_back(key);
+        return int(names_.size()) - 1;
+    }
+    int size() const { return int(names_.size()); }
+
+private:
+    std::vector<std::pair<int, std::string>> names_;
+};
+
+}  // namespace
+
+// FootprintPlan's groups, one step per kind: the op, shape, target and tiled variables resolved
+// once, then a group per stage group in a bounded buffer and the blocked reduction's cache tile.
+struct FootprintPlanBuilder {
+    using Group = FootprintPlan::Group;
+    using Term = FootprintPlan::Term;
+    using Factor = FootprintPlan::Factor;
+
+    const ComputeDef &def;
+    const BoundShape &shape;
+    const Target &target;
+    const std::vector<std::string> &axis_vars, &reduce_vars;
     const Statement &ms = main_statement(def);
     const Statement &out = *def.statement_for(def.output().name);
-    for (const std::string &r : reduce_vars_) reduce_extents_.push_back(shape.var_extent(ms, r));
-    for (const auto &b : target.buffers) capacities_.push_back(b.capacity);
-    reg_bytes_ = target.vector_bits / 8;
     std::vector<std::string> ins = inputs_read(def, ms);
-    std::vector<std::vector<std::string>> paths;
-    for (size_t i = 0; i < std::max<size_t>(ins.size(), 1); i++) paths.push_back(target.input_path(i));
-    const std::vector<std::string> &in_path = paths.front();
+    std::vector<std::vector<std::string>> paths = input_paths();  // per input read; at least one
+
+    std::vector<std::vector<std::string>> input_paths() const {
+        std::vector<std::vector<std::string>> p;
+        for (size_t i = 0; i < std::max<size_t>(ins.size(), 1); i++) p.push_back(target.input_path(i));
+        return p;
+    }
+
     // Levels count from the innermost buffer of the tensor's input path: 0 registers (one
     // reduction step), 1 the register tile over a reduction block, 2 the cache tile over a
     // reduction block, beyond that everything.
-    auto level_of = [&](const std::string &tensor, const std::string &buffer) {
+    int level_of(const std::string &tensor, const std::string &buffer) const {
         auto in = std::find(ins.begin(), ins.end(), tensor);
-        const auto &path = in == ins.end() ? in_path : paths[size_t(in - ins.begin())];
+        const auto &path = in == ins.end() ? paths.front() : paths[size_t(in - ins.begin())];
         auto it = std::find(path.begin(), path.end(), buffer);
         if (it == path.end()) return 0;
         return int(path.end() - it) - 1;
-    };
+    }
+
     // The extent of a loop variable inside one tile of a buffer level, as a factor of the point.
-    auto extent_at = [&](const std::string &var, int level) -> Term {
-        for (size_t i = 0; i < axis_vars_.size(); i++) {
+    Term extent_at(const std::string &var, int level) const {
+        for (size_t i = 0; i < axis_vars.size(); i++) {
             // The output's variables name the main statement's by position.
             size_t pos = out.vars.size() - 1 - i;
-            std::string mv = pos < ms.vars.size() ? ms.vars[pos] : axis_vars_[i];
-            if (var == axis_vars_[i] || var == mv) {
+            std::string mv = pos < ms.vars.size() ? ms.vars[pos] : axis_vars[i];
+            if (var == axis_vars[i] || var == mv) {
                 if (level <= 1) return {Factor::Reg, int64_t(i)};
                 if (level == 2) return {Factor::Tile, int64_t(i)};
-                return {Factor::Const, shape.var_extent(out, axis_vars_[i])};
+                return {Factor::Const, shape.var_extent(out, axis_vars[i])};
             }
         }
         for (const auto &r : ms.reduce_vars) {
             if (r.name != var) continue;
             if (level == 0) return {Factor::Const, 1};
-            auto j = std::find(reduce_vars_.begin(), reduce_vars_.end(), var);
-            if (level <= 2 && j != reduce_vars_.end()) return {Factor::Block, int64_t(j - reduce_vars_.begin())};
+            auto j = std::find(reduce_vars.begin(), reduce_vars.end(), var);
+            if (level <= 2 && j != reduce_vars.end()) return {Factor::Block, int64_t(j - reduce_vars.begin())};
             return {Factor::Const, shape.eval(r.extent)};
         }
         return {Factor::Const, 1};
-    };
-    auto buffer_index = [&](const std::string &name) {
-        for (size_t b = 0; b < target.buffers.size(); b++) {
-            if (target.buffers[b].name == name) return int(b);
+    }
+
+    // An input's group: the region read inside one tile, per dimension the span of its affine index.
+    Group with_input_region(Group c, int level) const {
+        c.input = true;
+        const ExprNode *access = first_access(ms.body, c.tensor);
+        const auto &dims = shape.dims.at(c.tensor);
+        for (size_t d = 0; access && d < access->args.size(); d++) {
+            std::vector<Term> terms;
+            for (const auto &[var, coef] : affine_coefficients(access->args[d], shape)) {
+                if (var.empty()) continue;
+                Term term = extent_at(var, level);
+                term.coefficient = std::abs(coef);
+                terms.push_back(term);
+            }
+            c.dims.push_back(std::move(terms));
+            c.dim_extents.push_back(dims[d]);
         }
-        return -1;
-    };
-    std::vector<std::pair<int, std::string>> slot_names;  // (buffer, tensor) of subgroups
-    auto slot_of = [&](int buffer, const std::string &tensor) {
-        auto key = std::make_pair(buffer, tensor);
-        auto it = std::find(slot_names.begin(), slot_names.end(), key);
-        if (it != slot_names.end()) return int(it - slot_names.begin());
-        slot_names.push_back(key);
-        return int(slot_names.size()) - 1;
-    };
-    for (const auto &g : groups) {
-        const BufferLevel *buf = target.find_buffer(g.buffer);
-        if (!buf || buf->capacity == 0) continue;
+        return c;
+    }
+
+    // The accumulator's group: a register tile, or with a blocked reduction a cache tile in memory.
+    Group with_accumulator(Group c, const StageGroup &g, int level) const {
+        for (const auto &v : ms.vars) {
+            c.accumulator[0].push_back(extent_at(v, 0));
+            c.accumulator[1].push_back(extent_at(v, level >= 1 ? 2 : 0));
+        }
+        // In a scratchpad, a pointwise epilogue writes its own tile and expands each broadcast
+        // operand to that tile; in a cache it streams through registers.
+        // (A subgroup that has the epilogue holds only the epilogue.)
+        if (g.has_epilogue && target.explicit_buffers) {
+            c.multiplier = g.subgroup == 0 ? 2 + g.broadcast_inputs : 1 + g.broadcast_inputs;
+        }
+        return c;
+    }
+
+    // The plan's group for stage group `g` in its (bounded) buffer `buf`.
+    Group group(const StageGroup &g, const BufferLevel &buf, SlotTable &slots) const {
         const TensorDecl *t = def.find_tensor(g.tensor);
         int level = level_of(g.tensor, g.buffer);
         Group c;
         c.tensor = g.tensor;
         c.buffer = g.buffer;
         c.subgroup = g.subgroup;
-        c.buffer_index = buffer_index(g.buffer);
-        c.slot = g.subgroup == 0 ? -1 : slot_of(c.buffer_index, g.tensor);
+        c.buffer_index = buffer_index(target, g.buffer);
+        c.slot = g.subgroup == 0 ? -1 : slots.slot_of(c.buffer_index, g.tensor);
         c.element_bytes = dtype_bytes(t->dtype);
         c.in_registers = level == 0;
-        c.buffer_factor = buf->double_buffered ? 2 : 1;
-        if (t->role == TensorRole::Input) {
-            // The region of the input read inside one tile: per dimension, the span of its affine index.
-            c.input = true;
-            std::vector<const ExprNode *> stack{ms.body.get()};
-            const ExprNode *access = nullptr;
-            while (!stack.empty() && !access) {
-                const ExprNode *e = stack.back();
-                stack.pop_back();
-                if (e->kind == ExprKind::Access && e->name == g.tensor) access = e;
-                for (const auto &a : e->args) stack.push_back(a.get());
-            }
-            const auto &dims = shape.dims.at(g.tensor);
-            for (size_t d = 0; access && d < access->args.size(); d++) {
-                std::vector<Term> terms;
-                for (const auto &[var, coef] : affine_coefficients(access->args[d], shape)) {
-                    if (var.empty()) continue;
-                    Term term = extent_at(var, level);
-                    term.coefficient = std::abs(coef);
-                    terms.push_back(term);
-                }
-                c.dims.push_back(std::move(terms));
-                c.dim_extents.push_back(dims[d]);
-            }
-        } else {
-            // The accumulator: a register tile, or with a blocked reduction a cache tile in memory.
-            for (const auto &v : ms.vars) {
-                c.accumulator[0].push_back(extent_at(v, 0));
-                c.accumulator[1].push_back(extent_at(v, level >= 1 ? 2 : 0));
-            }
-            // In a scratchpad, a pointwise epilogue writes its own tile and expands each broadcast
-            // operand to that tile; in a cache it streams through registers.
-            // (A subgroup that has the epilogue holds only the epilogue.)
-            if (g.has_epilogue && target.explicit_buffers) {
-                c.multiplier = g.subgroup == 0 ? 2 + g.broadcast_inputs : 1 + g.broadcast_inputs;
-            }
-        }
-        groups_.push_back(std::move(c));
+        c.buffer_factor = buf.double_buffered ? 2 : 1;
+        if (t->role == TensorRole::Input) return with_input_region(std::move(c), level);
+        return with_accumulator(std::move(c), g, level);
     }
-    // With a blocked reduction the accumulator's cache tile also lives in the cache-tile buffer.
-    if (in_path.size() >= 3) {
+
+    // With a blocked reduction the accumulator's cache tile also lives in the cache-tile buffer;
+    // nothing when the target has no bounded one.
+    std::optional<Group> blocked_tile() const {
+        const auto &in_path = paths.front();
+        if (in_path.size() < 3) return std::nullopt;
         const std::string &l2 = in_path[in_path.size() - 3];
         const BufferLevel *buf = target.find_buffer(l2);
-        if (buf && buf->capacity > 0) {
-            has_blocked_tile_ = true;
-            blocked_tile_.tensor = def.output().name;
-            blocked_tile_.buffer = l2;
-            blocked_tile_.buffer_index = buffer_index(l2);
-            blocked_tile_.element_bytes = dtype_bytes(def.output().dtype);
-            blocked_tile_.buffer_factor = buf->double_buffered ? 2 : 1;
-            for (const auto &v : ms.vars) {
-                blocked_tile_.accumulator[0].push_back(extent_at(v, 2));
-                blocked_tile_.accumulator[1].push_back(extent_at(v, 2));
-            }
+        if (!buf || buf->capacity <= 0) return std::nullopt;
+        Group c;
+        c.tensor = def.output().name;
+        c.buffer = l2;
+        c.buffer_index = buffer_index(target, l2);
+        c.element_bytes = dtype_bytes(def.output().dtype);
+        c.buffer_factor = buf->double_buffered ? 2 : 1;
+        for (const auto &v : ms.vars) {
+            c.accumulator[0].push_back(extent_at(v, 2));
+            c.accumulator[1].push_back(extent_at(v, 2));
         }
+        return c;
     }
-    slots_ = int(slot_names.size());
+};
+
+FootprintPlan::FootprintPlan(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                             const std::vector<StageGroup> &groups, const std::vector<std::string> &axis_vars,
+                             const std::vector<std::string> &reduce_vars)
+    : axis_vars_(axis_vars), reduce_vars_(reduce_vars) {
+    const FootprintPlanBuilder b{def, shape, target, axis_vars_, reduce_vars_};
+    for (const std::string &r : reduce_vars_) reduce_extents_.push_back(shape.var_extent(b.ms, r));
+    for (const auto &buf : target.buffers) capacities_.push_back(buf.capacity);
+    reg_bytes_ = target.vector_bits / 8;
+    SlotTable slots;
+    for (const auto &g : groups) {
+        const BufferLevel *buf = target.find_buffer(g.buffer);
+        if (!buf || buf->capacity == 0) continue;
+        groups_.push_back(b.group(g, *buf, slots));
+    }
+    if (std::optional<Group> tile = b.blocked_tile()) {
+        has_blocked_tile_ = true;
+        blocked_tile_ = std::move(*tile);
+    }
+    slots_ = slots.size();
 }
 
 bool FootprintPlan::matches(const SchedulePoint &p) const {

@@ -86,6 +86,8 @@ public:
     bool fits(const SchedulePoint &p) const;
 
 private:
+    friend struct FootprintPlanBuilder;  // resolves the op, shape and target into groups_
+
     // Where a tile extent comes from: a constant, or a factor of the point.
     enum class Factor { Const, Reg, Tile, Block };
     struct Term {

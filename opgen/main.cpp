@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
     cli::add_db_commands(app);
     cli::add_model_commands(app);
     cli::add_extract_command(app);
+    cli::add_library_command(app);
     try {
         app.parse(argc, argv);  // the chosen command runs inside, as its callback
     } catch (const CLI::CallForHelp &e) {

@@ -8,6 +8,10 @@
 #   scripts/bench.sh                 the whole suite, 1 thread and all cores
 #   scripts/bench.sh --quick         sgemm 256³ and 1024³, one convolution, one softmax; 3 rounds
 #   scripts/bench.sh --db FILE --out DIR [any opgen_bench option, see --help]
+#   scripts/bench.sh --network manifests/resnet50-bert.json --autoschedulers none --no-naive
+#                                    the manifest's counted shapes (ResNet-50's 23 convolutions)
+#                                    and the network's total, each time weighted by its count,
+#                                    tuned with the manifest's trial budget
 #
 # The suite is also an `opgen batch` manifest, so a cache can be filled ahead of time:
 #   OPGEN_OPS_PATH=tests/bench/ops build-bench/opgen/opgen batch tests/bench/suite.json --threads 1
@@ -26,7 +30,7 @@ while [ $# -gt 0 ]; do
         --db=*) db="${1#--db=}"; shift ;;
         --out) out="$2"; shift 2 ;;
         --out=*) out="${1#--out=}"; shift ;;
-        -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; args+=("--help"); shift ;;
+        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; args+=("--help"); shift ;;
         *) args+=("$1"); shift ;;
     esac
 done

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Fuzzes the op-language parser with libFuzzer for SECONDS seconds (default 60):
-#   scripts/fuzz.sh 600
+# Fuzzes the op-language parser (default) or the kernel-code loader with libFuzzer for SECONDS
+# seconds (default 60):
+#   scripts/fuzz.sh 600            the parser, seeded with ops/*.op and the op-language dictionary
+#   scripts/fuzz.sh 600 loader     the code loader (db/CodeLoader.h) on corrupt kernel_code rows,
+#                                  seeded with a real kernel row: the main build's opgen (build/,
+#                                  or $OPGEN_BUILD_DIR) tunes a small matmul and its code row is
+#                                  written out as the fuzzer's input format
 # Configures tests/fuzz with clang in its own build folder (build-fuzz, or $OPGEN_FUZZ_BUILD),
-# builds parser_fuzzer with AddressSanitizer and UBSan, seeds the corpus with ops/*.op, and runs
-# it with the op-language dictionary on one core. The corpus grows in <build>/corpus across runs;
-# a crash leaves its input as <build>/crash-* and makes this script exit non-zero.
+# builds the fuzzer with AddressSanitizer and UBSan and runs it on one core. The corpus grows in
+# <build>/corpus (<build>/loader-corpus) across runs; a crash leaves its input as
+# <build>/crash-* and makes this script exit non-zero.
 set -euo pipefail
 
 seconds="${1:-60}"
-if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
-    echo "usage: scripts/fuzz.sh SECONDS" >&2
+which="${2:-parser}"
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ] || { [ "$which" != parser ] && [ "$which" != loader ]; }; then
+    echo "usage: scripts/fuzz.sh SECONDS [parser|loader]" >&2
     exit 2
 fi
 
@@ -22,6 +28,35 @@ generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
 cmake -S "$root/tests/fuzz" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER="$clang_cxx" -DOPGEN_BUILD_FUZZER=ON >/dev/null
+if [ "$which" = loader ]; then
+    cmake --build "$build" -j2 --target code_loader_fuzzer
+    opgen="${OPGEN_BUILD_DIR:-$root/build}/opgen/opgen"
+    [ -x "$opgen" ] || { echo "fuzz: $opgen not found; build opgen first (scripts/build.sh)" >&2; exit 2; }
+    mkdir -p "$build/loader-corpus" "$build/loader-seeds"
+    seed_db="$build/loader-seeds/seed.db"
+    rm -f "$seed_db"*
+    "$opgen" tune --op matmul --shape M=24,N=56,K=40 --trials 2 --min-time 5 --threads 1 --jobs 1 \
+        --quiet --db "$seed_db" >/dev/null
+    python3 - "$seed_db" "$build/loader-seeds/row" <<'PY'
+import sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT format, abi_version, halide_target, cpu_features, signature, size, digest, bytes "
+    "FROM kernel_code").fetchone()
+head = "\n".join(str(v) for v in row[:7]) + "\n"
+# The first byte even: the digest is the row's own, so the row goes through load_kernel_code.
+open(sys.argv[2], "wb").write(b"\x00" + head.encode() + row[7])
+PY
+    rm -f "$seed_db"*
+    cd "$build"
+    echo "fuzz: running code_loader_fuzzer for ${seconds}s (corpus $build/loader-corpus)"
+    start=$(date +%s)
+    status=0
+    ./code_loader_fuzzer loader-corpus loader-seeds -max_total_time="$seconds" -max_len=65536 \
+        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 || status=$?
+    end=$(date +%s)
+    echo "fuzz: ran $((end - start))s, exit status $status"
+    exit "$status"
+fi
 cmake --build "$build" -j2 --target parser_fuzzer
 
 mkdir -p "$build/corpus" "$build/seeds"

@@ -66,7 +66,7 @@ Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingRul
     }
     s.tail_waste = done / needed - 1.0;
     if (p.vector_width > 1) {
-        double e0 = double(p.axes[0].reg);
+        double e0 = double(p.axes[size_t(p.vector_axis)].reg);
         s.lane_use = e0 / (std::ceil(e0 / p.vector_width) * p.vector_width);
     }
     for (size_t j = 0; j < p.reduce.size(); j++) {
@@ -108,7 +108,7 @@ std::vector<float> loop_nest_features(const TilingRules &space, const SchedulePo
     double accumulators = 1;
     for (const auto &a : p.axes) accumulators *= double(a.reg);
     const double lanes = double(std::max(1, p.vector_width));
-    f.push_back(float(std::ceil(accumulators / lanes) + std::ceil(double(p.axes.empty() ? 1 : p.axes[0].reg) / lanes)));
+    f.push_back(float(std::ceil(accumulators / lanes) + std::ceil(double(p.axes.empty() ? 1 : p.axes[size_t(p.vector_axis)].reg) / lanes)));
     return f;
 }
 
@@ -173,10 +173,10 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
             float(!p.tile_order.empty()),
             // The register tile's shape, not only its size: one row of many vectors reuses no
             // broadcast and is latency bound, where rows x vectors of the same size are not.
-            float(std::ceil(double(p.axes[0].reg) / std::max(1, p.vector_width))),
-            float(lg(s.reg_elems / double(p.axes[0].reg))),
+            float(std::ceil(double(p.axes[size_t(p.vector_axis)].reg) / std::max(1, p.vector_width))),
+            float(lg(s.reg_elems / double(p.axes[size_t(p.vector_axis)].reg))),
             float(lg(s.reduce_block)),
-            float(lg(double(p.axes[0].tile))),
+            float(lg(double(p.axes[size_t(p.vector_axis)].tile))),
             float(p.packed.size()),
         };
         out.insert(out.end(), std::begin(row), std::end(row));

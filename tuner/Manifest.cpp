@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -137,10 +136,8 @@ void check_fields(const json &e, const std::set<std::string> &known, const std::
     }
 }
 
-}  // namespace
-
-Manifest parse_manifest(const std::string &text, const std::string &path, const OpLibrary &lib,
-                        const ManifestDefaults &cli_defaults) {
+// The manifest's top-level object, its fields checked and its "entries" a non-empty array.
+json manifest_object(const std::string &text, const std::string &path) {
     json m;
     try {
         m = json::parse(text);
@@ -151,75 +148,106 @@ Manifest parse_manifest(const std::string &text, const std::string &path, const 
     check_fields(m, {"entries", "defaults", "name", "comment", "source"}, "manifest '" + path + "' field \"");
     user_check(m.contains("entries") && m["entries"].is_array() && !m["entries"].empty())
         << "manifest '" << path << "': expected a non-empty array \"entries\"";
-    ManifestDefaults defaults = cli_defaults;
-    if (m.contains("defaults")) {
-        const json &d = m["defaults"];
-        user_check(d.is_object()) << "manifest '" << path << "' field \"defaults\": expected an object";
-        check_fields(d, {"dtype", "target", "trials", "seed"}, "manifest '" + path + "' field \"defaults.");
-        // Reported as entry 0's place would mislead; a bad default names the defaults object.
+    return m;
+}
+
+// The command line's defaults overridden by the manifest's "defaults" object, if it has one.
+ManifestDefaults manifest_defaults(const json &m, const std::string &path, const ManifestDefaults &cli_defaults) {
+    if (!m.contains("defaults")) return cli_defaults;
+    const json &d = m["defaults"];
+    user_check(d.is_object()) << "manifest '" << path << "' field \"defaults\": expected an object";
+    check_fields(d, {"dtype", "target", "trials", "seed"}, "manifest '" + path + "' field \"defaults.");
+    // Reported as entry 0's place would mislead; a bad default names the defaults object.
+    try {
+        return read_defaults(d, cli_defaults, Place{path, 0});
+    } catch (const UserError &e) {
+        std::string msg = e.what();
+        std::string from = "entry 0 field \"";
+        auto at = msg.find(from);
+        if (at != std::string::npos) msg.replace(at, from.size(), "field \"defaults.");
+        throw UserError(msg);
+    }
+}
+
+// The op an entry names, loaded from `lib`, after checking the entry's fields.
+ComputeDef entry_op(const json &e, const Place &p, const OpLibrary &lib) {
+    static const std::set<std::string> known{"op", "shapes", "dtype", "target", "trials", "seed", "name", "comment"};
+    user_check(e.is_object()) << "manifest '" << p.path << "' entry " << p.entry << ": expected an object";
+    check_fields(e, known, "manifest '" + p.path + "' entry " + std::to_string(p.entry) + " field \"");
+    user_check(e.contains("op") && e["op"].is_string()) << p.at("op") << ": expected the op's name as a string";
+    ComputeDef def;
+    try {
+        def = lib.load(e["op"].get<std::string>());
+    } catch (const UserError &err) {
+        user_check(false) << p.at("op") << ": " << err.what();
+    }
+    return def;
+}
+
+// An entry's settings over the manifest's defaults: the dtype must be the op's (the op's when
+// none is given) and the target one that loads (each target is loaded once, then in `loaded`).
+ManifestDefaults entry_settings(const json &e, const ComputeDef &def, const ManifestDefaults &defaults,
+                                const Place &p, std::set<std::string> &loaded) {
+    ManifestDefaults d = read_defaults(e, defaults, p);
+    std::string op_dtype = dtype_name(def.output().dtype);
+    if (d.dtype.empty()) d.dtype = op_dtype;
+    user_check(d.dtype == op_dtype) << p.at("dtype") << ": op '" << def.name << "' computes " << op_dtype
+                                    << ", not " << d.dtype;
+    if (!loaded.count(d.target)) {
         try {
-            defaults = read_defaults(d, cli_defaults, Place{path, 0});
-        } catch (const UserError &e) {
-            std::string msg = e.what();
-            std::string from = "entry 0 field \"";
-            auto at = msg.find(from);
-            if (at != std::string::npos) msg.replace(at, from.size(), "field \"defaults.");
-            throw UserError(msg);
+            load_target(d.target);
+        } catch (const UserError &err) {
+            user_check(false) << p.at("target") << ": " << err.what();
+        }
+        loaded.insert(d.target);
+    }
+    return d;
+}
+
+// Adds the entry's tasks, one per shape of its "shapes", to `out`; a task whose (op, shape,
+// target) an earlier one has (in `seen`) is counted as a duplicate instead.
+void add_entry_tasks(const json &e, const Place &p, const ComputeDef &def, const ManifestDefaults &d,
+                     std::set<std::string> &seen, Manifest &out) {
+    user_check(e.contains("shapes") && e["shapes"].is_array() && !e["shapes"].empty())
+        << p.at("shapes") << ": expected a non-empty array of shapes";
+    for (size_t s = 0; s < e["shapes"].size(); s++) {
+        std::string field = "shapes[" + std::to_string(s) + "]";
+        for (const std::string &text : shape_texts(e["shapes"][s], p, field)) {
+            BoundShape shape;
+            try {
+                shape = bind_shape(def, text);
+            } catch (const UserError &err) {
+                user_check(false) << p.at(field) << ": " << err.what();
+            }
+            BatchTask t{p.entry, def.name, shape.canonical, d.dtype, d.target, d.trials, d.seed};
+            if (!seen.insert(t.op + "|" + t.shape + "|" + t.target).second) {
+                out.duplicates++;
+                continue;
+            }
+            out.tasks.push_back(std::move(t));
+            user_check(out.tasks.size() <= max_tasks)
+                << "manifest '" << p.path << "': more than " << max_tasks << " tasks";
         }
     }
+}
 
+}  // namespace
+
+Manifest parse_manifest(const std::string &text, const std::string &path, const OpLibrary &lib,
+                        const ManifestDefaults &cli_defaults) {
+    const json m = manifest_object(text, path);
+    const ManifestDefaults defaults = manifest_defaults(m, path, cli_defaults);
     Manifest out;
     out.path = path;
     out.entries = m["entries"].size();
     std::set<std::string> seen;
-    std::map<std::string, bool> targets_ok;
-    const std::set<std::string> known{"op", "shapes", "dtype", "target", "trials", "seed", "name", "comment"};
+    std::set<std::string> loaded_targets;
     for (size_t i = 0; i < m["entries"].size(); i++) {
         const json &e = m["entries"][i];
-        Place p{path, i};
-        user_check(e.is_object()) << "manifest '" << path << "' entry " << i << ": expected an object";
-        check_fields(e, known, "manifest '" + path + "' entry " + std::to_string(i) + " field \"");
-        user_check(e.contains("op") && e["op"].is_string()) << p.at("op") << ": expected the op's name as a string";
-        ComputeDef def;
-        try {
-            def = lib.load(e["op"].get<std::string>());
-        } catch (const UserError &err) {
-            user_check(false) << p.at("op") << ": " << err.what();
-        }
-        ManifestDefaults d = read_defaults(e, defaults, p);
-        std::string op_dtype = dtype_name(def.output().dtype);
-        if (d.dtype.empty()) d.dtype = op_dtype;
-        user_check(d.dtype == op_dtype) << p.at("dtype") << ": op '" << def.name << "' computes " << op_dtype
-                                        << ", not " << d.dtype;
-        if (!targets_ok.count(d.target)) {
-            try {
-                load_target(d.target);
-            } catch (const UserError &err) {
-                user_check(false) << p.at("target") << ": " << err.what();
-            }
-            targets_ok[d.target] = true;
-        }
-        user_check(e.contains("shapes") && e["shapes"].is_array() && !e["shapes"].empty())
-            << p.at("shapes") << ": expected a non-empty array of shapes";
-        for (size_t s = 0; s < e["shapes"].size(); s++) {
-            std::string field = "shapes[" + std::to_string(s) + "]";
-            for (const std::string &text : shape_texts(e["shapes"][s], p, field)) {
-                BoundShape shape;
-                try {
-                    shape = bind_shape(def, text);
-                } catch (const UserError &err) {
-                    user_check(false) << p.at(field) << ": " << err.what();
-                }
-                BatchTask t{i, def.name, shape.canonical, d.dtype, d.target, d.trials, d.seed};
-                if (!seen.insert(t.op + "|" + t.shape + "|" + t.target).second) {
-                    out.duplicates++;
-                    continue;
-                }
-                out.tasks.push_back(std::move(t));
-                user_check(out.tasks.size() <= max_tasks)
-                    << "manifest '" << path << "': more than " << max_tasks << " tasks";
-            }
-        }
+        const Place p{path, i};
+        const ComputeDef def = entry_op(e, p, lib);
+        const ManifestDefaults d = entry_settings(e, def, defaults, p, loaded_targets);
+        add_entry_tasks(e, p, def, d, seen, out);
     }
     return out;
 }

@@ -19,6 +19,10 @@ void OnlineModel::retrain(const costmodel::TrainingSet &set, uint64_t seed) {
     costmodel::TrainOptions to;
     to.seed = seed;
     to.rounds = 60;
+    // One thread: a few hundred rows train in milliseconds either way, and the same measurements
+    // then give the same model on any machine, whatever its core count (STYLE rule 9; the replay
+    // test depends on it).
+    to.threads = 1;
     model_->train(set, to);
     trained_ = true;
 }

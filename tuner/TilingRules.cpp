@@ -39,6 +39,24 @@ std::vector<int64_t> block_options(int64_t extent) {
     return b;
 }
 
+// A reduction loop of more steps than a window's few (a 3x3 window unrolls whole) whose every step
+// reduces at least a vector's worth of products counts blocks of channels (CB of conv2d_nchwc:
+// each step is a cb x KH x KW slab).
+constexpr int64_t kWindowSteps = 4;
+constexpr int64_t kBlockStepProducts = 16;
+
+// Blocks of a loop whose steps are channel blocks: the powers of two that divide the extent, and
+// the extent. One step's weights (cb x KH x KW x fb floats, 9 KiB at 16 x 3 x 3 x 16) already take a
+// fifth of a 48 KiB L1, so blocks of a few steps are what fits.
+std::vector<int64_t> step_block_options(int64_t extent) {
+    std::vector<int64_t> b;
+    for (int64_t d = 1; d < extent; d *= 2) {
+        if (extent % d == 0) b.push_back(d);
+    }
+    b.push_back(extent);
+    return b;
+}
+
 // Register-tile extents of the innermost axis for vector width `vw`: one to four vectors, or the
 // whole axis when it is a few vectors exactly.
 std::vector<int64_t> innermost_regs(int vw, int64_t extent) {
@@ -82,9 +100,12 @@ std::vector<std::vector<std::string>> outer_orders(const std::vector<std::string
     return orders;
 }
 
-int vector_width_index(const TilingRules &rules, int vw) {
-    auto it = std::find(rules.vector_widths.begin(), rules.vector_widths.end(), vw);
-    return it == rules.vector_widths.end() ? -1 : int(it - rules.vector_widths.begin());
+// The index of (width, axis) among the rules' vector choices, or -1.
+int vector_width_index(const TilingRules &rules, int vw, int axis) {
+    for (size_t v = 0; v < rules.vector_widths.size(); v++) {
+        if (rules.vector_widths[v] == vw && rules.vector_axes[v] == axis) return int(v);
+    }
+    return -1;
 }
 
 // Whether the point names the space's variables in the space's order.
@@ -116,6 +137,7 @@ bool whole_register_tiles_if_blocked(const TilingRules &rules, const SchedulePoi
 SchedulePoint tiling_at(const TilingRules &rules, size_t v, const std::vector<size_t> &idx) {
     SchedulePoint p;
     p.vector_width = rules.vector_widths[v];
+    p.vector_axis = rules.vector_axes[v];
     for (size_t i = 0; i < rules.axes.size(); i++) {
         auto [r, t] = rules.pairs[v][i][idx[i]];
         p.axes.push_back({rules.axes[i].var, t, r});
@@ -190,22 +212,35 @@ std::vector<int> vector_widths_for(int64_t e0, int lanes) {
     return widths;
 }
 
-// Register-tile extents of the axis `i` places from the innermost, whose extent is `extent`.
-std::vector<int64_t> axis_regs(size_t i, int64_t extent, const std::vector<int> &vector_widths) {
+// Register-tile extents of a row axis (the second innermost, or the innermost when an outer axis is
+// vectorized): up to 16 points, a short row whole.
+std::vector<int64_t> row_regs(int64_t extent) {
     std::vector<int64_t> regs;
-    if (i == 0) {
-        std::set<int64_t> all;
-        for (int vw : vector_widths) {
-            for (int64_t r : innermost_regs(vw, extent)) all.insert(r);
-        }
-        return {all.begin(), all.end()};
+    for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}) {
+        if (r <= extent) regs.push_back(r);
     }
-    if (i == 1) {
-        for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}) {
-            if (r <= extent) regs.push_back(r);
-        }
-        return regs;
+    return regs;
+}
+
+// An outer axis may carry the vectors instead of the innermost one (output channels of a
+// convolution whose rows, 7, 14, 28 or 56 long, leave a partial vector): offered for a fused
+// reduction whose innermost output axis is not a whole number of full vectors, on the second and
+// third innermost axes whose extents are. Appends (lanes, axis) to the rules' vector choices.
+void add_outer_vector_axes(TilingRules &s, const std::vector<int64_t> &extents, int lanes, bool fusable) {
+    if (!fusable || lanes <= 1 || extents.empty() || extents[0] % lanes == 0) return;
+    for (size_t i = 1; i < std::min<size_t>(3, extents.size()); i++) {
+        if (extents[i] % lanes != 0) continue;
+        s.vector_widths.push_back(lanes);
+        s.vector_axes.push_back(int(i));
     }
+}
+
+// Register-tile extents of the axis `i` places from the innermost, whose extent is `extent`, under
+// the vector choice (width `vw` on axis `vector_axis`).
+std::vector<int64_t> axis_regs(size_t i, int64_t extent, int vw, int vector_axis) {
+    std::vector<int64_t> regs;
+    if (int(i) == vector_axis) return innermost_regs(vw, extent);
+    if (i <= 1) return row_regs(extent);
     if (i == 2) {
         // A third axis (output channels of a convolution, the batch of a batched matmul) may
         // join the register tile: each loaded input vector then serves several outputs.
@@ -219,15 +254,19 @@ std::vector<int64_t> axis_regs(size_t i, int64_t extent, const std::vector<int> 
 
 // The options of each output axis, innermost first: register tiles, and cache tiles for the three
 // innermost axes (the outer ones are not tiled).
-std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &shape,
-                                      const std::vector<int> &vector_widths) {
+// A register tile is the union over the vector choices.
+std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &shape, const TilingRules &s) {
     std::vector<AxisOptions> axes;
     const size_t rank = out.vars.size();
     for (size_t i = 0; i < rank; i++) {
         AxisOptions a;
         a.var = out.vars[rank - 1 - i];
         a.extent = shape.var_extent(out, a.var);
-        a.regs = axis_regs(i, a.extent, vector_widths);
+        std::set<int64_t> regs;
+        for (size_t v = 0; v < s.vector_widths.size(); v++) {
+            for (int64_t r : axis_regs(i, a.extent, s.vector_widths[v], s.vector_axes[v])) regs.insert(r);
+        }
+        a.regs.assign(regs.begin(), regs.end());
         if (i < 3) {
             std::set<int64_t> all;
             for (int64_t r : a.regs) {
@@ -242,30 +281,49 @@ std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &sh
     return axes;
 }
 
+// True when the outermost reduction loop of `ms` steps over blocks of channels: more steps than a
+// window has, each over at least kBlockStepProducts products of the loops inside it.
+bool outermost_steps_over_blocks(const Statement &ms, const BoundShape &shape) {
+    if (ms.reduce_vars.size() < 2 || shape.eval(ms.reduce_vars.front().extent) <= kWindowSteps) return false;
+    int64_t inside = 1;
+    for (size_t i = 1; i < ms.reduce_vars.size(); i++) inside *= shape.eval(ms.reduce_vars[i].extent);
+    return inside >= kBlockStepProducts;
+}
+
 // The reduction options of the main statement `ms`, innermost first: blocking pays on the longest
-// reduction axis (k of a matmul, input channels of a convolution); the others stay whole.
+// reduction axis (k of a matmul, input channels of a convolution), in blocks of 16; and on an
+// outermost loop over channel blocks (conv2d_nchwc's CB), in blocks of a few steps, without which
+// one output-channel block's weights (CB x 9 KiB at 3 x 3) overflow L1 from CB = 8 on. The others
+// stay whole.
 std::vector<ReduceOptions> reduce_options(const Statement &ms, const BoundShape &shape) {
     std::vector<ReduceOptions> reduce;
     auto longest = ms.reduce_vars.rbegin();
     for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
         if (shape.eval(it->extent) > shape.eval(longest->extent)) longest = it;
     }
+    const bool block_steps = outermost_steps_over_blocks(ms, shape);
     for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
         int64_t e = shape.eval(it->extent);
-        reduce.push_back({it->name, e, it == longest ? block_options(e) : std::vector<int64_t>{e}});
+        std::set<int64_t> blocks{e};
+        if (it == longest) {
+            for (int64_t b : block_options(e)) blocks.insert(b);
+        }
+        if (block_steps && std::next(it) == ms.reduce_vars.rend()) {
+            for (int64_t b : step_block_options(e)) blocks.insert(b);
+        }
+        reduce.push_back({it->name, e, {blocks.begin(), blocks.end()}});
     }
     return reduce;
 }
 
 // The (register tile, cache tile) pairs per vector width and axis (TilingRules::pairs).
-std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> axis_pairs(
-    const std::vector<AxisOptions> &axes, const std::vector<int> &vector_widths) {
+std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> axis_pairs(const TilingRules &s) {
     std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> pairs;
-    for (int vw : vector_widths) {
+    for (size_t v = 0; v < s.vector_widths.size(); v++) {
         std::vector<std::vector<std::pair<int64_t, int64_t>>> per_axis;
-        for (size_t i = 0; i < axes.size(); i++) {
-            const AxisOptions &a = axes[i];
-            per_axis.push_back(make_axis_pairs(i == 0 ? innermost_regs(vw, a.extent) : a.regs, a.extent,
+        for (size_t i = 0; i < s.axes.size(); i++) {
+            const AxisOptions &a = s.axes[i];
+            per_axis.push_back(make_axis_pairs(axis_regs(i, a.extent, s.vector_widths[v], s.vector_axes[v]), a.extent,
                                                a.tiles.size() == 1));
         }
         pairs.push_back(std::move(per_axis));
@@ -335,9 +393,12 @@ std::vector<StagePlan> stage_plan_choices(const ComputeDef &def, const BoundShap
 // tiles, smallest reduction blocks) in the first outer order: what a group must fit at the least.
 SchedulePoint smallest_point(const TilingRules &s) {
     SchedulePoint smallest;
-    smallest.vector_width = s.vector_widths.back();
+    const size_t narrowest =
+        size_t(std::min_element(s.vector_widths.begin(), s.vector_widths.end()) - s.vector_widths.begin());
+    smallest.vector_width = s.vector_widths[narrowest];
+    smallest.vector_axis = s.vector_axes[narrowest];
     for (size_t i = 0; i < s.axes.size(); i++) {
-        int64_t r = i == 0 ? innermost_regs(smallest.vector_width, s.axes[0].extent).front() : s.axes[i].regs.front();
+        int64_t r = axis_regs(i, s.axes[i].extent, smallest.vector_width, smallest.vector_axis).front();
         smallest.axes.push_back({s.axes[i].var, r, r});
     }
     for (const auto &r : s.reduce) smallest.reduce.push_back({r.var, r.blocks.front()});
@@ -378,10 +439,12 @@ std::vector<NearestOptions> options_by_distance(const TilingRules &rules, const 
     std::vector<NearestOptions> per_width(rules.vector_widths.size());
     for (size_t v = 0; v < rules.vector_widths.size(); v++) {
         NearestOptions &o = per_width[v];
-        o.base = rules.vector_widths[v] == p.vector_width ? 0 : 1;
+        o.base = (rules.vector_widths[v] == p.vector_width ? 0 : 1) + (rules.vector_axes[v] == p.vector_axis ? 0 : 1);
         for (size_t i = 0; i < rules.axes.size(); i++) {
             std::vector<double> terms;
-            for (auto [r, t] : rules.pairs[v][i]) terms.push_back(log_gap(t, p.axes[i].tile) + log_gap(r, p.axes[i].reg));
+            for (auto [r, t] : rules.pairs[v][i]) {
+                terms.push_back(log_gap(t, p.axes[i].tile) + log_gap(r, p.axes[i].reg));
+            }
             add_coordinate(o, terms);
         }
         for (size_t j = 0; j < rules.reduce.size(); j++) {
@@ -410,6 +473,7 @@ std::vector<size_t> option_indices(const NearestOptions &o, const std::vector<si
     return idx;
 }
 
+// The walk's state at positions `rank` of width v's sorted options: its distance and its code.
 WalkState walk_state(const TilingRules &rules, const std::vector<NearestOptions> &per_width, size_t v,
                      std::vector<size_t> rank) {
     const NearestOptions &o = per_width[v];
@@ -465,11 +529,15 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     const Statement &ms = main_statement(def);
     const bool fusable = ms.reduce != ReduceKind::None && main_is_fusable(def);
     const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
-    s.vector_widths = vector_widths_for(shape.var_extent(out, out.vars.back()), lanes);
+    std::vector<int64_t> extents;  // innermost first
+    for (auto it = out.vars.rbegin(); it != out.vars.rend(); ++it) extents.push_back(shape.var_extent(out, *it));
+    s.vector_widths = vector_widths_for(extents.front(), lanes);
+    s.vector_axes.assign(s.vector_widths.size(), 0);
+    add_outer_vector_axes(s, extents, lanes, fusable);
     s.vector_width = s.vector_widths.front();
-    s.axes = axis_options(out, shape, s.vector_widths);
+    s.axes = axis_options(out, shape, s);
     if (fusable) s.reduce = reduce_options(ms, shape);
-    s.pairs = axis_pairs(s.axes, s.vector_widths);
+    s.pairs = axis_pairs(s);
     s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
     s.knobs.stage_plans = stage_plan_choices(def, shape, target);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
@@ -483,7 +551,7 @@ bool tile_order_matters(const SchedulePoint &p) {
 }
 
 bool offered_tiling(const TilingRules &rules, const SchedulePoint &p) {
-    int v = vector_width_index(rules, p.vector_width);
+    int v = vector_width_index(rules, p.vector_width, p.vector_axis);
     if (v < 0 || !same_variables(rules, p)) return false;
     for (size_t i = 0; i < p.axes.size(); i++) {
         const auto &pairs = rules.pairs[size_t(v)][i];

@@ -71,10 +71,12 @@ struct TilingRules {
     std::vector<StageGroup> groups;
     std::vector<AxisOptions> axes;
     std::vector<ReduceOptions> reduce;
-    std::vector<int> vector_widths;  // widths offered on the innermost axis
+    std::vector<int> vector_widths;  // vector widths offered, each on the axis vector_axes names
+    std::vector<int> vector_axes;    // per vector width: the axis (index in axes) it vectorizes
     KnobChoices knobs;
     int vector_width = 1;            // the target's lanes for the output's type (or 1)
-    // The (register tile, cache tile) pairs offered per vector width (as vector_widths) and axis.
+    // The (register tile, cache tile) pairs offered per vector width (as vector_widths, with the
+    // axis of vector_axes) and axis.
     std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> pairs;
     // The groups' footprints, ready for the points of these rules (opgen/StageGraph.h); made for
     // `groups` as they are here, so whoever changes the groups must make it again.

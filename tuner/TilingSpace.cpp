@@ -17,6 +17,7 @@ std::string tiling_key(const SchedulePoint &p) {
     for (const auto &a : p.axes) k << a.var << ":" << a.tile << "/" << a.reg << ";";
     for (const auto &r : p.reduce) k << r.var << ":" << r.block << ";";
     k << "vw" << p.vector_width;
+    if (p.vector_axis) k << "@" << p.vector_axis;
     return k.str();
 }
 
@@ -90,6 +91,7 @@ TilingSpace make_tiling_space(const ComputeDef &def, const BoundShape &shape, co
         while (true) {
             SchedulePoint base;
             base.vector_width = s.vector_widths[v];
+            base.vector_axis = s.vector_axes[v];
             for (size_t i = 0; i < s.axes.size(); i++) {
                 auto [r, t] = pairs[i][idx[i]];
                 base.axes.push_back({s.axes[i].var, t, r});

@@ -1,5 +1,6 @@
 #include "tuner/Tuner.h"
 
+#include "tuner/CodeStore.h"
 #include "tuner/Features.h"
 #include "tuner/ModelStore.h"
 #include "tuner/RunRecord.h"
@@ -593,7 +594,7 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
     if (!r.found) cache.end_run(o.run_id, "failed", int64_t(r.trials.size()), failure);
     user_check(r.found) << "op '" << def.name << "' at " << shape.canonical << ": " << failure;
     db::KernelRecord rec = winner_record(key, r);
-    cache.put_kernel(rec);
+    store_winner(def, shape, target, rec, cache, options.log);  // with its code (CodeStore.h)
     cache.end_run(o.run_id, "done", int64_t(r.trials.size()));
     if (result) *result = std::move(r);
     return cache.lookup(key).value_or(rec);

@@ -10,6 +10,7 @@
 
 #include "opgen/Error.h"
 #include "opgen/Lower.h"
+#include "tuner/CodeStore.h"
 #include "tuner/Contention.h"
 #include "tuner/Features.h"
 #include "tuner/Measurer.h"
@@ -403,7 +404,7 @@ VariantRun tune_variants(const ComputeDef &def, const BoundShape &shape, const T
     run.tune = tune(def, shape, target, options, &cache, &key);
     user_check(run.tune.found) << "op '" << def.name << "' at " << shape.canonical
                                << ": no candidate produced a correct result";
-    cache.put_kernel(winner_record(key, run.tune));
+    store_winner(def, shape, target, winner_record(key, run.tune), cache, options.log);  // with its code
     run.quiet = cache.lookup(key).value_or(winner_record(key, run.tune));
     TaskContext task(def, shape, target, options.seed);
     Finalists f = compile_quiet_finalists(task, pick_finalists(run.tune, std::max(1, vo.finalists)), run, log);

@@ -49,9 +49,9 @@ struct Proc {
 
 enum class Wait { Line, Dead, Timeout };
 
-}  // namespace
-
-struct WorkerPool::Impl {
+// The worker processes and what they need to be restarted; WorkerPool::Impl is this, named here so
+// that the measurement steps below can be free functions.
+struct Workers {
     std::string exe;
     std::vector<Proc> procs;
     std::optional<json> task_msg;
@@ -149,6 +149,246 @@ struct WorkerPool::Impl {
     }
 };
 
+// One measure_rounds call's candidates and what is known of each so far.
+struct Batch {
+    Batch(const std::vector<PoolCandidate> &c, int r, const std::function<void(size_t, const MeasureResult &)> &d)
+        : cands(c), rounds(r), done(d), res(c.size()), failed(c.size(), false), holder(c.size(), -1),
+          compiled_result(c.size()) {
+        for (size_t i = 0; i < c.size(); i++) pending.push_back(i);
+    }
+    const std::vector<PoolCandidate> &cands;
+    int rounds;
+    const std::function<void(size_t, const MeasureResult &)> &done;
+    std::vector<std::vector<MeasureResult>> res;  // per candidate, one result per round timed
+    std::vector<bool> failed;
+    std::vector<int> holder;  // the worker holding the compiled candidate
+    std::vector<MeasureResult> compiled_result;
+    std::deque<size_t> pending;  // waiting to be compiled
+};
+
+// The compile phase's view of the workers: the candidate each is on (-1: idle) and its deadline.
+struct Compiling {
+    explicit Compiling(size_t workers) : busy(workers, -1), deadline(workers) {}
+    std::vector<long> busy;
+    std::vector<Clock::time_point> deadline;
+};
+
+// A failed result: its status ("crash", "timeout") and why.
+MeasureResult failure(const std::string &status, const std::string &error) {
+    MeasureResult r;
+    r.status = status;
+    r.error = error;
+    return r;
+}
+
+// Candidate i failed with `r`: every round it has left records `r`, and `done` hears of it if it
+// had not yet.
+void finish_failed(Batch &b, size_t i, const MeasureResult &r) {
+    bool first = b.res[i].empty();
+    b.failed[i] = true;
+    while (int(b.res[i].size()) < b.rounds) b.res[i].push_back(r);
+    if (first && b.done) b.done(i, r);
+}
+
+// Stops (kills when `alive`) and restarts worker w; the candidates it held compiled go back to
+// pending to be compiled elsewhere. Returns why it ended, as Workers::stop.
+std::string lose_worker(Workers &ws, Batch &b, size_t w, bool alive) {
+    Proc &p = ws.procs[w];
+    for (size_t h : p.held) {
+        if (!b.failed[h]) b.pending.push_back(h);
+        b.holder[h] = -1;
+    }
+    p.held.clear();
+    std::string why = ws.stop(p, alive);
+    ws.restarts++;
+    ws.start(p);
+    return why;
+}
+
+// Why a worker silent past its deadline during `phase` was killed.
+std::string timeout_message(double timeout_s, const char *phase) {
+    return "no answer after " + std::to_string(int(timeout_s)) + " s while " + phase + "; worker killed";
+}
+
+// Hands pending candidates to the idle workers, one each, with a deadline `timeout_s` from now.
+void hand_out_compiles(Workers &ws, Batch &b, Compiling &c, double timeout_s) {
+    const auto timeout = std::chrono::milliseconds(int64_t(timeout_s * 1000));
+    for (size_t w = 0; w < ws.procs.size() && !b.pending.empty(); w++) {
+        if (c.busy[w] >= 0) continue;
+        size_t i = b.pending.front();
+        b.pending.pop_front();
+        json req = {{"cmd", "compile"}, {"id", i}, {"fault", b.cands[i].fault}};
+        req["point"] = b.cands[i].point ? b.cands[i].point->to_json() : json(nullptr);
+        c.busy[w] = long(i);
+        c.deadline[w] = Clock::now() + timeout;
+        write_line(ws.procs[w].fd, req.dump());  // a dead worker shows as end of stream later
+    }
+}
+
+// Waits until a busy worker has something to read or the soonest deadline passes. Returns each
+// busy worker with whether poll saw it readable (or hung up); empty when none is busy.
+std::vector<std::pair<size_t, bool>> poll_compilers(const Workers &ws, const Compiling &c) {
+    std::vector<pollfd> pfs;
+    std::vector<size_t> which;
+    auto soonest = Clock::time_point::max();
+    for (size_t w = 0; w < ws.procs.size(); w++) {
+        if (c.busy[w] < 0) continue;
+        pfs.push_back({ws.procs[w].fd, POLLIN, 0});
+        which.push_back(w);
+        soonest = std::min(soonest, c.deadline[w]);
+    }
+    if (pfs.empty()) return {};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(soonest - Clock::now()).count();
+    int pr = poll(pfs.data(), pfs.size(), int(std::max<long long>(0, std::min<long long>(left, 1 << 30))));
+    if (pr < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    std::vector<std::pair<size_t, bool>> out;
+    for (size_t k = 0; k < which.size(); k++) {
+        out.emplace_back(which[k], pr > 0 && (pfs[k].revents & (POLLIN | POLLHUP | POLLERR)));
+    }
+    return out;
+}
+
+// Candidate i's compile answer `j` from worker w: a failure finishes it, a success leaves it held
+// compiled on w.
+void take_compiled(Workers &ws, Batch &b, size_t w, size_t i, const json &j) {
+    ws.note_memory(j);
+    MeasureResult r;
+    r.status = j.value("status", "compile_error");
+    r.error = j.value("error", "");
+    r.max_error = j.value("max_error", 0.0);
+    if (!r.ok()) {
+        finish_failed(b, i, r);
+        return;
+    }
+    b.compiled_result[i] = r;
+    b.holder[i] = int(w);
+    ws.procs[w].held.push_back(i);
+}
+
+// Whatever busy worker w has to say, if anything: an answer, end of stream (a crash), or silence
+// past its deadline (killed: a timeout). `readable`: poll saw it readable.
+void check_compiler(Workers &ws, Batch &b, Compiling &c, size_t w, bool readable, double timeout_s) {
+    size_t i = size_t(c.busy[w]);
+    Proc &p = ws.procs[w];
+    std::string line;
+    bool have = p.reader->pop_line(line);
+    if (!have && readable) {
+        if (!p.reader->fill()) {
+            c.busy[w] = -1;
+            std::string why = lose_worker(ws, b, w, false);
+            finish_failed(b, i, failure("crash", why + " while compiling and verifying"));
+            return;
+        }
+        have = p.reader->pop_line(line);
+    }
+    if (have) {
+        c.busy[w] = -1;
+        take_compiled(ws, b, w, i, json::parse(line));
+        return;
+    }
+    if (Clock::now() >= c.deadline[w]) {
+        c.busy[w] = -1;
+        lose_worker(ws, b, w, true);
+        finish_failed(b, i, failure("timeout", timeout_message(timeout_s, "compiling and verifying")));
+    }
+}
+
+// Compiles and verifies every pending candidate in parallel, one per worker at a time, until
+// none is pending or busy.
+void compile_pending(Workers &ws, Batch &b, double timeout_s) {
+    Compiling c(ws.procs.size());
+    for (;;) {
+        hand_out_compiles(ws, b, c, timeout_s);
+        std::vector<std::pair<size_t, bool>> polled = poll_compilers(ws, c);
+        if (polled.empty()) return;
+        for (auto [w, readable] : polled) check_compiler(ws, b, c, w, readable, timeout_s);
+    }
+}
+
+// Candidate i's timing answer `j` on top of its compile result: the timing, or the failure.
+MeasureResult timed_result(MeasureResult r, const json &j, double flops) {
+    r.status = j.value("status", "runtime_error");
+    r.error = j.value("error", "");
+    if (!r.ok()) {
+        r.timing = Timing();
+        return r;
+    }
+    r.timing.median_ms = j.value("median_ms", 0.0);
+    r.timing.min_ms = j.value("min_ms", 0.0);
+    r.timing.max_ms = j.value("max_ms", 0.0);
+    r.timing.spread = j.value("spread", 0.0);
+    r.timing.runs = j.value("runs", 0);
+    r.reference_ms = j.value("reference_ms", 0.0);
+    r.ratio = j.value("ratio", 0.0);
+    r.gflops = r.timing.median_ms > 0 ? flops / (r.timing.median_ms * 1e6) : 0;
+    return r;
+}
+
+// Drops candidate i from worker w's held list.
+void unhold(Workers &ws, Batch &b, size_t w, size_t i) {
+    Proc &p = ws.procs[w];
+    p.held.erase(std::remove(p.held.begin(), p.held.end(), i), p.held.end());
+    b.holder[i] = -1;
+}
+
+// Times compiled candidate i once more on the worker holding it. A worker that dies or overruns
+// fails the candidate; one that is done with it (all rounds, or failed) releases it.
+void time_one(Workers &ws, Batch &b, size_t i, const PoolOptions &o, double flops) {
+    size_t w = size_t(b.holder[i]);
+    Proc &p = ws.procs[w];
+    json req = {{"cmd", "time"}, {"id", i}, {"min_time_ms", o.min_time_ms}, {"min_runs", o.min_runs},
+                {"max_runs", o.max_runs}};
+    const auto timeout = std::chrono::milliseconds(int64_t(o.timeout_s * 1000));
+    std::string line;
+    Wait wr = write_line(p.fd, req.dump()) ? ws.wait_line(p, Clock::now() + timeout, line) : Wait::Dead;
+    if (wr != Wait::Line) {
+        unhold(ws, b, w, i);
+        std::string why = lose_worker(ws, b, w, wr == Wait::Timeout);
+        finish_failed(b, i, wr == Wait::Dead ? failure("crash", why + " while timing")
+                                             : failure("timeout", timeout_message(o.timeout_s, "timing")));
+        return;
+    }
+    json j = json::parse(line);
+    ws.note_memory(j);
+    MeasureResult r = timed_result(b.compiled_result[i], j, flops);
+    bool first = b.res[i].empty();
+    if (!r.ok()) {
+        finish_failed(b, i, r);
+    } else {
+        b.res[i].push_back(r);
+        if (first && b.done) b.done(i, r);
+    }
+    if (b.failed[i] || int(b.res[i].size()) == b.rounds) {
+        write_line(p.fd, json{{"cmd", "release"}, {"id", i}}.dump());
+        unhold(ws, b, w, i);
+    }
+}
+
+// Times the compiled candidates one at a time, round by round (A B C A B C ...), while the
+// other workers wait.
+void time_compiled(Workers &ws, Batch &b, const PoolOptions &o, double flops) {
+    for (int round = 0; round < b.rounds; round++) {
+        for (size_t i = 0; i < b.cands.size(); i++) {
+            if (b.failed[i] || b.holder[i] < 0 || int(b.res[i].size()) != round) continue;
+            time_one(ws, b, i, o, flops);
+        }
+    }
+}
+
+// Per-candidate results turned into per-round ones: out[r][i].
+std::vector<std::vector<MeasureResult>> by_round(const std::vector<std::vector<MeasureResult>> &res, int rounds) {
+    std::vector<std::vector<MeasureResult>> out(size_t(rounds),
+                                                std::vector<MeasureResult>(res.size(), MeasureResult()));
+    for (size_t i = 0; i < res.size(); i++) {
+        for (int r = 0; r < rounds; r++) out[size_t(r)][i] = res[i].at(size_t(r));
+    }
+    return out;
+}
+
+}  // namespace
+
+struct WorkerPool::Impl : Workers {};
+
 WorkerPool::WorkerPool(int jobs, const std::string &exe) : impl_(std::make_unique<Impl>()) {
     impl_->exe = exe.empty() ? worker_executable() : exe;
     if (access(impl_->exe.c_str(), X_OK) != 0) {
@@ -201,171 +441,13 @@ std::vector<MeasureResult> WorkerPool::measure(const std::vector<PoolCandidate> 
 std::vector<std::vector<MeasureResult>> WorkerPool::measure_rounds(
     const std::vector<PoolCandidate> &cands, const PoolOptions &o, int rounds, double flops,
     const std::function<void(size_t, const MeasureResult &)> &done) {
-    Impl &im = *impl_;
-    const size_t n = cands.size();
-    rounds = std::max(1, rounds);
-    std::vector<std::vector<MeasureResult>> res(n);
-    std::vector<bool> failed(n, false);
-    std::vector<int> holder(n, -1);  // the worker holding the compiled candidate
-    std::vector<MeasureResult> compiled_result(n);
-    auto timeout = std::chrono::milliseconds(int64_t(o.timeout_s * 1000));
-
-    auto finish_failed = [&](size_t i, const MeasureResult &r) {
-        bool first = res[i].empty();
-        failed[i] = true;
-        while (int(res[i].size()) < rounds) res[i].push_back(r);
-        if (first && done) done(i, r);
-    };
-    auto failure = [](const std::string &status, const std::string &error) {
-        MeasureResult r;
-        r.status = status;
-        r.error = error;
-        return r;
-    };
-    // A dead or killed worker: its other compiled candidates must be compiled again elsewhere.
-    std::deque<size_t> pending;
-    auto lose_worker = [&](size_t w, bool alive) {
-        Proc &p = im.procs[w];
-        for (size_t h : p.held) {
-            if (!failed[h]) pending.push_back(h);
-            holder[h] = -1;
-        }
-        p.held.clear();
-        std::string why = im.stop(p, alive);
-        im.restarts++;
-        im.start(p);
-        return why;
-    };
-
-    for (size_t i = 0; i < n; i++) pending.push_back(i);
-    while (!pending.empty()) {
-        // Compile and verify in parallel, one candidate per worker at a time.
-        std::vector<long> busy(im.procs.size(), -1);
-        std::vector<Clock::time_point> deadline(im.procs.size());
-        for (;;) {
-            for (size_t w = 0; w < im.procs.size() && !pending.empty(); w++) {
-                if (busy[w] >= 0) continue;
-                size_t i = pending.front();
-                pending.pop_front();
-                json req = {{"cmd", "compile"}, {"id", i}, {"fault", cands[i].fault}};
-                req["point"] = cands[i].point ? cands[i].point->to_json() : json(nullptr);
-                busy[w] = long(i);
-                deadline[w] = Clock::now() + timeout;
-                write_line(im.procs[w].fd, req.dump());  // a dead worker shows as end of stream below
-            }
-            std::vector<pollfd> pfs;
-            std::vector<size_t> which;
-            auto soonest = Clock::time_point::max();
-            for (size_t w = 0; w < im.procs.size(); w++) {
-                if (busy[w] < 0) continue;
-                pfs.push_back({im.procs[w].fd, POLLIN, 0});
-                which.push_back(w);
-                soonest = std::min(soonest, deadline[w]);
-            }
-            if (pfs.empty()) break;
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(soonest - Clock::now()).count();
-            int pr = poll(pfs.data(), pfs.size(), int(std::max<long long>(0, std::min<long long>(left, 1 << 30))));
-            if (pr < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-            for (size_t k = 0; k < which.size(); k++) {
-                size_t w = which[k];
-                size_t i = size_t(busy[w]);
-                Proc &p = im.procs[w];
-                std::string line;
-                bool have = p.reader->pop_line(line);
-                if (!have && pr > 0 && (pfs[k].revents & (POLLIN | POLLHUP | POLLERR))) {
-                    if (!p.reader->fill()) {
-                        busy[w] = -1;
-                        std::string why = lose_worker(w, false);
-                        finish_failed(i, failure("crash", why + " while compiling and verifying"));
-                        continue;
-                    }
-                    have = p.reader->pop_line(line);
-                }
-                if (have) {
-                    busy[w] = -1;
-                    json j = json::parse(line);
-                    im.note_memory(j);
-                    MeasureResult r;
-                    r.status = j.value("status", "compile_error");
-                    r.error = j.value("error", "");
-                    r.max_error = j.value("max_error", 0.0);
-                    if (!r.ok()) {
-                        finish_failed(i, r);
-                        continue;
-                    }
-                    compiled_result[i] = r;
-                    holder[i] = int(w);
-                    p.held.push_back(i);
-                    continue;
-                }
-                if (Clock::now() >= deadline[w]) {
-                    busy[w] = -1;
-                    lose_worker(w, true);
-                    finish_failed(i, failure("timeout", "no answer after " + std::to_string(int(o.timeout_s)) +
-                                                            " s while compiling and verifying; worker killed"));
-                }
-            }
-        }
-        // Time one candidate at a time, round by round, while the other workers wait.
-        for (int round = 0; round < rounds; round++) {
-            for (size_t i = 0; i < n; i++) {
-                if (failed[i] || holder[i] < 0 || int(res[i].size()) != round) continue;
-                size_t w = size_t(holder[i]);
-                Proc &p = im.procs[w];
-                json req = {{"cmd", "time"},          {"id", i},
-                            {"min_time_ms", o.min_time_ms}, {"min_runs", o.min_runs},
-                            {"max_runs", o.max_runs}};
-                std::string line;
-                Wait wr = write_line(p.fd, req.dump()) ? im.wait_line(p, Clock::now() + timeout, line) : Wait::Dead;
-                if (wr != Wait::Line) {
-                    holder[i] = -1;
-                    p.held.erase(std::remove(p.held.begin(), p.held.end(), i), p.held.end());
-                    std::string why = lose_worker(w, wr == Wait::Timeout);
-                    if (wr == Wait::Dead) {
-                        finish_failed(i, failure("crash", why + " while timing"));
-                    } else {
-                        finish_failed(i, failure("timeout", "no answer after " + std::to_string(int(o.timeout_s)) +
-                                                                " s while timing; worker killed"));
-                    }
-                    continue;
-                }
-                json j = json::parse(line);
-                im.note_memory(j);
-                MeasureResult r = compiled_result[i];
-                r.status = j.value("status", "runtime_error");
-                r.error = j.value("error", "");
-                if (r.ok()) {
-                    r.timing.median_ms = j.value("median_ms", 0.0);
-                    r.timing.min_ms = j.value("min_ms", 0.0);
-                    r.timing.max_ms = j.value("max_ms", 0.0);
-                    r.timing.spread = j.value("spread", 0.0);
-                    r.timing.runs = j.value("runs", 0);
-                    r.reference_ms = j.value("reference_ms", 0.0);
-                    r.ratio = j.value("ratio", 0.0);
-                    r.gflops = r.timing.median_ms > 0 ? flops / (r.timing.median_ms * 1e6) : 0;
-                } else {
-                    r.timing = Timing();
-                }
-                bool first = res[i].empty();
-                if (!r.ok()) {
-                    finish_failed(i, r);
-                } else {
-                    res[i].push_back(r);
-                    if (first && done) done(i, r);
-                }
-                if (failed[i] || int(res[i].size()) == rounds) {
-                    write_line(p.fd, json{{"cmd", "release"}, {"id", i}}.dump());
-                    p.held.erase(std::remove(p.held.begin(), p.held.end(), i), p.held.end());
-                    holder[i] = -1;
-                }
-            }
-        }
+    Batch b(cands, std::max(1, rounds), done);
+    // A worker lost while timing queues the candidates it held for compiling again.
+    while (!b.pending.empty()) {
+        compile_pending(*impl_, b, o.timeout_s);
+        time_compiled(*impl_, b, o, flops);
     }
-    std::vector<std::vector<MeasureResult>> out(size_t(rounds), std::vector<MeasureResult>(n, MeasureResult()));
-    for (size_t i = 0; i < n; i++) {
-        for (int r = 0; r < rounds; r++) out[size_t(r)][i] = res[i].at(size_t(r));
-    }
-    return out;
+    return by_round(b.res, b.rounds);
 }
 
 }  // namespace opgen::tuner

@@ -74,6 +74,7 @@ void add_info_commands(CLI::App &app);  // ops, space, target (InfoCommands.cpp)
 void add_db_commands(CLI::App &app);    // db stats/merge/export (DbCommands.cpp)
 void add_model_commands(CLI::App &app);  // model collect/train/eval (ModelCommands.cpp)
 void add_extract_command(CLI::App &app);  // extract (ExtractCommand.cpp)
+void add_library_command(CLI::App &app);  // library (LibraryCommand.cpp)
 
 }  // namespace opgen::cli
 

@@ -2,7 +2,9 @@
 // machines), export as JSON. The work is in db/CacheFiles.h; this file only parses arguments.
 #include "db/CacheFiles.h"
 #include "db/KernelCache.h"
+#include "opgen/OpLibrary.h"
 #include "opgen/cli/Cli.h"
+#include "tuner/CodeStore.h"
 
 #include <cstdio>
 #include <fstream>
@@ -32,6 +34,7 @@ void add_stats(CLI::App *db_cmd) {
                                 {"measurements", stats.measurements},
                                 {"tuning_runs", stats.tuning_runs},
                                 {"variants", stats.variants},
+                                {"kernels_with_code", stats.kernels_with_code},
                                 {"ops", stats.ops},
                                 {"targets", stats.targets}};
             j["by_target_and_op"] = nlohmann::json::array();
@@ -45,9 +48,10 @@ void add_stats(CLI::App *db_cmd) {
             std::cout << j.dump(2) << "\n";
             return;
         }
-        std::printf("%s: schema version %d, %lld kernels, %lld measurements, %lld tuning runs, %lld variants, "
-                    "%lld ops, %lld targets\n",
+        std::printf("%s: schema version %d, %lld kernels (%lld with code), %lld measurements, %lld tuning runs, "
+                    "%lld variants, %lld ops, %lld targets\n",
                     a->db_path.c_str(), stats.schema_version, static_cast<long long>(stats.kernels),
+                    static_cast<long long>(stats.kernels_with_code),
                     static_cast<long long>(stats.measurements), static_cast<long long>(stats.tuning_runs),
                     static_cast<long long>(stats.variants), static_cast<long long>(stats.ops),
                     static_cast<long long>(stats.targets));
@@ -72,10 +76,10 @@ void add_merge(CLI::App *db_cmd) {
     cmd->add_option("-o,--output", a->output, "the new cache file (must not exist)")->required();
     cmd->callback([a] {
         db::MergeReport r = db::merge_kernel_caches(a->inputs, a->output);
-        std::printf("%s: %lld kernels (best of %lld from %zu inputs), %lld measurements, %lld tuning runs, "
-                    "%lld variants, %lld models\n",
+        std::printf("%s: %lld kernels (best of %lld from %zu inputs; %lld with code), %lld measurements, "
+                    "%lld tuning runs, %lld variants, %lld models\n",
                     a->output.c_str(), static_cast<long long>(r.kernels), static_cast<long long>(r.kernels_read),
-                    a->inputs.size(), static_cast<long long>(r.measurements),
+                    a->inputs.size(), static_cast<long long>(r.code), static_cast<long long>(r.measurements),
                     static_cast<long long>(r.tuning_runs), static_cast<long long>(r.variants),
                     static_cast<long long>(r.models));
     });
@@ -116,6 +120,26 @@ void add_export(CLI::App *db_cmd) {
     });
 }
 
+void add_compile(CLI::App *db_cmd) {
+    auto c = std::make_shared<Common>();
+    auto *cmd = db_cmd->add_subcommand(
+        "compile", "compile the code of every kernel of a target that has none (for opgen_cache to run)");
+    cmd->add_option("--ops-dir", c->ops_dirs, "extra folder of .op files (also OPGEN_OPS_PATH)");
+    cmd->add_option("--target", c->target, "target name or JSON file (default: host)");
+    cmd->add_option("--db", c->db_path, "kernel cache file (default: opgen.db)");
+    cmd->callback([c] {
+        user_check(std::ifstream(c->db_path).good()) << "no cache file '" << c->db_path << "'";
+        Target t = load_target(c->target);
+        auto cache = db::open_kernel_cache(c->db_path, db::OpenMode::ReadWrite);
+        tuner::CodeFillReport r = tuner::fill_missing_code(
+            *cache, OpLibrary::standard(c->ops_dirs), t, [](const std::string &line) { std::printf("%s\n", line.c_str()); });
+        std::printf("%s: compiled the code of %d kernel(s) on target '%s', %d failed; %d kernel(s) of other "
+                    "targets left without code\n",
+                    c->db_path.c_str(), r.compiled, t.name.c_str(), r.failed, r.other_targets);
+        user_check(r.failed == 0) << r.failed << " kernel(s) could not be compiled; the first: " << r.errors.front();
+    });
+}
+
 }  // namespace
 
 // Opening a cache read-write migrates it to this build's schema; read-only commands refuse an
@@ -132,12 +156,13 @@ void add_upgrade(CLI::App *db_cmd) {
 }
 
 void add_db_commands(CLI::App &app) {
-    auto *cmd = app.add_subcommand("db", "kernel cache files: stats, merge, export, upgrade");
+    auto *cmd = app.add_subcommand("db", "kernel cache files: stats, merge, export, upgrade, compile");
     cmd->require_subcommand(1);
     add_upgrade(cmd);
     add_stats(cmd);
     add_merge(cmd);
     add_export(cmd);
+    add_compile(cmd);
 }
 
 }  // namespace opgen::cli

@@ -57,7 +57,12 @@ void print_space(const ComputeDef &def, const BoundShape &shape, const Target &t
         for (const auto &v : g.axes) std::cout << "      " << axis_text(v) << "\n";
     }
     const tuner::KnobChoices &k = s.knobs;
-    std::cout << "\nknobs: vector widths {" << joined(s.vector_widths) << "}, " << k.outer_orders.size()
+    std::string widths;  // "16, 8, 16 on f": a width on an outer axis names it
+    for (size_t v = 0; v < s.vector_widths.size(); v++) {
+        widths += (v ? ", " : "") + std::to_string(s.vector_widths[v]);
+        if (s.vector_axes[v] != 0) widths += " on " + s.axes[size_t(s.vector_axes[v])].var;
+    }
+    std::cout << "\nknobs: vector widths {" << widths << "}, " << k.outer_orders.size()
               << " cache-tile loop orders, " << k.tile_orders.size() << " register-tile loop orders, parallel {"
               << joined(k.parallel_choices) << "}, " << k.pack_prefetch.size() << " packing/prefetch choices, unroll {on,off}\n";
     if (k.stage_plans.size() > 1) {

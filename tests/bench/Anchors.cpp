@@ -172,6 +172,47 @@ Entrant convolution(const Problem &p, bool depthwise, ConvVariant v) {
                           since(t0));
 }
 
+// The channel-blocked ops (conv2d_nchwc, depthwise_conv2d_nchwc) against oneDNN's primitive on
+// the same layouts, forced: nChw16c (or nChw8c) data, OIhw16i16o weights (Goihw16g depthwise),
+// which are the ops' own row-major layouts, so nothing is reordered and the output is checked as
+// it comes. Block sizes oneDNN has no tag for (anything but 8 or 16, or cb != fb) are unsupported.
+Entrant blocked_convolution(const Problem &p, bool depthwise) {
+    auto t0 = Clock::now();
+    const memory::dim cb = p.value("cb"), fb = depthwise ? cb : p.value("fb");
+    if (cb != fb || (cb != 8 && cb != 16)) {
+        throw dnnl::error(dnnl_unimplemented,
+                          "the bench maps only cb = fb = 8 or 16 to oneDNN's blocked tags");
+    }
+    const bool b16 = cb == 16;
+    const memory::dim N = p.value("N"), C = p.value("CB") * cb, H = p.value("H"), W = p.value("W");
+    const memory::dim F = depthwise ? C : p.value("FB") * fb, KH = p.value("KH"),
+                      KW = p.value("KW");
+    const memory::dim OH = p.value("OH"), OW = p.value("OW");
+    const memory::dim s = p.value("stride"), pad = p.value("pad"), d = p.value("dilation");
+    memory::dim pad_b = (OH - 1) * s + (KH - 1) * d + 1 - H - pad;
+    memory::dim pad_r = (OW - 1) * s + (KW - 1) * d + 1 - W - pad;
+    Tag act = b16 ? Tag::nChw16c : Tag::nChw8c;
+    Tag wtag =
+        depthwise ? (b16 ? Tag::Goihw16g : Tag::Goihw8g) : (b16 ? Tag::OIhw16i16o : Tag::OIhw8i8o);
+    auto src = plain({N, C, H, W}, act), dst = plain({N, F, OH, OW}, act);
+    auto wei = plain(depthwise ? memory::dims{C, 1, 1, KH, KW} : memory::dims{F, C, KH, KW}, wtag);
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                         dnnl::algorithm::convolution_direct, src, wei, dst, {s, s},
+                                         {d - 1, d - 1}, {pad, pad}, {pad_b, pad_r});
+    dnnl::convolution_forward::primitive_desc pd(desc, cpu_engine());
+    auto c = std::make_unique<OnednnSteps>(p.make_output());
+    memory x(src, cpu_engine(), ptr(p, "X")), wt(wei, cpu_engine(), ptr(p, "Wt"));
+    memory y(dst, cpu_engine(), c->output().data.data());
+    c->steps.push_back({dnnl::convolution_forward(pd),
+                        {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, y}}});
+    std::string detail =
+        std::string(depthwise ? "grouped convolution, groups=C; " : "") + "impl " +
+        pd.impl_info_str() + "; layouts: src and dst " + (b16 ? "nChw16c" : "nChw8c") +
+        ", weights " +
+        (depthwise ? (b16 ? "Goihw16g" : "Goihw8g") : (b16 ? "OIhw16i16o" : "OIhw8i8o"));
+    return onednn_entrant("oneDNN blocked", detail, std::move(c), true, since(t0));
+}
+
 Entrant softmax(const Problem &p) {
     auto t0 = Clock::now();
     const memory::dim M = p.value("M"), N = p.value("N");
@@ -278,6 +319,10 @@ std::vector<Entrant> make_onednn(const Problem &p) {
             guarded("oneDNN NCHW", [&] { return convolution(p, dw, ConvVariant::Plain); }));
         out.push_back(guarded("oneDNN blocked (conv only)",
                               [&] { return convolution(p, dw, ConvVariant::BlockedConvOnly); }));
+    }
+    if (op == "conv2d_nchwc" || op == "depthwise_conv2d_nchwc") {
+        bool dw = op == "depthwise_conv2d_nchwc";
+        out.push_back(guarded("oneDNN blocked", [&] { return blocked_convolution(p, dw); }));
     }
     if (op == "softmax")
         out.push_back(guarded("oneDNN", [&] { return softmax(p); }));

@@ -1,5 +1,7 @@
 #include "tests/bench/Report.h"
 
+#include "tests/bench/Network.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -263,9 +265,10 @@ Table summary_table(const BenchRun &run) {
                               *as = e.best_autoscheduler();
         std::vector<std::string> row{e.label, std::to_string(e.threads), speed_cell(e, opgen)};
         if (dnn) {
-            std::string variant = dnn->name == "oneDNN"        ? ""
-                                  : dnn->name == "oneDNN NCHW" ? " (nchw)"
-                                                               : " (blocked+r)";
+            std::string variant = dnn->name == "oneDNN"           ? ""
+                                  : dnn->name == "oneDNN NCHW"    ? " (nchw)"
+                                  : dnn->name == "oneDNN blocked" ? " (blocked)"
+                                                                  : " (blocked+r)";
             row.push_back(num(e.gflops(*dnn)) + noisy_mark(*dnn) + variant);
         } else {
             const ContenderResult *any = nullptr;
@@ -477,6 +480,8 @@ std::string markdown_report(const BenchRun &run) {
       << to_markdown(machine_table(run)) << "\n";
     s << "## Summary (GFLOP/s, median of interleaved rounds)\n\n"
       << to_markdown(summary_table(run)) << "\n";
+    if (!run.network.empty())
+        s << network_markdown(run);
     s << "## Details\n\n";
     for (const auto &e : run.entries) {
         s << "### " << entry_heading(run, e) << "\n\n";
@@ -574,9 +579,21 @@ nlohmann::json json_report(const BenchRun &run) {
         }
         j["machine"].push_back(mj);
     }
+    if (!run.network.empty()) {
+        j["network"] = {{"name", run.network}, {"totals", nlohmann::json::array()}};
+        for (const NetworkTotal &t : network_totals(run)) {
+            j["network"]["totals"].push_back({{"threads", t.threads},
+                                              {"opgen_ms", t.opgen_ms},
+                                              {"onednn_ms", t.onednn_ms},
+                                              {"shapes", t.shapes},
+                                              {"layers", t.layers},
+                                              {"missing", t.missing}});
+        }
+    }
     j["entries"] = nlohmann::json::array();
     for (const auto &e : run.entries) {
         nlohmann::json ej{{"label", e.label},
+                          {"count", e.count},
                           {"op", e.op},
                           {"shape", e.shape},
                           {"threads", e.threads},

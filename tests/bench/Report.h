@@ -19,6 +19,7 @@ namespace opgen::bench {
 // One suite entry at one thread count.
 struct EntryResult {
     std::string label; // "sgemm 256³"
+    int count = 1;     // occurrences in the network (`--network`), the weight of its time
     std::string op;
     std::string shape; // canonical
     int threads = 1;
@@ -51,6 +52,7 @@ struct BenchRun {
     std::string load_start, load_end; // /proc/loadavg: other processes share these cores
     std::string environment;          // the threading variables the anchors ran under
     std::string progress;             // empty when the run is complete
+    std::string network;              // `--network`: the manifest's name; empty otherwise
     std::vector<int> threads;
     int rounds = 0;
     double min_turn_ms = 0;

@@ -15,6 +15,7 @@ struct SuiteEntry {
     std::string shape; // shape text as given, e.g. "M=256,N=256,K=256"
     std::string label; // "sgemm 256³"
     bool quick = false;
+    int count = 1; // occurrences in the network (`--network`); 1 for the suite's entries
 };
 
 // Reads the manifest at `path`. Raises UserError naming the file and entry when it cannot be read

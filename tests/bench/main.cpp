@@ -7,6 +7,7 @@
 #include "tests/bench/Autoschedulers.h"
 #include "tests/bench/Machine.h"
 #include "tests/bench/Naive.h"
+#include "tests/bench/Network.h"
 #include "tests/bench/OpgenKernel.h"
 #include "tests/bench/Report.h"
 #include "tests/bench/Rounds.h"
@@ -31,6 +32,7 @@ using namespace opgen::bench;
 
 struct Args {
     std::string suite = OPGEN_BENCH_SUITE;
+    std::string network; // a manifest with "counts": its counted shapes instead of the suite
     bool quick = false;
     std::vector<std::string> only;
     std::string db_path = "opgen.db";
@@ -44,7 +46,8 @@ struct Args {
     std::vector<std::string> ops_dirs;
     OpgenOptions opgen;
     AutoscheduleOptions as;
-    std::string points_file;  // hand-picked points, run next to the cache's winner
+    std::string points_file;   // hand-picked points, run next to the cache's winner
+    bool trials_given = false; // --trials on the command line
 };
 
 // A hand-picked point for one op, shape and thread count (`--points FILE`).
@@ -54,7 +57,7 @@ struct GivenPoint {
     SchedulePoint point;
 };
 
-// {"points": [{"op": "matmul", "shape": "M=..", "threads": 1, "name": "opgen hand", "point": {..}}]}
+// {"points": [{"op": "matmul", "shape": "M=..", "threads": 1, "name": "...", "point": {..}}]}
 std::vector<GivenPoint> load_points(const std::string &path) {
     std::vector<GivenPoint> out;
     if (path.empty())
@@ -119,7 +122,8 @@ std::vector<Entrant> make_entrants(const Problem &p, int threads, db::KernelCach
     all.push_back(make_opgen(p, threads, cache, a.opgen));
     static const std::vector<GivenPoint> given = load_points(a.points_file);
     for (const auto &g : given) {
-        if (g.op == p.def->name && g.threads == threads && bind_shape(*p.def, g.shape).canonical == p.shape.canonical)
+        if (g.op == p.def->name && g.threads == threads &&
+            bind_shape(*p.def, g.shape).canonical == p.shape.canonical)
             all.push_back(make_opgen_point(p, g.point, g.name));
     }
     for (auto &e : make_onednn(p))
@@ -155,6 +159,7 @@ void bench_entry(const SuiteEntry &s, const OpLibrary &lib, const Target &host,
                  db::KernelCache *cache, const Args &a, const RoundOptions &ro, BenchRun &run) {
     EntryResult proto;
     proto.label = s.label;
+    proto.count = s.count;
     proto.op = s.op;
     proto.shape = s.shape;
     std::optional<ComputeDef> def = load_op(lib, s, proto);
@@ -222,8 +227,17 @@ int bench_main(const Args &a_in, const std::string &command) {
     ro.min_turn_ms = a.turn_ms > 0 ? a.turn_ms : (a.quick ? 50 : 100);
     a.opgen.tune_missing = !a.no_tune;
 
-    std::vector<SuiteEntry> entries = select_entries(load_suite(a.suite), a.quick, a.only);
-    user_check(!entries.empty()) << "no suite entry selected from '" << a.suite << "'";
+    std::optional<Network> net;
+    if (!a.network.empty()) {
+        net = load_network(a.network);
+        // The network's own trial budget, unless --trials says otherwise.
+        if (!a.trials_given && net->trials > 0)
+            a.opgen.trials = net->trials;
+    }
+    std::vector<SuiteEntry> entries =
+        select_entries(net ? net->entries : load_suite(a.suite), a.quick, a.only);
+    user_check(!entries.empty()) << "no entry selected from '" << (net ? a.network : a.suite)
+                                 << "'";
     OpLibrary lib = OpLibrary::standard(a.ops_dirs);
     std::unique_ptr<db::KernelCache> cache;
     try {
@@ -236,6 +250,7 @@ int bench_main(const Args &a_in, const std::string &command) {
     BenchRun run;
     run.started_at = now_utc();
     run.command = command;
+    run.network = net ? net->name + " (" + a.network + ")" : "";
     run.opgen_target = host.name;
     run.halide_target = host.halide_target;
     run.onednn = onednn_description();
@@ -325,13 +340,20 @@ int main(int argc, char **argv) {
            "--turn-ms", a.turn_ms,
            "minimum time of each contender's turn in a round (default 100; 50 with --quick)")
         ->check(CLI::Range(1.0, 100000.0));
-    app.add_option("--trials", a.opgen.trials,
-                   "candidates the tuner measures for a key the cache lacks (default 32)")
-        ->check(CLI::Range(1, 100000));
+    auto *trials =
+        app.add_option("--trials", a.opgen.trials,
+                       "candidates the tuner measures for a key the cache lacks (default 32; "
+                       "with --network, the manifest's defaults.trials)")
+            ->check(CLI::Range(1, 100000));
+    app.add_option("--network", a.network,
+                   "run the shapes of this manifest that carry \"counts\" instead of the suite, "
+                   "and report the network's total time weighted by the counts (e.g. "
+                   "manifests/resnet50-bert.json)")
+        ->excludes("--suite");
     app.add_option("--seed", a.opgen.seed, "tuner seed");
-    auto *retune = app.add_flag(
-        "--retune", a.opgen.retune,
-        "tune every entry again, cached or not (the cache keeps the faster winner)");
+    auto *retune =
+        app.add_flag("--retune", a.opgen.retune,
+                     "tune every entry again, cached or not (the cache keeps the faster winner)");
     app.add_flag("--no-tune", a.no_tune,
                  "do not tune keys the cache lacks (opens the cache read-only)")
         ->excludes(retune);
@@ -356,6 +378,7 @@ int main(int argc, char **argv) {
     } catch (const CLI::ParseError &e) {
         return app.exit(e);
     }
+    a.trials_given = trials->count() > 0;
     a.as.names.erase(std::remove(a.as.names.begin(), a.as.names.end(), "none"), a.as.names.end());
     for (const auto &n : a.as.names) {
         if (n != "Adams2019" && n != "Mullapudi2016" && n != "Li2018") {

@@ -1,7 +1,10 @@
 # The consumer-project test: installs opgen's lookup library from BUILD_DIR into a fresh prefix,
 # configures and builds tests/consumer against it with find_package(opgen), runs it and checks
-# its answers. Run as: cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -P run.cmake
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR)
+# its answers; then tunes matmul, conv2d_nchw and softmax with OPGEN_EXE (storing their code), runs
+# those kernels in consumer_kernels against naive loops, and checks with ldd that the program
+# loads no Halide and no LLVM. Run as:
+#   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DOPGEN_EXE=... -P run.cmake
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR OPGEN_EXE)
     if(NOT DEFINED ${var})
         message(FATAL_ERROR "run.cmake needs -D${var}=...")
     endif()
@@ -26,3 +29,45 @@ if(NOT run_output STREQUAL expected)
     message(FATAL_ERROR "consumer printed:\n${run_output}\nexpected:\n${expected}")
 endif()
 message(STATUS "consumer built against ${WORK_DIR}/prefix and answered as expected")
+
+# Kernels from the cache: tuned here (each winner's code is stored), run by the C program.
+set(kernels ${WORK_DIR}/kernels.db)
+foreach(task "matmul;M=24,N=56,K=40" "conv2d_nchw;N=1,C=8,H=14,W=14,F=16" "softmax;M=16,N=100")
+    list(GET task 0 op)
+    list(GET task 1 shape)
+    run(${OPGEN_EXE} tune --op ${op} --shape ${shape} --trials 3 --min-time 5 --threads 1 --jobs 1
+        --quiet --db ${kernels})
+endforeach()
+run(${OPGEN_EXE} db stats --db ${kernels} --json)
+string(JSON target GET "${run_output}" by_target_and_op 0 target)
+string(JSON with_code GET "${run_output}" kernels_with_code)
+if(NOT with_code EQUAL 3)
+    message(FATAL_ERROR "expected 3 kernels with code, the cache has ${with_code}")
+endif()
+run(${WORK_DIR}/build/consumer_kernels ${kernels} ${target})
+message(STATUS "consumer_kernels:\n${run_output}")
+run(ldd ${WORK_DIR}/build/consumer_kernels)
+message(STATUS "ldd consumer_kernels:\n${run_output}")
+if(run_output MATCHES "[Hh]alide|LLVM|llvm")
+    message(FATAL_ERROR "consumer_kernels links Halide or LLVM:\n${run_output}")
+endif()
+if(NOT run_output MATCHES "libopgen_cache")
+    message(FATAL_ERROR "consumer_kernels does not link opgen_cache:\n${run_output}")
+endif()
+
+# The manifest's winners as one static library (`opgen library`), linked by another project
+# through find_package(opgen_library); a shape the manifest lists but nobody tuned is reported.
+file(WRITE ${WORK_DIR}/library.json [=[
+{"entries": [{"op": "matmul", "shapes": ["M=24,N=56,K=40", "M=25,N=56,K=40"]},
+             {"op": "conv2d_nchw", "shapes": ["N=1,C=8,H=14,W=14,F=16"]},
+             {"op": "softmax", "shapes": ["M=16,N=100"]}]}
+]=])
+run(${OPGEN_EXE} library ${WORK_DIR}/library.json -o ${WORK_DIR}/library --db ${kernels} --threads 1)
+if(NOT run_output MATCHES "3 kernel\\(s\\), 1 task\\(s\\) without a tuned kernel")
+    message(FATAL_ERROR "opgen library printed:\n${run_output}")
+endif()
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/library -B ${WORK_DIR}/library-build -G Ninja
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/library)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/library-build)
+run(${WORK_DIR}/library-build/library_consumer)
+message(STATUS "library_consumer:\n${run_output}")

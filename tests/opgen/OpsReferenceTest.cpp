@@ -220,6 +220,72 @@ HostTensor naive_depthwise(const Params &p, const Inputs &in) {
     return Y.t;
 }
 
+// Channel-blocked convolutions (conv2d_nchwc, depthwise_conv2d_nchwc): the blocked tensors are
+// unblocked into NCHW, convolved by the NCHW references above, and the result blocked again, so
+// these references rest on the same loops as the NCHW ops (and on index arithmetic written here,
+// not in the op language): channel c is block c / cb, lane c % cb.
+HostTensor unblock_activations(const HostTensor &t) {
+    int64_t N = t.dims[0], CB = t.dims[1], H = t.dims[2], W = t.dims[3], cb = t.dims[4];
+    View v{t};
+    Out plain({N, CB * cb, H, W});
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < CB * cb; c++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < W; w++)
+                    plain.set({n, c, h, w}, v({n, c / cb, h, w, c % cb}));
+    return plain.t;
+}
+
+HostTensor block_activations(const HostTensor &t, int64_t cb) {
+    int64_t N = t.dims[0], C = t.dims[1], H = t.dims[2], W = t.dims[3];
+    View v{t};
+    Out blocked({N, C / cb, H, W, cb});
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < W; w++)
+                    blocked.set({n, c / cb, h, w, c % cb}, v({n, c, h, w}));
+    return blocked.t;
+}
+
+// The parameters of the NCHW op that computes the same convolution.
+BoundShape unblocked_shape(const Params &p, bool depthwise) {
+    BoundShape s;
+    for (const char *name : {"N", "H", "W", "KH", "KW", "stride", "pad", "dilation"})
+        s.values[name] = p(name);
+    s.values["C"] = p("CB") * p("cb");
+    if (!depthwise)
+        s.values["F"] = p("FB") * p("fb");
+    return s;
+}
+
+HostTensor naive_conv_nchwc(const Params &p, const Inputs &in) {
+    int64_t CB = p("CB"), FB = p("FB"), cb = p("cb"), fb = p("fb"), KH = p("KH"), KW = p("KW");
+    View Wt{in.at("Wt")};
+    Out oihw({FB * fb, CB * cb, KH, KW});
+    for (int64_t f = 0; f < FB * fb; f++)
+        for (int64_t c = 0; c < CB * cb; c++)
+            for (int64_t ky = 0; ky < KH; ky++)
+                for (int64_t kx = 0; kx < KW; kx++)
+                    oihw.set({f, c, ky, kx}, Wt({f / fb, c / cb, ky, kx, c % cb, f % fb}));
+    BoundShape plain = unblocked_shape(p, false);
+    Inputs nchw{{"X", unblock_activations(in.at("X"))}, {"Wt", oihw.t}};
+    return block_activations(naive_conv_nchw(Params{plain}, nchw, false), fb);
+}
+
+HostTensor naive_depthwise_nchwc(const Params &p, const Inputs &in) {
+    int64_t CB = p("CB"), cb = p("cb"), KH = p("KH"), KW = p("KW");
+    View Wt{in.at("Wt")};
+    Out ckk({CB * cb, KH, KW});
+    for (int64_t c = 0; c < CB * cb; c++)
+        for (int64_t ky = 0; ky < KH; ky++)
+            for (int64_t kx = 0; kx < KW; kx++)
+                ckk.set({c, ky, kx}, Wt({c / cb, ky, kx, c % cb}));
+    BoundShape plain = unblocked_shape(p, true);
+    Inputs nchw{{"X", unblock_activations(in.at("X"))}, {"Wt", ckk.t}};
+    return block_activations(naive_depthwise(Params{plain}, nchw), cb);
+}
+
 // Pooling: max ignores padding positions; average counts them (count_include_pad=True).
 HostTensor naive_pool(const Params &p, const Inputs &in, bool is_max) {
     int64_t N = p("N"), C = p("C"), H = p("H"), W = p("W"), KH = p("KH"), KW = p("KW"),
@@ -385,6 +451,15 @@ const std::vector<OpCase> &op_cases() {
          {"N=1,C=8,H=16,W=16", "N=2,C=5,H=9,W=7,stride=2,pad=2,dilation=2"},
          1e-5,
          naive_depthwise},
+        {"conv2d_nchwc",
+         {"N=1,CB=2,H=8,W=8,FB=2,cb=4,fb=8",
+          "N=2,CB=3,H=9,W=11,FB=2,cb=3,fb=5,KH=3,KW=2,stride=2,pad=2,dilation=2"},
+         1e-5,
+         naive_conv_nchwc},
+        {"depthwise_conv2d_nchwc",
+         {"N=1,CB=2,H=16,W=16,cb=8", "N=2,CB=3,H=9,W=7,cb=5,stride=2,pad=2,dilation=2"},
+         1e-5,
+         naive_depthwise_nchwc},
         {"max_pool2d",
          {"N=1,C=4,H=8,W=16", "N=2,C=3,H=9,W=11,KH=3,KW=3,stride=2,pad=1"},
          0.0,
@@ -598,7 +673,7 @@ TEST(OpsLibrary, EveryOpIsCovered) {
         EXPECT_TRUE(files.count(c.op)) << "naive reference for missing op '" << c.op << "'";
         EXPECT_EQ(c.shapes.size(), 2u) << c.op;
     }
-    EXPECT_GE(files.size(), 22u);
+    EXPECT_GE(files.size(), 24u);
 }
 
 // The naive references are themselves checked on a hand-computed case, so that the suite does not

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 using namespace opgen;
 using namespace opgen::tuner;
@@ -24,8 +25,10 @@ const std::map<std::string, std::string> &shapes() {
         {"batch_matmul", "BATCH=3,M=13,N=37,K=11"},
         {"conv2d_bias_relu", "N=1,C=5,H=11,W=19,F=6"},
         {"conv2d_nchw", "N=2,C=3,H=13,W=18,F=7,stride=2"},
+        {"conv2d_nchwc", "N=1,CB=6,H=9,W=13,FB=3,cb=5,fb=8,stride=2"},
         {"conv2d_nhwc", "N=1,H=9,W=17,C=5,F=19"},
         {"depthwise_conv2d", "N=1,C=6,H=15,W=21"},
+        {"depthwise_conv2d_nchwc", "N=1,CB=2,H=15,W=11,cb=8"},
         {"gelu", "M=7,N=53"},
         {"layernorm", "M=9,N=67"},
         {"matmul", "M=29,N=41,K=23"},
@@ -55,7 +58,7 @@ TEST(RandomPointsCoverage, EveryBundledOpHasAShape) {
     for (const auto &op : OpLibrary::standard().list()) {
         EXPECT_TRUE(shapes().count(op)) << "op '" << op << "' has no shape in RandomPointsTest.cpp";
     }
-    // 22 ops x 10 points: at least the 200 points the design asks for.
+    // 24 ops x 10 points: at least the 200 points the design asks for.
     EXPECT_GE(shapes().size() * kPointsPerOp, 200u);
 }
 
@@ -176,5 +179,35 @@ TEST(StagePlans, EveryPlanOfTheRowOpsMatchesTheReference) {
             MeasureResult r = measure(task, p, 0.5, 1);
             EXPECT_EQ(r.status, "ok") << name << " " << p.summary() << ": " << r.error;
         }
+    }
+}
+
+// Output channels as the vectorized axis of an NCHW convolution (rows of 7 leave a partial vector):
+// unblocked and blocked reductions, weights read in place (gathered along f) or packed into a panel
+// re-laid out with f contiguous, the input packed, a bias-ReLU epilogue, two threads; every one
+// compiled and checked against the reference, and its schedule vectorizing f.
+TEST(ScheduleKnobs, OutputChannelVectorsMatchTheReference) {
+    Target host = host_target();
+    const int lanes = host.vector_lanes(4);
+    for (const char *op : {"conv2d_nchw", "conv2d_bias_relu"}) {
+        ComputeDef def = OpLibrary::standard().load(op);
+        BoundShape shape = bind_shape(def, "N=1,C=32,H=7,W=7,F=" + std::to_string(2 * lanes));
+        TilingSpace s = make_tiling_space(def, shape, host, 2);
+        TaskContext task(def, shape, host, 11);
+        std::set<std::string> kinds;  // (blocked, packed) combinations tried
+        for (const auto &p : s.sample(4000, 5)) {
+            if (p.vector_axis != 2) continue;
+            bool blocked = p.reduce.back().block < 32;
+            std::string kind = std::to_string(blocked) + ":" + std::to_string(p.packed.size()) + ":" +
+                               (p.packed.empty() ? "" : p.packed.back());
+            if (!kinds.insert(kind).second) continue;
+            LoweredOp lowered = lower_to_halide(def, shape);
+            std::string src = apply_schedule(lowered, p, host).source();
+            EXPECT_NE(src.find(".vectorize(f__i, " + std::to_string(lanes)), std::string::npos) << src;
+            MeasureResult r = measure(task, p, 0.5, 1);
+            EXPECT_EQ(r.status, "ok") << op << " " << p.summary() << ": " << r.error << "\n" << src;
+        }
+        // Whole and blocked, each with nothing, X, Wt and both packed.
+        EXPECT_GE(kinds.size(), 6u) << op;
     }
 }

@@ -40,6 +40,7 @@ SchedulePoint any_point(const TilingRules &r, std::mt19937_64 &rng) {
     size_t v = pick(r.vector_widths.size());
     SchedulePoint p;
     p.vector_width = r.vector_widths[v];
+    p.vector_axis = r.vector_axes[v];
     for (size_t i = 0; i < r.axes.size(); i++) {
         auto [reg, tile] = r.pairs[v][i][pick(r.pairs[v][i].size())];
         p.axes.push_back({r.axes[i].var, tile, reg});
@@ -60,7 +61,7 @@ SchedulePoint any_point(const TilingRules &r, std::mt19937_64 &rng) {
 
 double distance(const SchedulePoint &a, const SchedulePoint &b) {
     auto gap = [](int64_t x, int64_t y) { return std::fabs(std::log(double(x) / double(y))); };
-    double d = a.vector_width == b.vector_width ? 0 : 1;
+    double d = (a.vector_width == b.vector_width ? 0 : 1) + (a.vector_axis == b.vector_axis ? 0 : 1);
     for (size_t i = 0; i < a.axes.size(); i++) d += gap(a.axes[i].tile, b.axes[i].tile) + gap(a.axes[i].reg, b.axes[i].reg);
     for (size_t j = 0; j < a.reduce.size(); j++) d += gap(a.reduce[j].block, b.reduce[j].block);
     return d;

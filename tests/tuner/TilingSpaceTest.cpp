@@ -228,13 +228,15 @@ TEST(TilingSpace, AcceleratorGroupsFollowEachInputsPath) {
 }
 
 // Where the full vector width leaves a remainder (56 = 3 x 16 + 8), half-width vectors are offered
-// and a whole row fits in registers: the register tile 56 x 2 of a 56x56 convolution.
+// and a whole row fits in registers: the register tile 56 x 2 of a 56x56 convolution. Full vectors
+// on the output channels (64 = 4 x 16) are offered too.
 TEST(TilingSpace, OffersHalfWidthVectorsWhereTheyAvoidATail) {
     ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
     BoundShape shape = bind_shape(def, "N=1,C=64,H=56,W=56,F=64,KH=3,KW=3,pad=1");
     Target host = load_target("x86-64-avx512");
     TilingSpace s = make_tiling_space(def, shape, host, 1);
-    EXPECT_EQ(s.vector_widths, (std::vector<int>{16, 8}));
+    EXPECT_EQ(s.vector_widths, (std::vector<int>{16, 8, 16}));
+    EXPECT_EQ(s.vector_axes, (std::vector<int>{0, 0, 2}));
     bool found = false;
     for (const auto &t : s.legal.tilings()) found |= t.vector_width == 8 && t.axes[0].reg == 56 && t.axes[1].reg == 2;
     EXPECT_TRUE(found);
@@ -264,4 +266,90 @@ TEST(TilingSpace, SplitsAGroupThatCannotFitIntoSubgroups) {
     // On a cache (not a scratchpad) the epilogue streams through registers: no split.
     TilingSpace c = make_tiling_space(def, shape, load_target("toy"), 1);
     for (const auto &g : c.groups) EXPECT_EQ(g.subgroup, 0) << g.tensor << "@" << g.buffer;
+}
+
+// conv2d_nchwc's outermost reduction loop steps over channel blocks (CB), each a cb x KH x KW slab
+// of products: it is blocked in powers of two, the longest loop (here cb = 16 > CB = 8) in
+// multiples of 16 as before (none below 16), the window loops stay whole. On the toy target with
+// CB = 8, cb = 4: co {1, 2, 4, 8}; ci {4}: cb = 4 is the longest and has no block below itself.
+TEST(TilingSpace, BlocksChannelBlockStepsOfABlockedConv) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchwc");
+    BoundShape toy_shape = bind_shape(def, "N=1,CB=8,H=4,W=4,FB=1,cb=4,fb=4");
+    TilingSpace t = make_tiling_space(def, toy_shape, load_target("toy"), 1);
+    ASSERT_EQ(t.reduce.size(), 4u);  // innermost first: ci, rx, ry, co
+    EXPECT_EQ(t.reduce[0].var, "ci");
+    EXPECT_EQ(t.reduce[0].blocks, (std::vector<int64_t>{4}));
+    EXPECT_EQ(t.reduce[1].blocks, (std::vector<int64_t>{3}));
+    EXPECT_EQ(t.reduce[2].blocks, (std::vector<int64_t>{3}));
+    EXPECT_EQ(t.reduce[3].var, "co");
+    EXPECT_EQ(t.reduce[3].blocks, (std::vector<int64_t>{1, 2, 4, 8}));
+
+    // On the host (L1 = 48 KiB) at 14x14x256->256: one output block's weights take 9 KiB per co
+    // step (16 x 3 x 3 x 16 floats), so whole (co = 16, 147 KiB) nothing fits; blocks of up to
+    // 4 steps (36 KiB) can, 8 (74 KiB) cannot.
+    BoundShape shape = bind_shape(def, "N=1,CB=16,H=14,W=14,FB=16");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 1);
+    EXPECT_EQ(s.reduce[3].blocks, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+    ASSERT_FALSE(s.legal.empty());
+    std::set<int64_t> used;
+    for (const auto &tiling : s.legal.tilings()) used.insert(tiling.reduce[3].block);
+    EXPECT_EQ(used, (std::set<int64_t>{1, 2, 4}));
+    for (const auto &p : s.sample(100, 3)) EXPECT_TRUE(fits_buffers(host, footprints(def, shape, host, s.groups, p)));
+
+    // Loops of few steps (a window, CB <= 4) or thin steps (1x1 with cb = 4) are not blocked so:
+    // the spaces of the NCHW and NHWC convolutions keep their reduction options.
+    TilingSpace few = make_tiling_space(def, bind_shape(def, "N=1,CB=4,H=8,W=8,FB=1"), host, 1);
+    EXPECT_EQ(few.reduce[3].blocks, (std::vector<int64_t>{4}));
+    TilingSpace thin =
+        make_tiling_space(def, bind_shape(def, "N=1,CB=8,H=8,W=8,FB=1,KH=1,KW=1,pad=0,cb=4,fb=4"), host, 1);
+    EXPECT_EQ(thin.reduce[3].blocks, (std::vector<int64_t>{8}));
+    ComputeDef nchw = OpLibrary::standard().load("conv2d_nchw");
+    TilingSpace c = make_tiling_space(nchw, bind_shape(nchw, "N=1,C=64,H=14,W=14,F=64"), host, 1);
+    EXPECT_EQ(c.reduce.back().blocks, (std::vector<int64_t>{16, 32, 64}));
+}
+
+// Toy target (4 lanes, REG = 64 B = four registers): conv2d_nchw 1x1 at 3x3 pixels, C = 2, F = 8.
+// Rows of 3 fill no vector (and half a vector, 2 lanes, is below the 4-lane minimum): the innermost
+// axis is scalar (width 1, register tile the whole row). The output channels (8 = 2 x 4) fill
+// whole vectors and are offered as the vectorized axis; the rows (y, 3) are not. On f the register
+// tile is 1 or 2 vectors (4, 8); x then takes the row axis's register tiles (1, 2, 3).
+// REG holds the X slice (rx * ry floats: one register for up to 4), the Wt vectors (rf / 4) and the
+// accumulators (rx * ry * rf / 4): 1 + rf/4 (1 + rx ry) <= 4, so rf = 4 with rx ry <= 2, and
+// rf = 8 never.
+TEST(TilingSpace, OffersOutputChannelVectorsWhereRowsLeaveATail) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    BoundShape shape = bind_shape(def, "N=1,C=2,H=3,W=3,F=8,KH=1,KW=1,pad=0");
+    Target toy = load_target("toy");
+    TilingSpace s = make_tiling_space(def, shape, toy, 1);
+    EXPECT_EQ(s.vector_widths, (std::vector<int>{1, 4}));
+    EXPECT_EQ(s.vector_axes, (std::vector<int>{0, 2}));
+    std::set<std::pair<int64_t, int64_t>> regs;  // (x reg * y reg, f reg) of the f-vector tilings
+    size_t on_f = 0;
+    for (const auto &t : s.legal.tilings()) {
+        if (t.vector_axis != 2) continue;
+        on_f++;
+        EXPECT_EQ(t.vector_width, 4);
+        regs.insert({t.axes[0].reg * t.axes[1].reg, t.axes[2].reg});
+        EXPECT_TRUE(fits_buffers(toy, footprints(def, shape, toy, s.groups, t))) << t.summary();
+    }
+    EXPECT_GT(on_f, 0u);
+    EXPECT_EQ(regs, (std::set<std::pair<int64_t, int64_t>>{{1, 4}, {2, 4}}));
+    // Members with their vector axis; the same tiling on y, which the rules do not offer, is not.
+    SchedulePoint p = s.legal.front();
+    for (const auto &q : s.legal) {
+        if (q.vector_axis == 2) {
+            p = q;
+            break;
+        }
+    }
+    ASSERT_EQ(p.vector_axis, 2);
+    EXPECT_TRUE(s.contains(p));
+    SchedulePoint on_y = p;
+    on_y.vector_axis = 1;
+    EXPECT_FALSE(s.contains(on_y));
+    // The field is written only off the innermost axis, and read back.
+    EXPECT_EQ(SchedulePoint::from_json(p.to_json()), p);
+    EXPECT_EQ(p.to_json().at("vector_axis"), 2);
+    EXPECT_FALSE(s.legal.tilings().front().to_json().contains("vector_axis"));
 }

@@ -115,6 +115,11 @@ TEST(Variants, TunesQuietWinnerAndOneVariantPerLevel) {
     ASSERT_EQ(run.variants.size(), 3u);
     EXPECT_EQ(run.medians.size(), 3u);
     EXPECT_EQ(run.variants[0].schedule_json, run.quiet.schedule_json);  // variant 0: the cache's winner
+    // The quiet winner went into the cache with its compiled code (tuner/CodeStore.h).
+    std::optional<db::KernelCode> code = cache->code_for(run.quiet.key);
+    ASSERT_TRUE(code.has_value());
+    EXPECT_EQ(code->schedule_json, run.quiet.schedule_json);
+    EXPECT_EQ(code->digest, db::code_digest(*code));
     std::vector<db::VariantRecord> stored = db::variants_for(path, run.quiet.key);
     ASSERT_EQ(stored.size(), 3u);
     for (size_t l = 0; l < stored.size(); l++) {

@@ -1,0 +1,79 @@
+// Loading a kernel's compiled code (KernelCode.h) out of the cache into executable memory and
+// calling it, with no compiler in the process: the bytes go into an anonymous memory file
+// (memfd_create) that the system's dynamic loader maps (dlopen of /proc/self/fd/N). The kernel's
+// halide_* calls bind to the Halide runtime built into opgen_cache; in a process without it
+// (a program linking only the static opgen_db) loading fails with a DbError naming the symbol.
+//
+// Nothing foreign runs: before a byte is mapped, code_refusal checks, in this order, that the
+// blob is whole (its stored size), matches its digest, is of this build's format and ABI version,
+// was compiled for this host's architecture and operating system, is an ELF shared object for
+// x86-64 whose headers lie inside it, and needs no CPU feature this host lacks.
+//
+// Thread safety and lifetime: a LoadedKernel is immutable once loaded; call() may run on any
+// number of threads at once (each call uses only its own buffers; the Halide runtime's thread
+// pool is shared). The code stays mapped as long as any shared_ptr to its LoadedKernel lives,
+// whatever happens to the lookup or the file it came from. Each loaded kernel holds one file
+// descriptor (its memory file, which must stay open while it is loaded; see CodeLoader.cpp), so a
+// process loading more kernels than its descriptor limit gets a DbError for the rest.
+#ifndef OPGEN_DB_CODE_LOADER_H
+#define OPGEN_DB_CODE_LOADER_H
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db/KernelCode.h"
+
+struct halide_buffer_t;
+
+namespace opgen::db {
+
+// Why `code` may not run on this host, as the tail of an error message ("its digest does not
+// match: ..."), or "" when it may.
+std::string code_refusal(const KernelCode &code);
+
+class LoadedKernel {
+public:
+    LoadedKernel(const LoadedKernel &) = delete;
+    LoadedKernel &operator=(const LoadedKernel &) = delete;
+    ~LoadedKernel();
+
+    // The arguments in call order: the inputs, then the output.
+    const std::vector<CodeArgument> &arguments() const { return arguments_; }
+    const std::string &digest() const { return digest_; }
+    const std::string &function() const { return function_; }
+
+    // Calls the kernel on one buffer per argument. Each must have the argument's type, number of
+    // dimensions and extents (innermost first, as Halide orders them); strides are the kernel's
+    // to check. Returns 0 on success; -1 when the buffers do not match the signature (then, when
+    // `error` is given, says why), else Halide's (negative) error code.
+    int call(halide_buffer_t *const *buffers, size_t count, std::string *error = nullptr) const;
+    // Calls the kernel on one pointer per argument, each to dense row-major data of the
+    // argument's dims (arguments()). Returns as the buffer call does; -1 for a NULL pointer.
+    int call(void *const *data, size_t count, std::string *error = nullptr) const;
+
+private:
+    friend std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &,
+                                                                const std::string &);
+    LoadedKernel() = default;
+    // The dense buffers of the pointer call, made once at load (CodeLoader.cpp).
+    struct Templates;
+    void make_templates();
+
+    void *library_ = nullptr;
+    int fd_ = -1;  // the memory file the library was loaded from, open while it is loaded
+    int (*entry_)(void **) = nullptr;
+    std::vector<CodeArgument> arguments_;
+    std::unique_ptr<Templates> templates_;
+    std::string digest_;
+    std::string function_;
+};
+
+// Checks `code` (code_refusal) and loads it. Raises DbError "<what>: <reason>" when it is refused
+// or the dynamic loader fails; no byte of refused code is mapped executable.
+std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
+                                                     const std::string &what);
+
+} // namespace opgen::db
+
+#endif

@@ -1,0 +1,38 @@
+// SHA-256 (FIPS 180-4), for the digest that guards a kernel's compiled code in the cache
+// (KernelCode.h): a blob whose bytes changed after it was stored is refused before it runs.
+// A plain implementation, so that the lookup library needs no crypto library.
+#ifndef OPGEN_DB_SHA256_H
+#define OPGEN_DB_SHA256_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace opgen::db {
+
+// Incremental hashing: add() any number of times, then hex() once.
+class Sha256 {
+public:
+    Sha256();
+    void add(const void *data, size_t size);
+    void add(std::string_view text) { add(text.data(), text.size()); }
+    // The digest as 64 lower-case hex digits. Ends the hashing: add() afterwards is a bug.
+    std::string hex();
+
+private:
+    void block(const uint8_t *bytes);
+
+    std::array<uint32_t, 8> state_;
+    std::array<uint8_t, 64> buffer_{};
+    size_t buffered_ = 0;
+    uint64_t total_bytes_ = 0;
+};
+
+// The SHA-256 of `size` bytes at `data`, as 64 lower-case hex digits.
+std::string sha256_hex(const void *data, size_t size);
+
+} // namespace opgen::db
+
+#endif

@@ -1,0 +1,52 @@
+/* Calls the kernels of a library built by `opgen library` at their tuned shapes and checks every
+ * output element against a naive loop; a shape the library has no kernel for must answer
+ * OPGEN_LIBRARY_NO_KERNEL. Prints one line per call; exits 1 on the first failure. */
+#include <opgen_library.h>
+
+#include <stdio.h>
+
+#include "naive.h"
+
+static int check(const char *what, int rc, double error, double tolerance) {
+    printf("library %s: call %d, max relative error %.2g\n", what, rc, error);
+    return rc == 0 && error <= tolerance ? 0 : 1;
+}
+
+int main(void) {
+    int failed = 0;
+    {
+        const long long M = 24, N = 56, K = 40;
+        const int64_t shape[] = {K, M, N}; /* the header's order: K, M, N */
+        float *A = filled(M * K, 7, 3), *B = filled(K * N, 5, 2), *C = filled(M * N, 3, 9);
+        float *want = filled(M * N, 1, 0);
+        naive_matmul(A, B, want, M, N, K);
+        void *tensors[] = {A, B, C};
+        int called = opgen_library_matmul(shape, tensors); /* before worst() reads C */
+        failed |= check("matmul K=40,M=24,N=56", called, worst(C, want, M * N), 1e-6);
+        const int64_t untuned[] = {K, M + 1, N};
+        int rc = opgen_library_matmul(untuned, tensors);
+        printf("library matmul K=40,M=25,N=56: %d\n", rc);
+        failed |= rc != OPGEN_LIBRARY_NO_KERNEL;
+    }
+    {
+        const long long N = 1, C = 8, H = 14, W = 14, F = 16;
+        /* C, F, H, KH, KW, N, W, dilation, pad, stride */
+        const int64_t shape[] = {C, F, H, 3, 3, N, W, 1, 1, 1};
+        float *X = filled(N * C * H * W, 7, 3), *Wt = filled(F * C * 9, 5, 2), *Y = filled(N * F * H * W, 3, 9);
+        float *want = filled(N * F * H * W, 1, 0);
+        naive_conv(X, Wt, want, N, C, H, W, F, 3, 3, H, W);
+        void *tensors[] = {X, Wt, Y};
+        int called = opgen_library_conv2d_nchw(shape, tensors);
+        failed |= check("conv2d_nchw", called, worst(Y, want, N * F * H * W), 1e-6);
+    }
+    {
+        const long long M = 16, N = 100;
+        const int64_t shape[] = {M, N};
+        float *X = filled(M * N, 11, 5), *Y = filled(M * N, 3, 9), *want = filled(M * N, 1, 0);
+        naive_softmax(X, want, M, N);
+        void *tensors[] = {X, Y};
+        int called = opgen_library_softmax(shape, tensors);
+        failed |= check("softmax M=16,N=100", called, worst(Y, want, M * N), 1e-5);
+    }
+    return failed;
+}

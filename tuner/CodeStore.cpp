@@ -1,0 +1,94 @@
+#include "tuner/CodeStore.h"
+
+#include "opgen/CompiledCode.h"
+#include "opgen/Error.h"
+#include "opgen/Parser.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+
+namespace opgen::tuner {
+
+namespace {
+
+std::string describe(const db::KernelKey &key) {
+    return "op '" + key.op_name + "' at " + key.shape + " on '" + key.target + "'";
+}
+
+// The kernel key's target names `target` at some thread count ("x86-64-avx512:t4"), with no
+// contention load.
+bool is_on_target(const db::KernelKey &key, const Target &target) {
+    const std::string prefix = target.name + ":t";
+    return key.target.compare(0, prefix.size(), prefix) == 0 &&
+           key.target.find(":load") == std::string::npos;
+}
+
+// The op definition the kernel was tuned with, or nullopt with `why` set.
+std::optional<ComputeDef> definition_of(db::KernelCache &cache, const OpLibrary &library,
+                                        const db::KernelKey &key, std::string &why) {
+    if (std::optional<std::string> source = cache.op_source(key.op_name, key.op_hash);
+        source && !source->empty()) {
+        return parse_compute(*source, key.op_name + ".op");
+    }
+    ComputeDef def = library.load(key.op_name);
+    if (definition_hash(def.source) == key.op_hash) return def;
+    why = "the cache has no definition of op hash " + key.op_hash +
+          " and the op library's is another (" + definition_hash(def.source) + ")";
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string store_winner_code(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                              const db::KernelRecord &record, db::KernelCache &cache) {
+    try {
+        SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(record.schedule_json));
+        db::KernelCode code = compile_kernel_code(def, shape, point, target, record.schedule_json);
+        if (!cache.put_code(record.key, code)) return "a faster kernel replaced it meanwhile";
+        return "";
+    } catch (const db::DbError &) {
+        throw;
+    } catch (const std::exception &e) {
+        return e.what();
+    }
+}
+
+bool store_winner(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                  const db::KernelRecord &record, db::KernelCache &cache,
+                  const std::function<void(const std::string &)> &log) {
+    if (!cache.put_kernel(record)) return false;
+    std::string why = store_winner_code(def, shape, target, record, cache);
+    if (!why.empty() && log) log("code: " + describe(record.key) + ": " + why);
+    return true;
+}
+
+CodeFillReport fill_missing_code(db::KernelCache &cache, const OpLibrary &library,
+                                 const Target &target,
+                                 const std::function<void(const std::string &)> &log) {
+    CodeFillReport report;
+    for (const db::KernelRecord &record : cache.kernels_without_code()) {
+        if (!is_on_target(record.key, target)) {
+            report.other_targets++;
+            continue;
+        }
+        std::string why;
+        try {
+            std::optional<ComputeDef> def = definition_of(cache, library, record.key, why);
+            if (def) why = store_winner_code(*def, bind_shape(*def, record.key.shape), target, record, cache);
+        } catch (const UserError &e) {
+            why = e.what();
+        }
+        if (why.empty()) {
+            report.compiled++;
+            if (log) log("compiled " + describe(record.key));
+            continue;
+        }
+        report.failed++;
+        report.errors.push_back(describe(record.key) + ": " + why);
+        if (log) log("failed " + report.errors.back());
+    }
+    return report;
+}
+
+}  // namespace opgen::tuner
