@@ -759,7 +759,7 @@ void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, con
     }
 }
 
-// Where a placed statement is computed: at root, or at the output's cache level.
+// Where a placed statement is computed: at root, or at a loop of the output (tile_level).
 struct StagePlace {
     bool root = true;
     Halide::LoopLevel at;
@@ -863,6 +863,34 @@ void place_reduction(Recorder &rec, LoweredStage &st, const StageChoice &c, cons
     parallel_outermost(rec, st.acc.update(), f + ".update()", st, place, target, iterations);
 }
 
+// Where the statements placed at tile are computed: the innermost of the output's cache-tile loops
+// outside every loop over a variable that one of them lacks (softmax's rows, with the row kept
+// whole: the m loop outside the n loop), so none is computed twice for one row; all at the same
+// level, so a producer is never inside its consumer's. At root when there is no such loop (the
+// outermost loop, or the parallel loop fused from the outermost ones, runs over another
+// variable): inside it they would be recomputed once per tile of that variable.
+StagePlace tile_level(const TiledGroup &g, const SchedulePoint &p, const Target &target, const OutputTiles &t) {
+    const std::string out = clean_name(g.op.output.name());
+    size_t n = t.outer.size(), shared = n;
+    for (const StageChoice &c : p.stages) {
+        if (c.at != "tile") continue;
+        const auto &vars = g.op.def->statement_for(c.tensor)->vars;
+        size_t k = 0;  // outermost loops over variables the statement has
+        while (k < n && std::find(vars.begin(), vars.end(), p.outer_order[n - 1 - k]) != vars.end()) k++;
+        shared = std::min(shared, k);
+    }
+    size_t par = target.cores > 1 ? size_t(std::clamp(p.parallel_loops, 0, int(n))) : 0;
+    if (shared == 0 || (par >= 2 && shared < par)) return StagePlace{};
+    // The fused loop itself: the cache level when every cache-tile loop went into it (no handle
+    // to it otherwise).
+    if (par >= 2 && shared == par) {
+        if (par < n) return StagePlace{};
+        return {false, Halide::LoopLevel(g.op.output, t.cache.var), out + ", " + t.cache.name};
+    }
+    const Halide::Var &v = t.outer[n - shared];
+    return {false, Halide::LoopLevel(g.op.output, v), out + ", " + v.name()};
+}
+
 // Every other statement, placed as the point says (issue 19): at root or in the output's cache
 // tile, reductions in partial-result lanes. UserError for a placement that cannot be realised.
 void place_stages(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
@@ -870,7 +898,7 @@ void place_stages(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, co
     if (p.stages.empty()) return;
     std::string error = stage_placement_error(*g.op.def, p.stages);
     user_check(error.empty()) << "schedule: " << error;
-    StagePlace tile{false, Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name};
+    StagePlace tile = tile_level(g, p, target, t);
     for (const StageChoice &c : p.stages) {
         if (c.at == "inline") continue;
         LoweredStage &st = g.op.stage(c.tensor);
