@@ -444,53 +444,121 @@ private:
         emit_generated(k, name, text, nodes);
     }
 
-    // A MatMul of two activations, reading through the Transposes reserved for it and writing
-    // through the Transpose that reads it; a constant scale folds into its epilogue.
-    void batched(const GraphNode &n) {
-        std::vector<int> nodes = {n.index};
+    // The two operands of a batched MatMul, each read through the Transpose reserved for it, if
+    // any (perm empty: read as it is).
+    struct BatchedInputs {
         std::string src[2];
         Dims perm[2];
+    };
+    BatchedInputs read_through_transposes(const GraphNode &n, std::vector<int> &nodes) {
+        BatchedInputs in;
         for (int i = 0; i < 2; i++) {
-            src[i] = n.inputs[i];
-            perm[i].clear();
+            in.src[i] = n.inputs[i];
             auto it = transposes_.find(n.index);
             if (it != transposes_.end() && it->second.count(i)) {
                 const GraphNode &t = g_.nodes[it->second.at(i)];
-                src[i] = t.inputs[0];
-                perm[i] = t.ints_attr("perm", {});
-                if (perm[i].empty())
-                    for (int64_t d = int64_t(dims(src[i]).size()) - 1; d >= 0; d--) perm[i].push_back(d);
+                in.src[i] = t.inputs[0];
+                in.perm[i] = t.ints_attr("perm", {});
+                if (in.perm[i].empty())
+                    for (int64_t d = int64_t(dims(in.src[i]).size()) - 1; d >= 0; d--) in.perm[i].push_back(d);
                 nodes.push_back(t.index);
             }
-            require_float(src[i]);
+            require_float(in.src[i]);
         }
-        const Dims &ad = dims(n.inputs[0]), &bd = dims(n.inputs[1]);
-        size_t r = ad.size();
-        if (r < 2 || bd.size() != r || Dims(ad.begin(), ad.end() - 2) != Dims(bd.begin(), bd.end() - 2))
-            throw Unsupported{"broadcast or mismatched batch dimensions"};
-        if (ad[r - 1] != bd[r - 2]) throw Unsupported{"inner sizes differ"};
-        // Epilogue: a scale and the output's transpose, each at most once, in either order.
-        std::string y = n.outputs[0];
+        return in;
+    }
+
+    // The epilogue a batched MatMul absorbs: a constant scale and the output's transpose, each at
+    // most once, in either order; `y` ends as the last absorbed node's output.
+    struct BatchedOutput {
+        std::string y;
         std::vector<Step> steps;
         Dims operm;
+    };
+    BatchedOutput absorb_batched_epilogue(std::string y, std::vector<int> &nodes) {
+        BatchedOutput out;
         for (;;) {
             const GraphNode *next = sole_reader(y);
             double c = 0;
-            if (next && next->op_type == "Transpose" && operm.empty() && next->has("perm")) {
-                operm = next->ints_attr("perm", {});
+            if (next && next->op_type == "Transpose" && out.operm.empty() && next->has("perm")) {
+                out.operm = next->ints_attr("perm", {});
                 nodes.push_back(next->index);
                 y = next->outputs[0];
                 continue;
             }
-            if (next && steps.empty() && (next->op_type == "Mul" || (next->op_type == "Div" && next->inputs[0] == y)) &&
+            if (next && out.steps.empty() &&
+                (next->op_type == "Mul" || (next->op_type == "Div" && next->inputs[0] == y)) &&
                 scalar(other_input(*next, y), c) && c != 0) {
-                steps.push_back({"scale", "", next->op_type == "Mul" ? c : 1.0 / c, {next->index}});
+                out.steps.push_back({"scale", "", next->op_type == "Mul" ? c : 1.0 / c, {next->index}});
                 nodes.push_back(next->index);
                 y = next->outputs[0];
                 continue;
             }
             break;
         }
+        out.y = y;
+        return out;
+    }
+
+    // An operand's declared dims and index read, in its source layout: the logical axes
+    // (names/vars plus its row and column) placed by `perm` (empty: in order).
+    static std::pair<std::string, std::string> operand_axes(const std::vector<std::string> &names,
+                                                            const std::vector<std::string> &vars, const Dims &perm,
+                                                            const std::string &row, const std::string &col,
+                                                            const std::string &rv, const std::string &cv) {
+        std::vector<std::string> tn = names, tv = vars;
+        tn.push_back(row), tn.push_back(col), tv.push_back(rv), tv.push_back(cv);
+        size_t r = tn.size();
+        std::vector<std::string> sn(r), sv(r);
+        for (size_t k = 0; k < r; k++) {
+            size_t axis = perm.empty() ? k : size_t(perm[k]);
+            sn[axis] = tn[k];
+            sv[axis] = tv[k];
+        }
+        return {join(sn, ", "), join(sv, ", ")};
+    }
+
+    // The op text of a batched product with transposed reads, a scale or a transposed write.
+    static std::string batched_text(const std::string &name, const std::vector<std::string> &names,
+                                    const std::vector<std::string> &vars, const BatchedInputs &in,
+                                    const BatchedOutput &out) {
+        const size_t r = names.size() + 2;
+        auto [adecl, aread] = operand_axes(names, vars, in.perm[0], "M", "K", "m", "k");
+        auto [bdecl, bread] = operand_axes(names, vars, in.perm[1], "K", "N", "k", "n");
+        std::vector<std::string> yn = names, yv = vars;
+        yn.push_back("M"), yn.push_back("N"), yv.push_back("m"), yv.push_back("n");
+        std::vector<std::string> on = yn, ov = yv;
+        if (!out.operm.empty())
+            for (size_t k = 0; k < r; k++) on[k] = yn[size_t(out.operm[k])], ov[k] = yv[size_t(out.operm[k])];
+        std::string text = std::string(kHeader) + "# Batched matrix product C[b] = A[b] B[b] over the leading axes";
+        if (!in.perm[0].empty() || !in.perm[1].empty()) text += ", reading A and B through their transposes";
+        if (!out.operm.empty()) text += ", writing C transposed";
+        text += epilogue_doc(out.steps) + ".\n";
+        text += "op " + name + "\nparam " + join(names, ", ") + (names.empty() ? "" : ", ") + "M, N, K\n";
+        text += "input  A: f32[" + adecl + "]\ninput  B: f32[" + bdecl + "]\n";
+        std::string sum = "sum(k: K) A[" + aread + "] * B[" + bread + "]";
+        if (out.steps.empty()) {
+            text += "output C: f32[" + join(on, ", ") + "]\n";
+            text += "C[" + join(ov, ", ") + "] = " + sum + "\n";
+            return text;
+        }
+        text += "local  P: f32[" + join(yn, ", ") + "]\noutput C: f32[" + join(on, ", ") + "]\n";
+        text += "P[" + join(yv, ", ") + "] = " + sum + "\n";
+        text += "C[" + join(ov, ", ") + "] = " + epilogue("P[" + join(yv, ", ") + "]", out.steps, "", "") + "\n";
+        return text;
+    }
+
+    // A MatMul of two activations, reading through the Transposes reserved for it and writing
+    // through the Transpose that reads it; a constant scale folds into its epilogue.
+    void batched(const GraphNode &n) {
+        std::vector<int> nodes = {n.index};
+        const BatchedInputs in = read_through_transposes(n, nodes);
+        const Dims &ad = dims(n.inputs[0]), &bd = dims(n.inputs[1]);
+        size_t r = ad.size();
+        if (r < 2 || bd.size() != r || Dims(ad.begin(), ad.end() - 2) != Dims(bd.begin(), bd.end() - 2))
+            throw Unsupported{"broadcast or mismatched batch dimensions"};
+        if (ad[r - 1] != bd[r - 2]) throw Unsupported{"inner sizes differ"};
+        const BatchedOutput out = absorb_batched_epilogue(n.outputs[0], nodes);
         size_t nb = r - 2;
         std::vector<std::string> names, vars;  // logical axes of the product: B0.., M, N, K
         std::vector<std::pair<std::string, int64_t>> shape;
@@ -500,32 +568,10 @@ private:
             shape.push_back({names.back(), ad[i]});
         }
         shape.insert(shape.end(), {{"M", ad[r - 2]}, {"N", bd[r - 1]}, {"K", ad[r - 1]}});
-        auto operand = [&](int i, const std::string &row, const std::string &col, const std::string &rv,
-                           const std::string &cv, std::string &decl, std::string &read) {
-            std::vector<std::string> tn = names, tv = vars;
-            tn.push_back(row), tn.push_back(col), tv.push_back(rv), tv.push_back(cv);
-            std::vector<std::string> sn(r), sv(r);
-            for (size_t k = 0; k < r; k++) {
-                size_t axis = perm[i].empty() ? k : size_t(perm[i][k]);
-                sn[axis] = tn[k];
-                sv[axis] = tv[k];
-            }
-            decl = join(sn, ", ");
-            read = join(sv, ", ");
-        };
-        std::string adecl, aread, bdecl, bread;
-        operand(0, "M", "K", "m", "k", adecl, aread);
-        operand(1, "K", "N", "k", "n", bdecl, bread);
-        std::vector<std::string> yn = names, yv = vars;
-        yn.push_back("M"), yn.push_back("N"), yv.push_back("m"), yv.push_back("n");
-        std::vector<std::string> on = yn, ov = yv;
-        if (!operm.empty())
-            for (size_t k = 0; k < r; k++) on[k] = yn[size_t(operm[k])], ov[k] = yv[size_t(operm[k])];
-
         SubgraphKernel k;
         k.kind = "attention";
-        k.args = {{"A", src[0]}, {"B", src[1]}, {"C", y}};
-        bool plain = perm[0].empty() && perm[1].empty() && operm.empty() && steps.empty();
+        k.args = {{"A", in.src[0]}, {"B", in.src[1]}, {"C", out.y}};
+        bool plain = in.perm[0].empty() && in.perm[1].empty() && out.operm.empty() && out.steps.empty();
         if (plain && r == 2) {
             k.op = "matmul";
             k.shape = shape_text({{"M", ad[0]}, {"N", bd[1]}, {"K", ad[1]}});
@@ -537,27 +583,12 @@ private:
             return emit(k, nodes);
         }
         std::string name = "batch_matmul";
-        if (!perm[0].empty()) name += "_ta" + digits(perm[0]);
-        if (!perm[1].empty()) name += "_tb" + digits(perm[1]);
-        if (!steps.empty()) name += "_scale";
-        if (!operm.empty()) name += "_to" + digits(operm);
-        std::string text = std::string(kHeader) + "# Batched matrix product C[b] = A[b] B[b] over the leading axes";
-        if (!perm[0].empty() || !perm[1].empty()) text += ", reading A and B through their transposes";
-        if (!operm.empty()) text += ", writing C transposed";
-        text += epilogue_doc(steps) + ".\n";
-        text += "op " + name + "\nparam " + join(names, ", ") + (nb ? ", " : "") + "M, N, K\n";
-        text += "input  A: f32[" + adecl + "]\ninput  B: f32[" + bdecl + "]\n";
-        std::string sum = "sum(k: K) A[" + aread + "] * B[" + bread + "]";
-        if (steps.empty()) {
-            text += "output C: f32[" + join(on, ", ") + "]\n";
-            text += "C[" + join(ov, ", ") + "] = " + sum + "\n";
-        } else {
-            text += "local  P: f32[" + join(yn, ", ") + "]\noutput C: f32[" + join(on, ", ") + "]\n";
-            text += "P[" + join(yv, ", ") + "] = " + sum + "\n";
-            text += "C[" + join(ov, ", ") + "] = " + epilogue("P[" + join(yv, ", ") + "]", steps, "", "") + "\n";
-        }
+        if (!in.perm[0].empty()) name += "_ta" + digits(in.perm[0]);
+        if (!in.perm[1].empty()) name += "_tb" + digits(in.perm[1]);
+        if (!out.steps.empty()) name += "_scale";
+        if (!out.operm.empty()) name += "_to" + digits(out.operm);
         k.shape = shape_text(shape);
-        emit_generated(k, name, text, nodes);
+        emit_generated(k, name, batched_text(name, names, vars, in, out), nodes);
     }
 
     int64_t last_axis(const GraphNode &n, int64_t fallback) const {
