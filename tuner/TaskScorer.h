@@ -35,9 +35,8 @@ struct TaskScorer {
     const Scored &features_of(const SchedulePoint &p);
     // Scores `points`, higher is better (see the header).
     std::vector<double> score(const std::vector<SchedulePoint> &points);
-    // Retrains the online model on every correct candidate in `rows`/`throughput` order.
+    // Retrains the online model on `set` (tuner/OnlineModel.h).
     void retrain(const costmodel::TrainingSet &set, uint64_t seed) { online_.retrain(set, seed); }
-    bool has_prior() const { return prior_ != nullptr; }
 
 private:
     double roofline_of(const SchedulePoint &p) const;
