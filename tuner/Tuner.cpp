@@ -87,10 +87,9 @@ db::MeasurementRecord to_record(const db::KernelKey &key, int64_t run_id, const 
     return m;
 }
 
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];  // of an even count, the upper middle: the slower time
-}
+// The median of timings or ratios: summarize_samples's, the upper middle of an even count (the
+// slower time).
+double median_of(std::vector<double> v) { return summarize_samples(std::move(v)).median_ms; }
 
 // ---- The task: what the loop reads and never changes ------------------------------------------
 

@@ -23,10 +23,8 @@ namespace opgen::tuner {
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
+// The upper-middle median (0 for none), as every timing in opgen is summarized.
+double median(std::vector<double> v) { return summarize_samples(std::move(v)).median_ms; }
 
 // The quiet run's best distinct correct candidates, the winner first.
 std::vector<SchedulePoint> pick_finalists(const TuneResult &r, int count) {
