@@ -1,5 +1,6 @@
 #include "opgen/Schedule.h"
 
+#include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
 
 #include <algorithm>
@@ -997,8 +998,12 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
             p.reduce.push_back({it->name, shape.eval(it->extent)});
         }
     }
-    p.parallel_loops = 1;
     place_rows(def, shape, target, p);
+    // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1
+    // convolution alone has one).
+    std::vector<int64_t> extents;
+    for (const AxisTiling &a : p.axes) extents.push_back(shape.var_extent(out, a.var));
+    p.parallel_loops = parallel_loop_choices(cache_loop_trips(p, extents), target.cores).front();
     return p;
 }
 

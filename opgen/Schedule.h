@@ -58,7 +58,9 @@ struct SchedulePoint {
     std::vector<std::string> outer_order;  // outer (cache-tile) loops, innermost first
     std::vector<std::string> tile_order;   // register-tile loops inside a cache tile, innermost
                                            // first; empty means the axes' own order
-    int parallel_loops = 1;             // outermost tile loops fused into one parallel loop
+    int parallel_loops = 1;             // outermost tile loops (in outer_order) fused into one
+                                        // parallel loop; the order picks which loops they are
+                                        // (opgen/ParallelLoops.h counts their iterations)
     std::vector<std::string> packed;    // inputs copied into contiguous panels (cache_read)
     int vector_width = 1;               // lanes on axes[vector_axis]
     int vector_axis = 0;                // index in axes of the vectorized axis: 0, the innermost, or an
@@ -113,7 +115,8 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &point, const 
 AppliedSchedule apply_default_schedule(LoweredOp &op, const Target &target);
 
 // A reasonable hand-written starting point: register tile of 4 vectors x 4 rows (clamped to the
-// shape), 64-row cache tiles, no reduction blocking, parallel outer loop.
+// shape), 64-row cache tiles, no reduction blocking, parallel over the fewest outer loops whose
+// tiles reach the target's cores.
 SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, const Target &target);
 
 }  // namespace opgen

@@ -182,6 +182,9 @@ private:
                 pj[knob] = donor[knob];
                 p = SchedulePoint::from_json(pj);
             }
+            // A new tile size or order changes the loops' trip counts, and with them the parallel
+            // choices on offer: keep the child's when offered, else take the first.
+            snap_parallel_loops(space_.knobs, p);
             if (!(p == parent) && legal(p)) {
                 child = std::move(p);
                 return true;

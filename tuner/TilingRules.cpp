@@ -1,5 +1,6 @@
 #include "tuner/TilingRules.h"
 
+#include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
 
 #include <algorithm>
@@ -146,7 +147,7 @@ SchedulePoint tiling_at(const TilingRules &rules, size_t v, const std::vector<si
         p.reduce.push_back({rules.reduce[j].var, rules.reduce[j].blocks[idx[rules.axes.size() + j]]});
     }
     p.outer_order = rules.knobs.outer_orders.front();
-    p.parallel_loops = rules.knobs.parallel_choices.front();
+    p.parallel_loops = parallel_choices(rules.knobs, p).front();
     p.packed = rules.knobs.pack_prefetch.front().first;
     p.prefetch = rules.knobs.pack_prefetch.front().second;
     p.unroll = rules.knobs.unroll_choices.front();
@@ -185,7 +186,8 @@ SchedulePoint with_knobs_of(const TilingRules &rules, SchedulePoint tiling, cons
                                     k.tile_orders.end()
                             ? p.tile_order
                             : std::vector<std::string>{};
-    if (has(k.parallel_choices, p.parallel_loops)) tiling.parallel_loops = p.parallel_loops;
+    tiling.parallel_loops = p.parallel_loops;
+    snap_parallel_loops(k, tiling);
     if (has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch))) {
         tiling.packed = p.packed;
         tiling.prefetch = p.prefetch;
@@ -367,6 +369,8 @@ KnobChoices knob_choices(const ComputeDef &def, const std::vector<AxisOptions> &
     KnobChoices k;
     std::vector<std::string> natural;
     for (const auto &a : axes) natural.push_back(a.var);
+    for (const auto &a : axes) k.extents.push_back(a.extent);
+    k.cores = std::max(1, threads);
     k.outer_orders = outer_orders(natural);
     k.tile_orders = {natural};
     if (natural.size() >= 2) {
@@ -374,8 +378,6 @@ KnobChoices knob_choices(const ComputeDef &def, const std::vector<AxisOptions> &
         std::swap(swapped[0], swapped[1]);
         k.tile_orders.push_back(swapped);
     }
-    k.parallel_choices = threads > 1 ? std::vector<int>{1, 2} : std::vector<int>{0};
-    if (axes.size() < 2 && threads > 1) k.parallel_choices = {1};
     k.pack_prefetch = pack_prefetch_choices(def, groups, fusable);
     k.unroll_choices = {true, false};
     return k;
@@ -550,6 +552,38 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     return s;
 }
 
+std::vector<int> parallel_choices(const KnobChoices &knobs, const SchedulePoint &p) {
+    return parallel_loop_choices(cache_loop_trips(p, knobs.extents), knobs.cores);
+}
+
+size_t loop_plan_count(const KnobChoices &knobs, const SchedulePoint &tiling) {
+    if (knobs.cores <= 1) return knobs.outer_orders.size();
+    SchedulePoint p = tiling;
+    size_t n = 0;
+    for (const auto &order : knobs.outer_orders) {
+        p.outer_order = order;
+        n += parallel_choices(knobs, p).size();
+    }
+    return n;
+}
+
+void set_loop_plan(const KnobChoices &knobs, SchedulePoint &p, size_t plan) {
+    for (const auto &order : knobs.outer_orders) {
+        p.outer_order = order;
+        std::vector<int> choices = parallel_choices(knobs, p);
+        if (plan < choices.size()) {
+            p.parallel_loops = choices[plan];
+            return;
+        }
+        plan -= choices.size();
+    }
+}
+
+void snap_parallel_loops(const KnobChoices &knobs, SchedulePoint &p) {
+    std::vector<int> choices = parallel_choices(knobs, p);
+    if (std::find(choices.begin(), choices.end(), p.parallel_loops) == choices.end()) p.parallel_loops = choices.front();
+}
+
 bool tile_order_matters(const SchedulePoint &p) {
     return p.axes.size() >= 2 && p.axes[0].tile > p.axes[0].reg && p.axes[1].tile > p.axes[1].reg;
 }
@@ -575,7 +609,7 @@ bool offered_knobs(const KnobChoices &k, const SchedulePoint &p) {
     bool tile_ok = p.tile_order.empty() ||
                    (tile_order_matters(p) &&
                     std::find(k.tile_orders.begin() + 1, k.tile_orders.end(), p.tile_order) != k.tile_orders.end());
-    return has(k.outer_orders, p.outer_order) && tile_ok && has(k.parallel_choices, p.parallel_loops) &&
+    return has(k.outer_orders, p.outer_order) && tile_ok && has(parallel_choices(k, p), p.parallel_loops) &&
            has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch)) && has(k.unroll_choices, p.unroll) &&
            has(k.stage_plans, StagePlan{p.stages, p.fast_math});
 }
@@ -639,7 +673,9 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
     std::mt19937_64 rng(seed);
     std::discrete_distribution<size_t> pick_width(weight.begin(), weight.end());
     auto uniform = [&](size_t count) { return std::uniform_int_distribution<size_t>(0, count - 1)(rng); };
-    const uint64_t knob_combinations = k.outer_orders.size() * k.tile_orders.size() * k.parallel_choices.size() *
+    // A parallel choice is drawn among as many as an order can have and rejected past the order's.
+    const size_t most_parallel = k.cores > 1 ? kMostParallelChoices : 1;
+    const uint64_t knob_combinations = k.outer_orders.size() * k.tile_orders.size() * most_parallel *
                                        k.pack_prefetch.size() * k.unroll_choices.size() * k.stage_plans.size();
     std::unordered_map<uint64_t, bool> tiling_fits;  // capacity checks, by tiling code
     std::unordered_set<uint64_t> chosen;             // (tiling, knobs) codes drawn and kept
@@ -648,7 +684,7 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         std::vector<size_t> dims = option_counts(rules, v), idx(dims.size());
         for (size_t c = 0; c < dims.size(); c++) idx[c] = uniform(dims[c]);
         size_t outer = uniform(k.outer_orders.size()), tile = uniform(k.tile_orders.size()),
-               parallel = uniform(k.parallel_choices.size()), pack = uniform(k.pack_prefetch.size()),
+               parallel = uniform(most_parallel), pack = uniform(k.pack_prefetch.size()),
                unroll = uniform(k.unroll_choices.size());
         // Drawn only where there is a choice, so an op with one plan draws what it always did.
         size_t plan = k.stage_plans.size() > 1 ? uniform(k.stage_plans.size()) : 0;
@@ -656,7 +692,7 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         if (tile > 0 && !tile_order_matters(p)) continue;
         uint64_t code = tiling_code(rules, v, idx);
         uint64_t knobs =
-            ((((outer * k.tile_orders.size() + tile) * k.parallel_choices.size() + parallel) * k.pack_prefetch.size() +
+            ((((outer * k.tile_orders.size() + tile) * most_parallel + parallel) * k.pack_prefetch.size() +
              pack) * k.unroll_choices.size() + unroll) * k.stage_plans.size() + plan;
         if (chosen.count(code * knob_combinations + knobs)) continue;
         if (!whole_register_tiles_if_blocked(rules, p)) continue;
@@ -664,8 +700,10 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         if (memo == tiling_fits.end()) memo = tiling_fits.emplace(code, fits(rules, def, shape, target, p)).first;
         if (!memo->second) continue;
         p.outer_order = k.outer_orders[outer];
+        std::vector<int> offered = parallel_choices(k, p);
+        if (parallel >= offered.size()) continue;
         p.tile_order = tile == 0 ? std::vector<std::string>{} : k.tile_orders[tile];
-        p.parallel_loops = k.parallel_choices[parallel];
+        p.parallel_loops = offered[parallel];
         p.packed = k.pack_prefetch[pack].first;
         p.prefetch = k.pack_prefetch[pack].second;
         p.unroll = k.unroll_choices[unroll];

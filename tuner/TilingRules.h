@@ -55,7 +55,11 @@ struct StagePlan {
 struct KnobChoices {
     std::vector<std::vector<std::string>> outer_orders;  // innermost first
     std::vector<std::vector<std::string>> tile_orders;   // [0] is the natural order (stored empty)
-    std::vector<int> parallel_choices;
+    // The parallel loops depend on the tiling and the outer order: the outermost cache-tile loops
+    // fused until their iterations reach `cores` (opgen/ParallelLoops.h), so the order picks which
+    // loops carry the threads. `extents`: the axes' extents, innermost first, for the trip counts.
+    int cores = 1;
+    std::vector<int64_t> extents;
     // (packed inputs, prefetch distance) pairs: prefetching is offered only while an input is
     // read unpacked.
     std::vector<std::pair<std::vector<std::string>, int>> pack_prefetch;
@@ -91,6 +95,17 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
 // Whether swapping the register-tile loops of `p` makes a different schedule (both innermost
 // axes hold several register tiles per cache tile); only then is a tile order offered.
 bool tile_order_matters(const SchedulePoint &p);
+
+// The parallel_loops values offered for `p`'s tiling and outer order (parallel_loop_choices of its
+// cache-loop trips on the knobs' cores): {0} on one core.
+std::vector<int> parallel_choices(const KnobChoices &knobs, const SchedulePoint &p);
+// The (outer order, parallel loops) pairs offered for `tiling`'s tiling, counted, and the one of
+// index `plan` (orders in the knobs' order, each with its parallel choices in order) set on `p`.
+// Such a pair is one knob digit of the space: how many parallel choices an order has depends on it.
+size_t loop_plan_count(const KnobChoices &knobs, const SchedulePoint &tiling);
+void set_loop_plan(const KnobChoices &knobs, SchedulePoint &p, size_t plan);
+// The first parallel choice offered for `p`'s tiling and order where `p`'s is not offered.
+void snap_parallel_loops(const KnobChoices &knobs, SchedulePoint &p);
 
 // Whether `p`'s tiling (vector width, every axis' pair, every reduction block) is one the rules
 // offer, before the capacity check: a blocked reduction needs cache tiles of whole register tiles.

@@ -21,9 +21,12 @@ std::string tiling_key(const SchedulePoint &p) {
     return k.str();
 }
 
+// The knob digits of a tiling: (outer order, parallel loops) pairs, tile orders, packing and
+// prefetching, unrolling, stage plans. The first digit's radix depends on the tiling: an order's
+// parallel choices depend on its loops' trip counts (tuner/TilingRules.h loop_plan_count).
 std::vector<size_t> knob_dims(const KnobChoices &k, const SchedulePoint &tiling) {
-    return {k.outer_orders.size(), tile_order_matters(tiling) ? k.tile_orders.size() : 1, k.parallel_choices.size(),
-            k.pack_prefetch.size(), k.unroll_choices.size(), k.stage_plans.size()};
+    return {loop_plan_count(k, tiling), tile_order_matters(tiling) ? k.tile_orders.size() : 1, k.pack_prefetch.size(),
+            k.unroll_choices.size(), k.stage_plans.size()};
 }
 
 int64_t product(const std::vector<size_t> &dims) {
@@ -54,14 +57,13 @@ SchedulePoint LegalPoints::operator[](size_t i) const {
         digit[d] = size_t(rest % int64_t(dims[d]));
         rest /= int64_t(dims[d]);
     }
-    p.outer_order = k.outer_orders[digit[0]];
+    set_loop_plan(k, p, digit[0]);
     p.tile_order = digit[1] == 0 ? std::vector<std::string>{} : k.tile_orders[digit[1]];
-    p.parallel_loops = k.parallel_choices[digit[2]];
-    p.packed = k.pack_prefetch[digit[3]].first;
-    p.prefetch = k.pack_prefetch[digit[3]].second;
-    p.unroll = k.unroll_choices[digit[4]];
-    p.stages = k.stage_plans[digit[5]].stages;
-    p.fast_math = k.stage_plans[digit[5]].fast_math;
+    p.packed = k.pack_prefetch[digit[2]].first;
+    p.prefetch = k.pack_prefetch[digit[2]].second;
+    p.unroll = k.unroll_choices[digit[3]];
+    p.stages = k.stage_plans[digit[4]].stages;
+    p.fast_math = k.stage_plans[digit[4]].fast_math;
     return p;
 }
 
@@ -100,7 +102,7 @@ TilingSpace make_tiling_space(const ComputeDef &def, const BoundShape &shape, co
                 base.reduce.push_back({s.reduce[j].var, s.reduce[j].blocks[idx[s.axes.size() + j]]});
             }
             base.outer_order = s.knobs.outer_orders.front();
-            base.parallel_loops = s.knobs.parallel_choices.front();
+            base.parallel_loops = parallel_choices(s.knobs, base).front();
             base.packed = s.knobs.pack_prefetch.front().first;
             int64_t knobs = product(knob_dims(s.knobs, base));
             s.total_points += knobs;

@@ -63,8 +63,11 @@ void print_space(const ComputeDef &def, const BoundShape &shape, const Target &t
         if (s.vector_axes[v] != 0) widths += " on " + s.axes[size_t(s.vector_axes[v])].var;
     }
     std::cout << "\nknobs: vector widths {" << widths << "}, " << k.outer_orders.size()
-              << " cache-tile loop orders, " << k.tile_orders.size() << " register-tile loop orders, parallel {"
-              << joined(k.parallel_choices) << "}, " << k.pack_prefetch.size() << " packing/prefetch choices, unroll {on,off}\n";
+              << " cache-tile loop orders, " << k.tile_orders.size() << " register-tile loop orders, "
+              << (k.cores > 1 ? "parallel: the outermost tile loops fused until they reach " + std::to_string(k.cores) +
+                                    " cores (and one more), "
+                              : std::string("serial, "))
+              << k.pack_prefetch.size() << " packing/prefetch choices, unroll {on,off}\n";
     if (k.stage_plans.size() > 1) {
         std::cout << "stage plans: " << k.stage_plans.size() << " (placements of the other statements, exp exact or fast)\n";
     }

@@ -2,11 +2,13 @@
 // that match the reference: the space holds only realisable schedules. Odd, non-power-of-two
 // extents on purpose, so tails are exercised. Parameterised by op so a failure names it.
 #include "opgen/OpLibrary.h"
+#include "opgen/ParallelLoops.h"
 #include "tuner/Measurer.h"
 #include "tuner/TilingSpace.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -77,6 +79,41 @@ TEST_P(RandomPoints, CompileAndMatchTheReference) {
         MeasureResult r = measure(task, p, 0.5, 1);
         EXPECT_EQ(r.status, "ok") << name << " " << p.summary() << ": " << r.error;
     }
+}
+
+// The parallel loop chosen among the tile loops (issue 18), on every bundled op: on the sampled
+// tiling with the most (outer order, parallel loops) pairs, each pair with another outermost loop
+// or another fusion, up to four, compiled and checked against the reference; each fuses loops of
+// at least two iterations where the tiling has them.
+TEST_P(RandomPoints, ParallelLoopChoicesMatchTheReference) {
+    const std::string &name = GetParam();
+    ComputeDef def = OpLibrary::standard().load(name);
+    BoundShape shape = bind_shape(def, shapes().at(name));
+    Target host = host_target();
+    host.cores = std::max(host.cores, 2);
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    auto points = s.sample(kPointsPerOp, 99);
+    ASSERT_FALSE(points.empty()) << name;
+    const SchedulePoint tiling = *std::max_element(points.begin(), points.end(), [&](const auto &a, const auto &b) {
+        return loop_plan_count(s.knobs, a) < loop_plan_count(s.knobs, b);
+    });
+    TaskContext task(def, shape, host, 31);
+    std::set<std::pair<std::string, int>> tried;  // (outermost loop, loops fused)
+    for (size_t i = 0; i < loop_plan_count(s.knobs, tiling) && tried.size() < 4; i++) {
+        SchedulePoint p = tiling;
+        set_loop_plan(s.knobs, p, i);
+        if (!tried.insert({p.outer_order.back(), p.parallel_loops}).second) continue;
+        ASSERT_TRUE(s.contains(p)) << name << " " << p.summary();
+        std::vector<int64_t> trips = cache_loop_trips(p, s.knobs.extents);
+        if (fused_trips(trips, int(trips.size())) >= 2) {
+            EXPECT_GE(fused_trips(trips, p.parallel_loops), 2) << p.summary();
+        }
+        LoweredOp op = lower_for_point(def, shape, &p);
+        EXPECT_NE(apply_schedule(op, p, host).source().find(".parallel("), std::string::npos) << p.summary();
+        MeasureResult r = measure(task, p, 0.5, 1);
+        EXPECT_EQ(r.status, "ok") << name << " " << p.summary() << ": " << r.error;
+    }
+    EXPECT_FALSE(tried.empty()) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(BundledOps, RandomPoints, ::testing::ValuesIn([] {

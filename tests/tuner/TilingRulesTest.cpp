@@ -49,7 +49,9 @@ SchedulePoint any_point(const TilingRules &r, std::mt19937_64 &rng) {
     p.outer_order = r.knobs.outer_orders[pick(r.knobs.outer_orders.size())];
     size_t t = pick(r.knobs.tile_orders.size());
     p.tile_order = t == 0 ? std::vector<std::string>{} : r.knobs.tile_orders[t];
-    p.parallel_loops = r.knobs.parallel_choices[pick(r.knobs.parallel_choices.size())];
+    // The parallel choices offered for this tiling and order, and now and then any fusion.
+    std::vector<int> par = parallel_choices(r.knobs, p);
+    p.parallel_loops = pick(4) == 0 ? int(pick(3)) : par[pick(par.size())];
     auto pp = r.knobs.pack_prefetch[pick(r.knobs.pack_prefetch.size())];
     p.packed = pp.first;
     p.prefetch = pp.second;
