@@ -1,5 +1,7 @@
 #include "tuner/Features.h"
 
+#include "opgen/ParallelLoops.h"
+
 #include <algorithm>
 #include <cmath>
 #include <thread>
@@ -222,6 +224,16 @@ costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &
 
 namespace {
 
+// The cores the point's parallel loop keeps busy (issue 18): its iterations run in rounds of one
+// per core, the last round partly idle, so 3 tiles on 2 cores do 1.5 cores' work and a fused loop
+// of one tile does one core's; a serial point (parallel_loops 0) one core's.
+double busy_cores(const Target &target, const TilingRules &space, const SchedulePoint &p, int threads) {
+    const int cores = std::max(1, std::min(threads, target.cores));
+    if (cores == 1 || p.parallel_loops <= 0) return 1;
+    const double trips = double(fused_trips(cache_loop_trips(p, space.knobs.extents), p.parallel_loops));
+    return trips / std::ceil(trips / cores);
+}
+
 // The roofline's three terms, in seconds, bytes and seconds.
 struct RooflineTerms {
     double compute = 0;
@@ -236,7 +248,7 @@ RooflineTerms roofline_terms(const ComputeDef &def, const BoundShape &shape, con
     // Peak: two FMA ports of vector_width lanes at ~3 GHz; FMA latency ~4 cycles needs about eight
     // independent accumulators per port pair to stay busy.
     double lanes = std::max(1, p.vector_width);
-    double peak = 2.0 * 2.0 * lanes * 3.0e9 * std::max(1, std::min(threads, target.cores));
+    double peak = 2.0 * 2.0 * lanes * 3.0e9 * busy_cores(target, space, p, threads);
     double accumulators = s.reg_elems / lanes;
     double latency_use = std::min(1.0, accumulators / 8.0);
     bool fusable = !p.reduce.empty();

@@ -90,5 +90,31 @@ TEST(Features, LoadedKeysNameTheirLevel) {
     EXPECT_EQ(contention_level_of("x86-64-avx512:t1:load-1"), 0);
 }
 
+// The roofline counts the cores a point's parallel loop keeps busy (issue 18): on 2 threads, the
+// same tiling parallel over m's one tile runs at one core's peak, over m x n's eight tiles at two,
+// and over three tiles at 1.5 (the last round half idle). Compute-bound tiles, so the peak decides.
+TEST(Features, RooflineCountsTheParallelLoopsIterations) {
+    Matmul m;
+    TilingSpace two = make_tiling_space(m.def, m.shape, m.target, 2);
+    SchedulePoint p = heuristic_point(m.def, m.shape, m.target);
+    p.axes = {{"n", 128, 64}, {"m", 64, 8}};  // n in 8 tiles, m in 1
+    p.reduce = {{"k", 256}};                    // small panels: the compute term dominates
+    p.outer_order = {"n", "m"};                // m outermost
+    p.parallel_loops = 1;
+    const double one_tile = roofline_seconds(m.def, m.shape, m.target, two, p, 2);
+    p.parallel_loops = 2;
+    const double eight_tiles = roofline_seconds(m.def, m.shape, m.target, two, p, 2);
+    EXPECT_NEAR(one_tile / eight_tiles, 2.0, 1e-9);
+    p.axes[0].tile = 384;  // n in 3 tiles (the last shifted inwards)
+    p.axes[0].reg = 64;
+    const double three_tiles = roofline_seconds(m.def, m.shape, m.target, two, p, 2);
+    p.parallel_loops = 1;
+    EXPECT_NEAR(roofline_seconds(m.def, m.shape, m.target, two, p, 2) / three_tiles, 1.5, 1e-9);
+    // One thread: the parallel choice changes nothing.
+    const double serial = roofline_seconds(m.def, m.shape, m.target, m.space, p, 1);
+    p.parallel_loops = 2;
+    EXPECT_DOUBLE_EQ(roofline_seconds(m.def, m.shape, m.target, m.space, p, 1), serial);
+}
+
 }  // namespace
 }  // namespace opgen::tuner
