@@ -133,6 +133,38 @@ bool whole_register_tiles_if_blocked(const TilingRules &rules, const SchedulePoi
     return true;
 }
 
+// The cache tiles of `p`'s tiling: the iterations of all its cache-tile loops together.
+int64_t cache_tiles(const TilingRules &rules, const SchedulePoint &p) {
+    int64_t n = 1;
+    for (size_t i = 0; i < p.axes.size() && i < rules.axes.size(); i++) {
+        n *= (rules.axes[i].extent + p.axes[i].tile - 1) / std::max<int64_t>(1, p.axes[i].tile);
+    }
+    return n;
+}
+
+// The most cache tiles a tiling of the rules has (each axis at its smallest offered tile).
+int64_t most_cache_tiles(const TilingRules &rules) {
+    int64_t most = 1;
+    for (size_t v = 0; v < rules.pairs.size(); v++) {
+        int64_t n = 1;
+        for (size_t i = 0; i < rules.pairs[v].size(); i++) {
+            int64_t tile = rules.axes[i].extent;
+            for (auto [r, t] : rules.pairs[v][i]) tile = std::min(tile, t);
+            n *= (rules.axes[i].extent + tile - 1) / std::max<int64_t>(1, tile);
+        }
+        most = std::max(most, n);
+    }
+    return most;
+}
+
+// On several cores a tiling needs a tile per core where the shape has that many (issue 18): one of
+// fewer tiles runs on fewer cores whatever its parallel loop (matmul 256^3 in one 256 x 256 tile
+// ran at one core's speed on two).
+bool enough_tiles(const TilingRules &rules, const SchedulePoint &p) {
+    const int cores = rules.knobs.cores;
+    return cores <= 1 || rules.most_tiles < cores || cache_tiles(rules, p) >= cores;
+}
+
 // The tiling of (vector width `v`, option indices `idx`: one per axis, then one per reduction),
 // knobs at their first choice.
 SchedulePoint tiling_at(const TilingRules &rules, size_t v, const std::vector<size_t> &idx) {
@@ -546,6 +578,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     s.pairs = axis_pairs(s);
     s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
     s.knobs.stage_plans = stage_plan_choices(def, shape, target);
+    s.most_tiles = most_cache_tiles(s);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
     s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));
     s.footprint_plan = footprint_plan(def, shape, target, s);
@@ -601,7 +634,7 @@ bool offered_tiling(const TilingRules &rules, const SchedulePoint &p) {
         const auto &blocks = rules.reduce[j].blocks;
         if (std::find(blocks.begin(), blocks.end(), p.reduce[j].block) == blocks.end()) return false;
     }
-    return whole_register_tiles_if_blocked(rules, p);
+    return whole_register_tiles_if_blocked(rules, p) && enough_tiles(rules, p);
 }
 
 bool offered_knobs(const KnobChoices &k, const SchedulePoint &p) {
@@ -646,7 +679,7 @@ std::optional<SchedulePoint> repair_point(const TilingRules &rules, const Comput
         WalkState s = walk.frontier.top();
         walk.frontier.pop();
         SchedulePoint tiling = tiling_at(rules, s.v, option_indices(per_width[s.v], s.rank));
-        if (whole_register_tiles_if_blocked(rules, tiling)) {
+        if (whole_register_tiles_if_blocked(rules, tiling) && enough_tiles(rules, tiling)) {
             checks++;
             if (fits(rules, def, shape, target, tiling)) return with_knobs_of(rules, tiling, p);
         }
@@ -695,7 +728,7 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
             ((((outer * k.tile_orders.size() + tile) * most_parallel + parallel) * k.pack_prefetch.size() +
              pack) * k.unroll_choices.size() + unroll) * k.stage_plans.size() + plan;
         if (chosen.count(code * knob_combinations + knobs)) continue;
-        if (!whole_register_tiles_if_blocked(rules, p)) continue;
+        if (!whole_register_tiles_if_blocked(rules, p) || !enough_tiles(rules, p)) continue;
         auto memo = tiling_fits.find(code);
         if (memo == tiling_fits.end()) memo = tiling_fits.emplace(code, fits(rules, def, shape, target, p)).first;
         if (!memo->second) continue;

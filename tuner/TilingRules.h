@@ -82,6 +82,9 @@ struct TilingRules {
     // The (register tile, cache tile) pairs offered per vector width (as vector_widths, with the
     // axis of vector_axes) and axis.
     std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> pairs;
+    // The most cache tiles an offered tiling has. On several cores only tilings of at least a tile
+    // per core are offered, where the shape has that many.
+    int64_t most_tiles = 1;
     // The groups' footprints, ready for the points of these rules (opgen/StageGraph.h); made for
     // `groups` as they are here, so whoever changes the groups must make it again.
     std::shared_ptr<const FootprintPlan> footprint_plan;
@@ -108,7 +111,8 @@ void set_loop_plan(const KnobChoices &knobs, SchedulePoint &p, size_t plan);
 void snap_parallel_loops(const KnobChoices &knobs, SchedulePoint &p);
 
 // Whether `p`'s tiling (vector width, every axis' pair, every reduction block) is one the rules
-// offer, before the capacity check: a blocked reduction needs cache tiles of whole register tiles.
+// offer, before the capacity check: a blocked reduction needs cache tiles of whole register tiles,
+// and on several cores a tiling needs a cache tile per core where some tiling has that many.
 // False for a point of another op (other variables, other rank).
 bool offered_tiling(const TilingRules &rules, const SchedulePoint &p);
 // Whether `p`'s knobs are among the choices for its tiling.
