@@ -1,6 +1,7 @@
 #include "opgen/Schedule.h"
 
 #include "opgen/StagePlacement.h"
+#include "opgen/Streaming.h"
 
 #include <algorithm>
 #include <fstream>
@@ -706,13 +707,14 @@ int dimension_indexed_by(const Statement &ms, const std::string &input, const st
     return -1;
 }
 
-// Vectorizes a panel's copy along its contiguous dimension; or, when the point vectorizes an outer
-// axis that indexes the input (output channels of a convolution's weights), re-lays the panel out
-// with that dimension contiguous, so the update loads whole vectors of it instead of gathering.
+// Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes
+// another dimension of the input (output channels of a convolution's weights, n of B in A B^T,
+// which is read across its rows), re-lays the panel out with that dimension contiguous, so the
+// update loads whole vectors of it instead of gathering.
 void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, Halide::Func pk,
                      const std::string &name) {
     const std::string pn = name + "_panel";
-    int d = p.vector_axis ? dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var) : 0;
+    int d = dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var);
     std::vector<Halide::Var> args = pk.args();
     if (d > 0) {
         std::vector<Halide::Var> order{args[size_t(d)]};
@@ -999,6 +1001,7 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     }
     p.parallel_loops = 1;
     place_rows(def, shape, target, p);
+    place_streaming(def, shape, target, p);
     return p;
 }
 
