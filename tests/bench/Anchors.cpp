@@ -74,19 +74,24 @@ double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-Entrant matmul(const Problem &p) {
-    auto t0 = Clock::now();
-    const memory::dim M = p.value("M"), N = p.value("N"), K = p.value("K");
-    auto src = plain({M, K}, Tag::ab), wei = plain({K, N}, Tag::ab), dst = plain({M, N}, Tag::ab);
+// oneDNN's matmul primitive on A, B and C in place, with these descriptions.
+Entrant matmul_primitive(const Problem &p, const memory::desc &src, const memory::desc &wei,
+                         const memory::desc &dst, const std::string &what, Clock::time_point t0) {
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), cpu_engine());
     auto c = std::make_unique<OnednnSteps>(p.make_output());
     memory ms(src, cpu_engine(), ptr(p, "A")), mw(wei, cpu_engine(), ptr(p, "B"));
     memory md(dst, cpu_engine(), c->output().data.data());
     c->steps.push_back(
         {dnnl::matmul(pd), {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, md}}});
-    return onednn_entrant(
-        "oneDNN", "matmul primitive, row-major A, B, C (" + std::string(pd.impl_info_str()) + ")",
-        std::move(c), true, since(t0));
+    return onednn_entrant("oneDNN", what + " (" + std::string(pd.impl_info_str()) + ")",
+                          std::move(c), true, since(t0));
+}
+
+Entrant matmul(const Problem &p) {
+    auto t0 = Clock::now();
+    const memory::dim M = p.value("M"), N = p.value("N"), K = p.value("K");
+    return matmul_primitive(p, plain({M, K}, Tag::ab), plain({K, N}, Tag::ab),
+                            plain({M, N}, Tag::ab), "matmul primitive, row-major A, B, C", t0);
 }
 
 // C = gelu(A B + bias) (exact GELU): oneDNN's matmul with a bias and an eltwise gelu_erf post-op.
@@ -116,17 +121,9 @@ Entrant matmul_bias_gelu(const Problem &p) {
 Entrant batch_matmul_nt(const Problem &p) {
     auto t0 = Clock::now();
     const memory::dim L = p.value("BATCH"), M = p.value("M"), N = p.value("N"), K = p.value("K");
-    auto src = plain({L, M, K}, Tag::abc), wei = plain({L, K, N}, Tag::acb);
-    auto dst = plain({L, M, N}, Tag::abc);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), cpu_engine());
-    auto c = std::make_unique<OnednnSteps>(p.make_output());
-    memory ms(src, cpu_engine(), ptr(p, "A")), mw(wei, cpu_engine(), ptr(p, "B"));
-    memory md(dst, cpu_engine(), c->output().data.data());
-    c->steps.push_back(
-        {dnnl::matmul(pd), {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, md}}});
-    return onednn_entrant(
-        "oneDNN", "matmul primitive, batched, B transposed (" + std::string(pd.impl_info_str()) + ")",
-        std::move(c), true, since(t0));
+    return matmul_primitive(p, plain({L, M, K}, Tag::abc), plain({L, K, N}, Tag::acb),
+                            plain({L, M, N}, Tag::abc), "matmul primitive, batched, B transposed",
+                            t0);
 }
 
 enum class ConvVariant { BlockedWithReorders, Plain, BlockedConvOnly };
