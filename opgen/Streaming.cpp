@@ -22,6 +22,15 @@ int64_t tile_per_core(int64_t extent, int64_t reg, int cores) {
     return tile;
 }
 
+// A blocked reduction needs cache tiles of whole register tiles: an axis whose tile is not one
+// gets the largest power-of-two number of register tiles within it.
+void whole_register_tiles(AxisTiling &a) {
+    if (a.tile % a.reg == 0) return;
+    int64_t tile = a.reg;
+    while (tile * 2 <= a.tile) tile *= 2;
+    a.tile = tile;
+}
+
 // Puts the vectorized axis' cache-tile loop outermost (orders are innermost first).
 void vector_axis_outermost(SchedulePoint &p) {
     const std::string &v = p.axes[size_t(p.vector_axis)].var;
@@ -69,6 +78,7 @@ void place_streaming(const ComputeDef &def, const BoundShape &shape, const Targe
     int vw = std::max(p.vector_width, 1);
     if (vw > 1 && extent >= vw) a.reg = std::min<int64_t>(extent / vw, kMaxRegisterVectors) * vw;
     a.tile = tile_per_core(extent, a.reg, target.cores);
+    for (AxisTiling &other : p.axes) whole_register_tiles(other);
     vector_axis_outermost(p);
     p.parallel_loops = 1;
 }

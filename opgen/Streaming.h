@@ -46,7 +46,8 @@ const ReduceVar *longest_reduction(const Statement &ms, const BoundShape &shape)
 // Makes the heuristic point `p` (axes innermost first, the reduction unblocked) stream when
 // streams_operands: the longest reduction in blocks of the largest streaming block, the vectorized
 // axis' register tile four vectors (or as many as fit), its cache tile the axis cut into one tile
-// per core of `target`, and that axis' tile loop outermost, so the parallel loop runs over it.
+// per core of `target`, and that axis' tile loop outermost, so the parallel loop runs over it;
+// every axis' cache tile whole register tiles (as a blocked reduction needs).
 // Leaves `p` as it is otherwise.
 void place_streaming(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 

@@ -216,10 +216,11 @@ TEST(ScheduleKnobs, OutputChannelVectorsMatchTheReference) {
 // A GEMV streams its operand (opgen/Streaming.h): the space offers reduction blocks of 4 and 8
 // rows besides the cache blocks, and the heuristic point streams (blocked by 8, the vectorized
 // axis outermost). Sampled points with each streaming block and the heuristic point, one and two
-// threads, compiled and checked against the reference; odd N leaves a partial register tile.
+// threads, compiled and checked against the reference; odd N leaves a partial register tile, and
+// M = 5 a cache tile that the heuristic cuts to whole register tiles (4).
 TEST(ScheduleKnobs, StreamingBlocksMatchTheReference) {
     ComputeDef def = OpLibrary::standard().load("matmul");
-    BoundShape shape = bind_shape(def, "M=3,N=45,K=40");
+    BoundShape shape = bind_shape(def, "M=5,N=45,K=40");
     Target host = host_target();
     for (int threads : {1, 2}) {
         TilingSpace s = make_tiling_space(def, shape, host, threads);
@@ -230,6 +231,7 @@ TEST(ScheduleKnobs, StreamingBlocksMatchTheReference) {
         SchedulePoint h = heuristic_point(def, shape, t);
         EXPECT_EQ(h.reduce[0].block, 8);
         EXPECT_EQ(h.outer_order.back(), "n");
+        EXPECT_EQ(h.axes[1].tile % h.axes[1].reg, 0);
         std::vector<SchedulePoint> points{h};
         std::set<int64_t> blocks;
         for (const auto &p : s.sample(400, 3)) {
