@@ -1,5 +1,7 @@
 #include "opgen/Lower.h"
 
+#include "opgen/FastMath.h"
+
 namespace opgen {
 
 Halide::Type halide_type(DType t) {
@@ -122,11 +124,11 @@ public:
         if (f == "log")
             y = Halide::log(x);
         if (f == "tanh")
-            y = Halide::tanh(x);
+            y = fast_math_ ? fast_tanh(x) : Halide::tanh(x);
         if (f == "sqrt")
             y = Halide::sqrt(x);
         if (f == "erf")
-            y = Halide::erf(x);
+            y = fast_math_ ? fast_erf(x) : Halide::erf(x);
         if (y.defined())
             return Halide::cast(type_, y);
         if (f == "f32")

@@ -13,7 +13,8 @@
 // error below 1e-5 where exp is a normal float, 0 where it underflows; tests/opgen/LowerTest.cpp)
 // and a floating-point division by anything but a constant is a multiplication by the reciprocal
 // (one more rounding), which Halide hoists out of the loops where the divisor does not change:
-// softmax's / rsum[m], layernorm's / sqrt(variance[m] + eps) become one division per row.
+// softmax's / rsum[m], layernorm's / sqrt(variance[m] + eps) become one division per row; erf and
+// tanh are fast_erf and fast_tanh (opgen/FastMath.h).
 #ifndef OPGEN_LOWER_H
 #define OPGEN_LOWER_H
 

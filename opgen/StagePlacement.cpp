@@ -50,7 +50,8 @@ bool fast_math_applies(const ComputeDef &def) {
     return std::any_of(def.statements.begin(), def.statements.end(), [&](const Statement &s) {
         DType t = def.find_tensor(s.tensor)->dtype;
         bool is_float = t == DType::F32 || t == DType::F16;
-        return calls(s.body, "exp") || (is_float && divides_by_variable(s.body));
+        return calls(s.body, "exp") || calls(s.body, "erf") || calls(s.body, "tanh") ||
+               (is_float && divides_by_variable(s.body));
     });
 }
 

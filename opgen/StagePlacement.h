@@ -20,8 +20,8 @@ namespace opgen {
 // fused main reduction (main_statement, main_is_fusable).
 std::vector<const Statement *> placeable_statements(const ComputeDef &def);
 
-// Whether fast math changes the op: a statement calls exp, or divides a floating-point value by
-// something other than a constant (lower_to_halide).
+// Whether fast math changes the op: a statement calls exp, erf or tanh, or divides a
+// floating-point value by something other than a constant (lower_to_halide).
 bool fast_math_applies(const ComputeDef &def);
 
 // Why `stages` cannot be realised for `def`, or "" when it can: every choice names a placeable

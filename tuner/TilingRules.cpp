@@ -2,6 +2,7 @@
 
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
+#include "opgen/Streaming.h"
 
 #include <algorithm>
 #include <cmath>
@@ -328,23 +329,26 @@ bool outermost_steps_over_blocks(const Statement &ms, const BoundShape &shape) {
     return inside >= kBlockStepProducts;
 }
 
-// The reduction options of the main statement `ms`, innermost first: blocking pays on the longest
-// reduction axis (k of a matmul, input channels of a convolution), in blocks of 16; and on an
+// The reduction options of the main statement of `def`, innermost first: blocking pays on the
+// longest reduction axis (k of a matmul, input channels of a convolution), in blocks of 16, and
+// where the op streams its operands (opgen/Streaming.h: a GEMV) in blocks of a few rows; and on an
 // outermost loop over channel blocks (conv2d_nchwc's CB), in blocks of a few steps, without which
 // one output-channel block's weights (CB x 9 KiB at 3 x 3) overflow L1 from CB = 8 on. The others
 // stay whole.
-std::vector<ReduceOptions> reduce_options(const Statement &ms, const BoundShape &shape) {
+std::vector<ReduceOptions> reduce_options(const ComputeDef &def, const BoundShape &shape) {
+    const Statement &ms = main_statement(def);
     std::vector<ReduceOptions> reduce;
-    auto longest = ms.reduce_vars.rbegin();
-    for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
-        if (shape.eval(it->extent) > shape.eval(longest->extent)) longest = it;
-    }
+    const ReduceVar *longest = longest_reduction(ms, shape);
     const bool block_steps = outermost_steps_over_blocks(ms, shape);
+    const bool streaming = streams_operands(def, shape);
     for (auto it = ms.reduce_vars.rbegin(); it != ms.reduce_vars.rend(); ++it) {
         int64_t e = shape.eval(it->extent);
         std::set<int64_t> blocks{e};
-        if (it == longest) {
+        if (&*it == longest) {
             for (int64_t b : block_options(e)) blocks.insert(b);
+            if (streaming) {
+                for (int64_t b : streaming_blocks(e)) blocks.insert(b);
+            }
         }
         if (block_steps && std::next(it) == ms.reduce_vars.rend()) {
             for (int64_t b : step_block_options(e)) blocks.insert(b);
@@ -574,7 +578,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     add_outer_vector_axes(s, extents, lanes, fusable);
     s.vector_width = s.vector_widths.front();
     s.axes = axis_options(out, shape, s);
-    if (fusable) s.reduce = reduce_options(ms, shape);
+    if (fusable) s.reduce = reduce_options(def, shape);
     s.pairs = axis_pairs(s);
     s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
     s.knobs.stage_plans = stage_plan_choices(def, shape, target);

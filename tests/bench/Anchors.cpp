@@ -74,19 +74,56 @@ double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-Entrant matmul(const Problem &p) {
-    auto t0 = Clock::now();
-    const memory::dim M = p.value("M"), N = p.value("N"), K = p.value("K");
-    auto src = plain({M, K}, Tag::ab), wei = plain({K, N}, Tag::ab), dst = plain({M, N}, Tag::ab);
+// oneDNN's matmul primitive on A, B and C in place, with these descriptions.
+Entrant matmul_primitive(const Problem &p, const memory::desc &src, const memory::desc &wei,
+                         const memory::desc &dst, const std::string &what, Clock::time_point t0) {
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), cpu_engine());
     auto c = std::make_unique<OnednnSteps>(p.make_output());
     memory ms(src, cpu_engine(), ptr(p, "A")), mw(wei, cpu_engine(), ptr(p, "B"));
     memory md(dst, cpu_engine(), c->output().data.data());
     c->steps.push_back(
         {dnnl::matmul(pd), {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, md}}});
+    return onednn_entrant("oneDNN", what + " (" + std::string(pd.impl_info_str()) + ")",
+                          std::move(c), true, since(t0));
+}
+
+Entrant matmul(const Problem &p) {
+    auto t0 = Clock::now();
+    const memory::dim M = p.value("M"), N = p.value("N"), K = p.value("K");
+    return matmul_primitive(p, plain({M, K}, Tag::ab), plain({K, N}, Tag::ab),
+                            plain({M, N}, Tag::ab), "matmul primitive, row-major A, B, C", t0);
+}
+
+// C = gelu(A B + bias) (exact GELU): oneDNN's matmul with a bias and an eltwise gelu_erf post-op.
+Entrant matmul_bias_gelu(const Problem &p) {
+    auto t0 = Clock::now();
+    const memory::dim M = p.value("M"), N = p.value("N"), K = p.value("K");
+    auto src = plain({M, K}, Tag::ab), wei = plain({K, N}, Tag::ab), dst = plain({M, N}, Tag::ab);
+    auto bias = plain({1, N}, Tag::ab);
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, bias, dst), attr, cpu_engine());
+    auto c = std::make_unique<OnednnSteps>(p.make_output());
+    memory ms(src, cpu_engine(), ptr(p, "A")), mw(wei, cpu_engine(), ptr(p, "B"));
+    memory mb(bias, cpu_engine(), ptr(p, "bias"));
+    memory md(dst, cpu_engine(), c->output().data.data());
+    c->steps.push_back({dnnl::matmul(pd),
+                        {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, md}}});
     return onednn_entrant(
-        "oneDNN", "matmul primitive, row-major A, B, C (" + std::string(pd.impl_info_str()) + ")",
+        "oneDNN", "matmul primitive with bias and gelu_erf post-op (" + std::string(pd.impl_info_str()) + ")",
         std::move(c), true, since(t0));
+}
+
+// Batched matmul with B given as BATCH x N x K (attention scores Q K^T): oneDNN's matmul with the
+// weights' strides transposed (format acb), as a framework hands it K without copying.
+Entrant batch_matmul_nt(const Problem &p) {
+    auto t0 = Clock::now();
+    const memory::dim L = p.value("BATCH"), M = p.value("M"), N = p.value("N"), K = p.value("K");
+    return matmul_primitive(p, plain({L, M, K}, Tag::abc), plain({L, K, N}, Tag::acb),
+                            plain({L, M, N}, Tag::abc), "matmul primitive, batched, B transposed",
+                            t0);
 }
 
 enum class ConvVariant { BlockedWithReorders, Plain, BlockedConvOnly };
@@ -310,6 +347,10 @@ std::vector<Entrant> make_onednn(const Problem &p) {
     std::vector<Entrant> out;
     if (op == "matmul")
         out.push_back(guarded("oneDNN", [&] { return matmul(p); }));
+    if (op == "matmul_bias_gelu")
+        out.push_back(guarded("oneDNN", [&] { return matmul_bias_gelu(p); }));
+    if (op == "batch_matmul_nt")
+        out.push_back(guarded("oneDNN", [&] { return batch_matmul_nt(p); }));
     if (op == "conv2d_nchw" || op == "depthwise_conv2d") {
         bool dw = op == "depthwise_conv2d";
         out.push_back(guarded("oneDNN blocked+reorders", [&] {

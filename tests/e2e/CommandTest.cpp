@@ -255,7 +255,7 @@ TEST_F(Command, SpacePrintsStagesGroupsAndSize) {
     ASSERT_EQ(s.status, 0) << s.err;
     EXPECT_NE(s.out.find("A_L1"), std::string::npos);
     EXPECT_NE(s.out.find("C@REG"), std::string::npos);
-    EXPECT_NE(s.out.find("legal space: 364 points (10 legal tilings of 24) of 784"), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("legal space: 728 points (20 legal tilings of 48) of 1568"), std::string::npos) << s.out;
 }
 
 }  // namespace

@@ -176,3 +176,33 @@ TEST(Lower, FastExpStaysWithinTheToleranceAndUnderflowsToZero) {
     }
     EXPECT_GT(normal, 1500);
 }
+
+// erf and tanh with fast math (opgen/FastMath.h) against the C library over [-12, 12], where both
+// saturate: erf within 1e-6 (A and S 7.1.26 is within 1.5e-7, fast_exp adds its relative error),
+// tanh within 2e-6; both within 1e-7 of +-1 far out.
+TEST(Lower, FastErfAndTanhStayWithinTheTolerance) {
+    for (const char *fn : {"erf", "tanh"}) {
+        ComputeDef def = parse_compute(std::string("op t\nparam M\ninput X: f32[M]\noutput Y: f32[M]\nY[i] = ") + fn +
+                                           "(X[i])\n",
+                                       "t.op");
+        BoundShape shape = bind_shape(def, "M=2401");
+        std::map<std::string, HostTensor> inputs;
+        inputs["X"].dims = {2401};
+        for (int i = 0; i < 2401; i++) inputs["X"].data.push_back(-12.0f + 0.01f * float(i));
+        LoweredOp op = lower_to_halide(def, shape, true);
+        JitKernel kernel(op, host_target());
+        HostTensor out;
+        out.dims = {2401};
+        out.data.assign(2401, 0.0f);
+        kernel.bind(inputs, out);
+        kernel.run();
+        const bool is_erf = std::string(fn) == "erf";
+        for (int i = 0; i < 2401; i++) {
+            double x = inputs["X"].data[size_t(i)], got = out.data[size_t(i)];
+            double want = is_erf ? std::erf(x) : std::tanh(x);
+            EXPECT_LE(std::fabs(got - want), is_erf ? 1e-6 : 2e-6) << fn << "(" << x << ")";
+        }
+        EXPECT_NEAR(out.data.front(), -1.0f, 1e-7) << fn;
+        EXPECT_NEAR(out.data.back(), 1.0f, 1e-7) << fn;
+    }
+}

@@ -95,7 +95,8 @@ HostTensor naive_matmul(const Params &p, const Inputs &in) {
     return C.t;
 }
 
-HostTensor naive_batch_matmul(const Params &p, const Inputs &in) {
+// C[b] = A[b] B[b], or A[b] B[b]^T when `b_transposed` (B is then BATCH x N x K).
+HostTensor naive_batch_matmul(const Params &p, const Inputs &in, bool b_transposed) {
     int64_t L = p("BATCH"), M = p("M"), N = p("N"), K = p("K");
     View A{in.at("A")}, B{in.at("B")};
     Out C({L, M, N});
@@ -104,7 +105,7 @@ HostTensor naive_batch_matmul(const Params &p, const Inputs &in) {
             for (int64_t n = 0; n < N; n++) {
                 double s = 0;
                 for (int64_t k = 0; k < K; k++)
-                    s += A({b, m, k}) * B({b, k, n});
+                    s += A({b, m, k}) * (b_transposed ? B({b, n, k}) : B({b, k, n}));
                 C.set({b, m, n}, s);
             }
         }
@@ -426,7 +427,11 @@ const std::vector<OpCase> &op_cases() {
         {"batch_matmul",
          {"BATCH=2,M=8,N=32,K=16", "BATCH=3,M=7,N=21,K=11"},
          1e-5,
-         naive_batch_matmul},
+         [](const Params &p, const Inputs &in) { return naive_batch_matmul(p, in, false); }},
+        {"batch_matmul_nt",
+         {"BATCH=2,M=8,N=32,K=16", "BATCH=3,M=7,N=21,K=11"},
+         1e-5,
+         [](const Params &p, const Inputs &in) { return naive_batch_matmul(p, in, true); }},
         {"matmul_bias_relu",
          {"M=16,N=64,K=32", "M=11,N=35,K=17"},
          1e-5,
