@@ -58,20 +58,22 @@ TEST(TilingSpace, CountsMatmulSpaceOnToyTarget) {
 // space offers, per tiling and order, the fewest loops whose iterations reach 2 and one loop more
 // where that loop has several; never a fusion of fewer than 2 iterations where one reaches 2.
 // Trips: n (4,4) 2, n (4,8) 1; m (1,1) 4, (1,2) (2,2) 2, (1,4) (2,4) 1. So n (4,8) with m (1,4)
-// or (2,4), one tile in all, is out: 8 legal tilings. Pairs (order, parallel loops) per tiling,
+// or (2,4), one tile in all, is out: 8 legal (n, m) tilings, each with k unblocked or in blocks of
+// 4 (M=4 streams, as above): 16 tilings. Pairs (order, parallel loops) per tiling,
 // m outermost then n outermost:
 //   n (4,4), m 4 or 2 trips: {1,2} + {1,2} = 4 (three tilings);  m 1 trip: {2} + {1} = 2 (two)
 //   n (4,8), m 4 or 2 trips: {1} + {2} = 2 (three)
 // n (4,4): 4 * 3 + 2 * 2 = 16 pairs; n (4,8): 2 * 3 = 6 pairs, of which m (1,2)'s count twice (both
 // tile orders): 8. Each pair times 7 (packing, prefetch) x 2 unroll = 14:
-//   14 * (16 + 8) = 336 (one thread: 364; "fuse 1 or 2 loops" on every tiling: 728).
+//   14 * (16 + 8) = 336 per k choice, 672 in all (one thread: 728; "fuse 1 or 2 loops" on every
+//   tiling: 1456).
 TEST(TilingSpace, CountsParallelLoopChoicesOnToyTarget) {
     ComputeDef def = matmul();
     BoundShape shape = bind_shape(def, "M=4,N=8,K=8");
     Target toy = load_target("toy");
     TilingSpace s = make_tiling_space(def, shape, toy, 2);
-    EXPECT_EQ(s.legal.tilings().size(), 8u);
-    EXPECT_EQ(s.legal.size(), 336u);
+    EXPECT_EQ(s.legal.tilings().size(), 16u);
+    EXPECT_EQ(s.legal.size(), 672u);
     std::set<std::string> distinct;
     std::set<std::pair<std::string, int>> plans;  // (outermost loop, parallel loops)
     for (const auto &p : s.legal) {
@@ -80,7 +82,7 @@ TEST(TilingSpace, CountsParallelLoopChoicesOnToyTarget) {
         EXPECT_GE(fused_trips(cache_loop_trips(p, {8, 4}), p.parallel_loops), 2) << p.summary();
         plans.insert({p.outer_order.back(), p.parallel_loops});
     }
-    EXPECT_EQ(distinct.size(), 336u);
+    EXPECT_EQ(distinct.size(), 672u);
     // Both loops carry the threads somewhere: alone (1) and fused with the other (2).
     EXPECT_EQ(plans, (std::set<std::pair<std::string, int>>{{"m", 1}, {"m", 2}, {"n", 1}, {"n", 2}}));
     // A fusion of one iteration where one of two exists is not a point of the space.
