@@ -1,5 +1,7 @@
 #include "db/KernelCache.h"
 
+#include "db/GenericCodeRows.h"
+
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -428,6 +430,31 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
         return read_code(query, 0);
     }
 
+    void put_generic_code(const GenericCodeRecord &record) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "storing the generic code of " + describe(record.key);
+        require_writable(what);
+        GenericCodeRecord stamped = record;
+        if (stamped.code.created_at.empty()) {
+            stamped.code.created_at = now_utc_iso8601();
+        }
+        SqliteTransaction transaction(*connection_, what);
+        write_generic_code(*connection_, stamped, what);
+        transaction.commit();
+    }
+
+    std::vector<GenericCodeRecord> generic_code_for(const std::string &op_name,
+                                                    const std::string &target) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<GenericCodeRecord> rows;
+        for (const char *dtype : {"f16", "f32", "i32", "i8"}) {
+            for (GenericCodeRecord &row : read_generic_code(*connection_, target, op_name, dtype)) {
+                rows.push_back(std::move(row));
+            }
+        }
+        return rows;
+    }
+
     std::vector<KernelRecord> kernels_without_code() override {
         std::lock_guard<std::mutex> lock(mutex_);
         SqliteQuery query(*connection_,
@@ -450,6 +477,17 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
             return std::nullopt;
         }
         return query.text(0);
+    }
+
+    std::vector<KernelRecord> kernels_of_op(const std::string &op_name) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                              " FROM kernels WHERE op_name = ?1 ORDER BY target, shape, dtype, "
+                              "op_hash, halide_version, tuner_version",
+                          "listing the kernels of op '" + op_name + "'");
+        query.bind(1, op_name);
+        return read_kernels(query);
     }
 
     std::vector<KernelRecord> kernels_for(const std::string &op_name,
@@ -650,7 +688,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                               "(SELECT count(*) FROM targets), (SELECT count(*) FROM tuning_runs), "
                               "(SELECT count(*) FROM kernel_variants), "
                               "(SELECT count(*) FROM kernel_code AS c JOIN kernels AS k ON " +
-                                  code_of_kernel("c", "k") + ")",
+                                  code_of_kernel("c", "k") + "), (SELECT count(*) FROM generic_code)",
                               "counting the rows");
             query.step();
             stats.kernels = query.integer(0);
@@ -660,6 +698,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             stats.tuning_runs = query.integer(4);
             stats.variants = query.integer(5);
             stats.kernels_with_code = query.integer(6);
+            stats.generic_code = query.integer(7);
         }
         SqliteQuery version(*connection_, "PRAGMA user_version", "reading the schema version");
         version.step();

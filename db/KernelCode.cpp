@@ -89,6 +89,12 @@ std::string code_digest(const KernelCode &code) {
           code.signature, code.schedule_json, std::to_string(code.size)}) {
         hash.add(field.data(), field.size() + 1);
     }
+    if (code.generic) {
+        for (const std::string &field :
+             {std::string("generic"), code.symbols, code.fixed, code.defaults}) {
+            hash.add(field.data(), field.size() + 1);
+        }
+    }
     hash.add(code.bytes.data(), code.bytes.size());
     return hash.hex();
 }

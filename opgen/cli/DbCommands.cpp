@@ -127,10 +127,24 @@ void add_compile(CLI::App *db_cmd) {
     cmd->add_option("--ops-dir", c->ops_dirs, "extra folder of .op files (also OPGEN_OPS_PATH)");
     cmd->add_option("--target", c->target, "target name or JSON file (default: host)");
     cmd->add_option("--db", c->db_path, "kernel cache file (default: opgen.db)");
-    cmd->callback([c] {
+    auto generic = std::make_shared<bool>(false);
+    auto ops = std::make_shared<std::vector<std::string>>();
+    cmd->add_flag("--generic", *generic,
+                  "compile shape-generic kernels from each tuned kernel's schedule, checked against the reference");
+    cmd->add_option("--op", *ops, "with --generic: only these ops (default: every op)");
+    cmd->callback([c, generic, ops] {
         user_check(std::ifstream(c->db_path).good()) << "no cache file '" << c->db_path << "'";
         Target t = load_target(c->target);
         auto cache = db::open_kernel_cache(c->db_path, db::OpenMode::ReadWrite);
+        if (*generic) {
+            tuner::CodeFillReport r = tuner::fill_generic_code(
+                *cache, OpLibrary::standard(c->ops_dirs), t, *ops,
+                [](const std::string &line) { std::printf("%s\n", line.c_str()); });
+            std::printf("%s: compiled the generic code of %d kernel(s) on target '%s', %d failed\n",
+                        c->db_path.c_str(), r.compiled, t.name.c_str(), r.failed);
+            user_check(r.failed == 0) << r.failed << " generic kernel(s) could not be built; the first: " << r.errors.front();
+            return;
+        }
         tuner::CodeFillReport r = tuner::fill_missing_code(
             *cache, OpLibrary::standard(c->ops_dirs), t, [](const std::string &line) { std::printf("%s\n", line.c_str()); });
         std::printf("%s: compiled the code of %d kernel(s) on target '%s', %d failed; %d kernel(s) of other "
