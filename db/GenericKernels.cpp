@@ -24,7 +24,20 @@ double log_distance(const std::vector<std::string> &symbols,
     return d;
 }
 
+std::string describe(const GenericCodeRecord &row) {
+    return "generic kernel of op '" + row.key.op_name + "' from shape " + row.key.shape +
+           " on target '" + row.key.target + "'";
+}
+
 } // namespace
+
+const std::string &GenericKernels::refusal_of(const GenericCodeRecord &row) {
+    auto found = refusals_.find(row.code.digest);
+    if (found == refusals_.end()) {
+        found = refusals_.emplace(row.code.digest, code_refusal(row.code)).first;
+    }
+    return found->second;
+}
 
 const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
                                                 const LookupRequest &request, std::string &why) {
@@ -41,8 +54,14 @@ const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
     const GenericCodeRecord *best = nullptr;
     double best_distance = std::numeric_limits<double>::infinity();
     std::string first_why;
+    std::string refused;
     for (const GenericCodeRecord &row : found->second) {
         std::string reason;
+        if (std::string refusal = refusal_of(row); !refusal.empty()) {
+            // Refused code is never chosen, and never bound: its fields may be anything.
+            if (refused.empty()) refused = describe(row) + ": refused: " + refusal;
+            continue;
+        }
         if (!bind_generic(row.code, request.shape, &reason)) {
             if (first_why.empty()) first_why = reason;
             continue;
@@ -54,6 +73,9 @@ const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
             best = &row;
             best_distance = d;
         }
+    }
+    if (!best && !refused.empty()) {
+        throw DbError("database '" + connection.path() + "': " + refused);
     }
     if (!best) {
         why = found->second.empty()
@@ -91,9 +113,7 @@ std::shared_ptr<const LoadedKernel> GenericKernels::kernel(SqliteConnection &con
     }
     std::shared_ptr<const LoadedKernel> &loaded = loaded_[row->code.digest];
     if (!loaded) {
-        loaded = load_kernel_code(row->code, "database '" + connection.path() +
-                                                 "': generic kernel of op '" + row->key.op_name +
-                                                 "' from shape " + row->key.shape);
+        loaded = load_kernel_code(row->code, "database '" + connection.path() + "': " + describe(*row));
     }
     return bind_generic_kernel(loaded, row->code, request.shape, &why);
 }
