@@ -23,50 +23,58 @@ int64_t floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-// A size expression as text for db's evaluator: a constant, or text over the symbols.
+// A size expression as text: a constant, or text over the symbols.
 struct SizeText {
     std::string text;
     std::optional<int64_t> constant;
 };
 
-SizeText size_text(const ComputeDef &def, const BoundShape &shape,
-                   const std::vector<std::string> &symbols, const Expr &e);
+// How size_text prints: for db's evaluator (GenericSignature.h), or as C over int64_t variables
+// `prefix` + name with the library's opgen_floordiv, opgen_max and opgen_min (KernelLibrary.cpp).
+struct SizeStyle {
+    bool c = false;
+    std::string prefix;
+};
 
-SizeText fold_binary(const std::string &o, const SizeText &a, const SizeText &b) {
+SizeText size_text(const ComputeDef &def, const BoundShape &shape,
+                   const std::vector<std::string> &symbols, const Expr &e, const SizeStyle &style);
+
+SizeText fold_binary(const std::string &o, const SizeText &a, const SizeText &b, const SizeStyle &style) {
     if (a.constant && b.constant && !(o == "/" && *b.constant == 0)) {
         int64_t x = *a.constant, y = *b.constant;
         int64_t r = o == "+" ? x + y : o == "-" ? x - y : o == "*" ? x * y : floor_div(x, y);
         return {std::to_string(r), r};
     }
+    if (o == "/" && style.c) return {"opgen_floordiv(" + a.text + ", " + b.text + ")", std::nullopt};
     return {"(" + a.text + o + b.text + ")", std::nullopt};
 }
 
 SizeText size_text(const ComputeDef &def, const BoundShape &shape,
-                   const std::vector<std::string> &symbols, const Expr &e) {
+                   const std::vector<std::string> &symbols, const Expr &e, const SizeStyle &style) {
     switch (e->kind) {
     case ExprKind::IntConst:
         return {std::to_string(e->int_value), e->int_value};
     case ExprKind::Param: {
-        if (is_symbol(symbols, e->name)) return {e->name, std::nullopt};
+        if (is_symbol(symbols, e->name)) return {style.prefix + e->name, std::nullopt};
         for (const LetDecl &l : def.lets) {
-            if (l.name == e->name) return size_text(def, shape, symbols, l.value);
+            if (l.name == e->name) return size_text(def, shape, symbols, l.value, style);
         }
         int64_t v = shape.values.at(e->name);
         return {std::to_string(v), v};
     }
     case ExprKind::Unary:
-        return fold_binary("-", {"0", 0}, size_text(def, shape, symbols, e->args[0]));
+        return fold_binary("-", {"0", 0}, size_text(def, shape, symbols, e->args[0], style), style);
     case ExprKind::Binary:
-        return fold_binary(e->name, size_text(def, shape, symbols, e->args[0]),
-                           size_text(def, shape, symbols, e->args[1]));
+        return fold_binary(e->name, size_text(def, shape, symbols, e->args[0], style),
+                           size_text(def, shape, symbols, e->args[1], style), style);
     case ExprKind::Call: {
-        SizeText a = size_text(def, shape, symbols, e->args[0]);
-        SizeText b = size_text(def, shape, symbols, e->args[1]);
+        SizeText a = size_text(def, shape, symbols, e->args[0], style);
+        SizeText b = size_text(def, shape, symbols, e->args[1], style);
         if (a.constant && b.constant) {
             int64_t r = e->name == "max" ? std::max(*a.constant, *b.constant) : std::min(*a.constant, *b.constant);
             return {std::to_string(r), r};
         }
-        return {e->name + "(" + a.text + "," + b.text + ")", std::nullopt};
+        return {(style.c ? "opgen_" : "") + e->name + "(" + a.text + "," + b.text + ")", std::nullopt};
     }
     default:
         break;
@@ -174,12 +182,25 @@ std::string generic_signature(const ComputeDef &def, const BoundShape &shape) {
     auto add = [&](const TensorDecl &t, bool out) {
         text += (text.empty() ? "" : ";") + t.name + (out ? ":out:" : ":in:") + dtype_name(t.dtype) + ":";
         for (size_t i = 0; i < t.dims.size(); i++) {
-            text += (i ? "," : "") + size_text(def, shape, symbols, t.dims[i]).text;
+            text += (i ? "," : "") + size_text(def, shape, symbols, t.dims[i], SizeStyle{}).text;
         }
     };
     for (const TensorDecl *t : def.inputs()) add(*t, false);
     add(def.output(), true);
     return text;
+}
+
+std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, const BoundShape &shape,
+                                                    const std::string &prefix) {
+    std::vector<std::string> symbols = generic_symbols(def);
+    std::vector<std::vector<std::string>> dims;
+    std::vector<const TensorDecl *> tensors = def.inputs();
+    tensors.push_back(&def.output());
+    for (const TensorDecl *t : tensors) {
+        dims.emplace_back();
+        for (const Expr &d : t->dims) dims.back().push_back(size_text(def, shape, symbols, d, {true, prefix}).text);
+    }
+    return dims;
 }
 
 void guard_tails(LoweredOp &op) {
@@ -236,17 +257,28 @@ std::string verify_generic(LoweredOp &op, const Target &target, const std::vecto
     return "";
 }
 
+LoweredOp checked_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                          const Target &target, std::string &checked) {
+    const std::string what = "op '" + def.name + "' generic from " + shape.canonical;
+    user_check(!generic_symbols(def).empty()) << what << ": the op has no parameter without a default to leave symbolic";
+    std::vector<BoundShape> shapes = generic_check_shapes(def, shape);
+    user_check(shapes.size() >= 2) << what << ": fewer than two shapes to check it at";
+    {
+        LoweredOp op = lower_generic(def, shape, point, target);
+        std::string failure = verify_generic(op, target, shapes);
+        user_check(failure.empty()) << what << ": wrong result " << failure;
+    }
+    checked.clear();
+    for (const BoundShape &s : shapes) checked += (checked.empty() ? "" : ";") + s.canonical;
+    // Lowered again: the checked pipeline holds the last check's buffers.
+    return lower_generic(def, shape, point, target);
+}
+
 db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &shape,
                                     const SchedulePoint &point, const Target &target,
                                     const std::string &schedule_json, std::string &checked) {
     std::vector<std::string> symbols = generic_symbols(def);
-    const std::string what = "op '" + def.name + "' generic from " + shape.canonical;
-    user_check(!symbols.empty()) << what << ": the op has no parameter without a default to leave symbolic";
-    std::vector<BoundShape> shapes = generic_check_shapes(def, shape);
-    user_check(shapes.size() >= 2) << what << ": fewer than two shapes to check it at";
-    LoweredOp op = lower_generic(def, shape, point, target);
-    std::string failure = verify_generic(op, target, shapes);
-    user_check(failure.empty()) << what << ": wrong result " << failure;
+    LoweredOp op = checked_generic(def, shape, point, target, checked);
     db::KernelCode code;
     code.halide_version = OPGEN_HALIDE_VERSION;
     code.function = code_function_name(def);
@@ -254,13 +286,14 @@ db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &sha
     code.schedule_json = schedule_json;
     code.generic = true;
     for (const std::string &s : symbols) code.symbols += (code.symbols.empty() ? "" : ",") + s;
-    code.fixed = value_list(def, symbols, &shape.values);
+    code.fixed = generic_fixed_values(def, shape);
     code.defaults = value_list(def, symbols, nullptr);
-    LoweredOp fresh = lower_generic(def, shape, point, target);
-    build_kernel_code(fresh, what, target, code);
-    checked.clear();
-    for (const BoundShape &s : shapes) checked += (checked.empty() ? "" : ";") + s.canonical;
+    build_kernel_code(op, "op '" + def.name + "' generic from " + shape.canonical, target, code);
     return code;
+}
+
+std::string generic_fixed_values(const ComputeDef &def, const BoundShape &shape) {
+    return value_list(def, generic_symbols(def), &shape.values);
 }
 
 }  // namespace opgen

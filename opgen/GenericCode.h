@@ -33,6 +33,16 @@ std::vector<std::string> generic_symbols(const ComputeDef &def);
 // each tensor's dims as expressions of the symbols, lets inlined and constants folded.
 std::string generic_signature(const ComputeDef &def, const BoundShape &shape);
 
+// The values the generic kernel from `shape` is compiled for: every parameter and attribute that
+// is not a symbol, names sorted ("KH=3,KW=3,dilation=1,pad=1,stride=1"; "" for matmul).
+std::string generic_fixed_values(const ComputeDef &def, const BoundShape &shape);
+
+// Each tensor's dims (inputs in declaration order, then the output) as C expressions of int64_t
+// variables named `prefix` + symbol, with opgen_floordiv, opgen_max and opgen_min for Halide's
+// division, max and min (for `opgen library`'s dispatch code to define).
+std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, const BoundShape &shape,
+                                                    const std::string &prefix);
+
 // Every split of every Func the scheduled `op` computes, wrappers included, becomes GuardWithIf.
 void guard_tails(LoweredOp &op);
 
@@ -48,6 +58,12 @@ std::vector<BoundShape> generic_check_shapes(const ComputeDef &def, const BoundS
 // Runs the scheduled generic `op` (JIT) at each shape and compares it with the reference. Returns
 // "" when all match, else the first failure ("at M=1,N=1,K=1: C[0, 0]: got 2, want 1").
 std::string verify_generic(LoweredOp &op, const Target &target, const std::vector<BoundShape> &shapes);
+
+// lower_generic, after checking the result at generic_check_shapes against the reference;
+// `checked` gets those shapes ("K=1,M=1,N=1;..."). Raises UserError when the op has no symbolic
+// parameter, Halide cannot compile it or a check fails.
+LoweredOp checked_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                          const Target &target, std::string &checked);
 
 // The generic code of `def` from the schedule `point` tuned at `shape`, checked at
 // generic_check_shapes first; `checked` gets those shapes ("K=1,M=1,N=1;..."). Raises UserError

@@ -35,6 +35,7 @@ void add_stats(CLI::App *db_cmd) {
                                 {"tuning_runs", stats.tuning_runs},
                                 {"variants", stats.variants},
                                 {"kernels_with_code", stats.kernels_with_code},
+                                {"generic_code", stats.generic_code},
                                 {"ops", stats.ops},
                                 {"targets", stats.targets}};
             j["by_target_and_op"] = nlohmann::json::array();
@@ -48,10 +49,10 @@ void add_stats(CLI::App *db_cmd) {
             std::cout << j.dump(2) << "\n";
             return;
         }
-        std::printf("%s: schema version %d, %lld kernels (%lld with code), %lld measurements, %lld tuning runs, "
-                    "%lld variants, %lld ops, %lld targets\n",
+        std::printf("%s: schema version %d, %lld kernels (%lld with code, %lld generic kernels), %lld measurements, "
+                    "%lld tuning runs, %lld variants, %lld ops, %lld targets\n",
                     a->db_path.c_str(), stats.schema_version, static_cast<long long>(stats.kernels),
-                    static_cast<long long>(stats.kernels_with_code),
+                    static_cast<long long>(stats.kernels_with_code), static_cast<long long>(stats.generic_code),
                     static_cast<long long>(stats.measurements), static_cast<long long>(stats.tuning_runs),
                     static_cast<long long>(stats.variants), static_cast<long long>(stats.ops),
                     static_cast<long long>(stats.targets));
