@@ -21,22 +21,9 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
     ?20, ?21, ?22, ?23)
 )sql",
                        what);
-    const KernelKey &key = record.key;
-    insert.bind(1, key.op_name).bind(2, key.op_hash).bind(3, key.shape).bind(4, key.dtype);
-    insert.bind(5, key.target).bind(6, key.halide_version).bind(7, key.tuner_version);
-    insert.bind(8, code.schedule_json)
-        .bind(9, code.format)
-        .bind(10, code.abi_version)
-        .bind(11, code.halide_target)
-        .bind(12, code.cpu_features)
-        .bind(13, code.halide_version)
-        .bind(14, code.function)
-        .bind(15, code.signature)
-        .bind(16, code.size)
-        .bind(17, code.digest)
-        .bind(18, code.created_at)
-        .bind_blob(19, code.bytes)
-        .bind(20, code.symbols)
+    bind_key(insert, record.key);
+    bind_code(insert, 8, code, code.created_at);
+    insert.bind(20, code.symbols)
         .bind(21, code.fixed)
         .bind(22, code.defaults)
         .bind(23, record.checked_shapes);

@@ -11,19 +11,6 @@ namespace {
 constexpr size_t kMaxDims = 16;
 constexpr size_t kMaxExpressionLength = 256;
 
-std::vector<std::string> split(const std::string &text, char separator) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (true) {
-        size_t end = text.find(separator, start);
-        parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        if (end == std::string::npos) {
-            return parts;
-        }
-        start = end + 1;
-    }
-}
-
 // Recursive descent over one size expression; any failure makes the whole value nullopt.
 class SizeParser {
 public:
@@ -183,16 +170,16 @@ bool contains(const std::vector<std::string> &names, const std::string &name) {
 
 std::optional<GenericArgument> parse_generic_argument(const std::string &text,
                                                       const std::vector<std::string> &symbols) {
-    std::vector<std::string> fields = split(text, ':');
+    std::vector<std::string> fields = split_fields(text, ':');
     if (fields.size() != 4 || fields[0].empty() || (fields[1] != "in" && fields[1] != "out")) {
         return std::nullopt;
     }
     const std::string &dtype = fields[2];
-    if (dtype != "f32" && dtype != "i32" && dtype != "i8" && dtype != "f16") {
+    if (!is_code_dtype(dtype)) {
         return std::nullopt;
     }
     GenericArgument argument{fields[0], fields[1] == "out", dtype, {}};
-    argument.dims = fields[3].empty() ? std::vector<std::string>{} : split(fields[3], ',');
+    argument.dims = fields[3].empty() ? std::vector<std::string>{} : split_fields(fields[3], ',');
     // A comma inside max(a,b) split the dim: join the parts back while parentheses are open.
     std::vector<std::string> dims;
     for (const std::string &part : argument.dims) {
@@ -258,7 +245,7 @@ std::vector<std::string> split_names(const std::string &text) {
     if (text.empty()) {
         return {};
     }
-    return split(text, ',');
+    return split_fields(text, ',');
 }
 
 std::optional<std::map<std::string, int64_t>> parse_values(const std::string &text) {
@@ -300,7 +287,7 @@ std::optional<std::vector<GenericArgument>> parse_generic_signature(
     if (signature.empty()) {
         return std::nullopt;
     }
-    std::vector<std::string> parts = split(signature, ';');
+    std::vector<std::string> parts = split_fields(signature, ';');
     if (parts.size() > kMaxCallArguments) {
         return std::nullopt;
     }

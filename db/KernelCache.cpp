@@ -239,16 +239,6 @@ void create_cache_file(const std::string &path, int busy_timeout_ms) {
     remove_database_files(temporary);
 }
 
-void bind_key(SqliteQuery &query, const KernelKey &key) {
-    query.bind(1, key.op_name)
-        .bind(2, key.op_hash)
-        .bind(3, key.shape)
-        .bind(4, key.dtype)
-        .bind(5, key.target)
-        .bind(6, key.halide_version)
-        .bind(7, key.tuner_version);
-}
-
 // Reads the MeasurementRecord fields other than the key, in the order of kMeasurementColumns.
 constexpr const char *kMeasurementColumns = "id, schedule_json, features, feature_rows, time_ms, "
                                             "gflops, status, error, run_id";
@@ -395,18 +385,7 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
 )sql",
                            what);
         bind_key(insert, key);
-        insert.bind(8, code.schedule_json)
-            .bind(9, code.format)
-            .bind(10, code.abi_version)
-            .bind(11, code.halide_target)
-            .bind(12, code.cpu_features)
-            .bind(13, code.halide_version)
-            .bind(14, code.function)
-            .bind(15, code.signature)
-            .bind(16, code.size)
-            .bind(17, code.digest)
-            .bind(18, created_at)
-            .bind_blob(19, code.bytes);
+        bind_code(insert, 8, code, created_at);
         insert.run();
         bool stored = connection_->changes() > 0;
         transaction.commit();

@@ -60,6 +60,11 @@ struct CodeArgument {
     int64_t elements() const;
 };
 
+// `text` split at every `separator` (an empty text gives one empty part).
+std::vector<std::string> split_fields(const std::string &text, char separator);
+// A dtype a kernel's argument may have: "f32", "i32", "i8", "f16".
+bool is_code_dtype(const std::string &dtype);
+
 // The SHA-256 (hex) over a code's fields and bytes, all but `digest` and `created_at` (the generic
 // fields only for generic code, so that exact code keeps the digest it was stored with).
 std::string code_digest(const KernelCode &code);

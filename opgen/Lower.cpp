@@ -39,6 +39,20 @@ bool is_constant(const Expr &e) {
     return e->kind == ExprKind::FloatConst || e->kind == ExprKind::IntConst || e->kind == ExprKind::Param;
 }
 
+// + - * / of two integer expressions (Halide's division rounds down); undefined for another
+// operator.
+Halide::Expr integer_arith(const std::string &o, const Halide::Expr &a, const Halide::Expr &b) {
+    if (o == "+")
+        return a + b;
+    if (o == "-")
+        return a - b;
+    if (o == "*")
+        return a * b;
+    if (o == "/")
+        return a / b;
+    return Halide::Expr();
+}
+
 // A parameter or let: its symbol in a generic lowering, else the bound shape's constant.
 Halide::Expr param_expr(const LoweredOp &op, const std::string &name) {
     if (auto it = op.symbols.find(name); it != op.symbols.end())
@@ -58,18 +72,11 @@ Halide::Expr size_expr(const LoweredOp &op, const Expr &e) {
         return param_expr(op, e->name);
     case ExprKind::Unary:
         return -size_expr(op, e->args[0]);
-    case ExprKind::Binary: {
-        Halide::Expr a = size_expr(op, e->args[0]), b = size_expr(op, e->args[1]);
-        if (e->name == "+")
-            return a + b;
-        if (e->name == "-")
-            return a - b;
-        if (e->name == "*")
-            return a * b;
-        if (e->name == "/")
-            return a / b;
+    case ExprKind::Binary:
+        if (Halide::Expr r = integer_arith(e->name, size_expr(op, e->args[0]), size_expr(op, e->args[1]));
+            r.defined())
+            return r;
         break;
-    }
     case ExprKind::Call:
         if (e->name == "max")
             return Halide::max(size_expr(op, e->args[0]), size_expr(op, e->args[1]));
@@ -232,18 +239,10 @@ private:
             return vars_.at(e->name);
         case ExprKind::Unary:
             return -index(e->args[0]);
-        case ExprKind::Binary: {
-            Halide::Expr a = index(e->args[0]), b = index(e->args[1]);
-            if (e->name == "+")
-                return a + b;
-            if (e->name == "-")
-                return a - b;
-            if (e->name == "*")
-                return a * b;
-            if (e->name == "/")
-                return a / b;
+        case ExprKind::Binary:
+            if (Halide::Expr r = integer_arith(e->name, index(e->args[0]), index(e->args[1])); r.defined())
+                return r;
             break;
-        }
         default:
             break;
         }

@@ -139,7 +139,8 @@ protected:
     std::string path_, target_;
 };
 
-TEST_F(GenericKernelTest, MatmulServesNeverTunedShapesFromOneLoad) {
+// (One test per shape family rather than one per check: each test process builds its caches.)
+TEST_F(GenericKernelTest, MatmulServesNeverTunedShapesFromOneLoadAndSaysGeneric) {
     auto lookup = db::open_kernel_lookup(path_);
     int mapped = mapped_kernel_files();
     EXPECT_EQ(run_matmul(*lookup, 1, 1, 1), 0.0);
@@ -150,10 +151,7 @@ TEST_F(GenericKernelTest, MatmulServesNeverTunedShapesFromOneLoad) {
     std::shared_ptr<const db::LoadedKernel> exact = lookup->kernel(request("matmul", kMatmulShape));
     ASSERT_TRUE(exact);
     EXPECT_FALSE(exact->generic());
-}
 
-TEST_F(GenericKernelTest, FindSaysTheAnswerIsGeneric) {
-    auto lookup = db::open_kernel_lookup(path_);
     db::LookupAnswer a = lookup->find(request("matmul", "M=100,N=3,K=17"));
     EXPECT_EQ(a.kind, db::AnswerKind::Generic) << a.reason;
     EXPECT_STREQ(db::answer_kind_name(a.kind), "generic");
@@ -220,50 +218,52 @@ TEST_F(GenericKernelTest, SoftmaxAndConvThroughTheCApi) {
     opgen_cache_close(cache);
 }
 
-TEST_F(GenericKernelTest, RefusesBuffersThatDoNotMatchTheBoundShape) {
-    auto lookup = db::open_kernel_lookup(path_);
-    std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", "M=9,N=10,K=11"));
-    ASSERT_TRUE(k);
-    std::vector<float> a(9 * 11), b(11 * 10), c(9 * 10);
-    halide_dimension_t da[] = {{0, 11, 1, 0}, {0, 9, 11, 0}}, db_[] = {{0, 10, 1, 0}, {0, 11, 10, 0}},
-                       dc[] = {{0, 10, 1, 0}, {0, 8, 10, 0}};  // one row short
-    halide_buffer_t ba{}, bb{}, bc{};
-    for (auto [buf, data, dims] : {std::tuple{&ba, a.data(), da}, {&bb, b.data(), db_}, {&bc, c.data(), dc}}) {
-        buf->host = reinterpret_cast<uint8_t *>(data);
-        buf->type = {halide_type_float, 32, 1};
-        buf->dimensions = 2;
-        buf->dim = dims;
+TEST_F(GenericKernelTest, RefusesBadBuffersAndBadGenericRows) {
+    {  // RefusesBuffersThatDoNotMatchTheBoundShape
+        auto lookup = db::open_kernel_lookup(path_);
+        std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", "M=9,N=10,K=11"));
+        ASSERT_TRUE(k);
+        std::vector<float> a(9 * 11), b(11 * 10), c(9 * 10);
+        halide_dimension_t da[] = {{0, 11, 1, 0}, {0, 9, 11, 0}}, db_[] = {{0, 10, 1, 0}, {0, 11, 10, 0}},
+                           dc[] = {{0, 10, 1, 0}, {0, 8, 10, 0}};  // one row short
+        halide_buffer_t ba{}, bb{}, bc{};
+        for (auto [buf, data, dims] : {std::tuple{&ba, a.data(), da}, {&bb, b.data(), db_}, {&bc, c.data(), dc}}) {
+            buf->host = reinterpret_cast<uint8_t *>(data);
+            buf->type = {halide_type_float, 32, 1};
+            buf->dimensions = 2;
+            buf->dim = dims;
+        }
+        halide_buffer_t *buffers[] = {&ba, &bb, &bc};
+        std::string error;
+        EXPECT_EQ(k->call(buffers, 3, &error), -1);
+        EXPECT_NE(error.find("buffer 'C' has extent 8 in dimension 1, not 9"), std::string::npos) << error;
+        dc[1].extent = 9;
+        EXPECT_EQ(k->call(buffers, 3, &error), 0) << error;
     }
-    halide_buffer_t *buffers[] = {&ba, &bb, &bc};
-    std::string error;
-    EXPECT_EQ(k->call(buffers, 3, &error), -1);
-    EXPECT_NE(error.find("buffer 'C' has extent 8 in dimension 1, not 9"), std::string::npos) << error;
-    dc[1].extent = 9;
-    EXPECT_EQ(k->call(buffers, 3, &error), 0) << error;
-}
-
-TEST_F(GenericKernelTest, RefusesTamperedGenericCode) {
-    edit_generic([](db::KernelCode &c) { c.bytes[c.bytes.size() / 2] ^= 0x01; }, false);
-    std::string why = refusal();
-    EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
-}
-
-TEST_F(GenericKernelTest, RefusesAChangedFixedValueOrSignature) {
-    // The fixed values are under the digest: edited alone, the digest no longer matches.
-    edit_generic([](db::KernelCode &c) { c.fixed = "Q=1"; }, false);
-    std::string why = refusal();
-    EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
-    // A signature that names no symbol of the code, digest recomputed: refused as unreadable.
-    copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
-    edit_generic([](db::KernelCode &c) { c.signature = "A:in:f32:M,Z;B:in:f32:Z,N;C:out:f32:M,N"; }, true);
-    why = refusal();
-    EXPECT_NE(why.find("refused: its generic signature 'A:in:f32:M,Z;"), std::string::npos) << why;
-}
-
-TEST_F(GenericKernelTest, RefusesTruncatedGenericCode) {
-    edit_generic([](db::KernelCode &c) { c.bytes.resize(c.bytes.size() - 64); }, false);
-    std::string why = refusal();
-    EXPECT_NE(why.find("refused: its code is truncated or padded"), std::string::npos) << why;
+    {  // RefusesTamperedGenericCode
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        edit_generic([](db::KernelCode &c) { c.bytes[c.bytes.size() / 2] ^= 0x01; }, false);
+        std::string why = refusal();
+        EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
+    }
+    {  // RefusesAChangedFixedValueOrSignature
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        // The fixed values are under the digest: edited alone, the digest no longer matches.
+        edit_generic([](db::KernelCode &c) { c.fixed = "Q=1"; }, false);
+        std::string why = refusal();
+        EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
+        // A signature that names no symbol of the code, digest recomputed: refused as unreadable.
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        edit_generic([](db::KernelCode &c) { c.signature = "A:in:f32:M,Z;B:in:f32:Z,N;C:out:f32:M,N"; }, true);
+        why = refusal();
+        EXPECT_NE(why.find("refused: its generic signature 'A:in:f32:M,Z;"), std::string::npos) << why;
+    }
+    {  // RefusesTruncatedGenericCode
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        edit_generic([](db::KernelCode &c) { c.bytes.resize(c.bytes.size() - 64); }, false);
+        std::string why = refusal();
+        EXPECT_NE(why.find("refused: its code is truncated or padded"), std::string::npos) << why;
+    }
 }
 
 }  // namespace

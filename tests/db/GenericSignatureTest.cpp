@@ -1,10 +1,14 @@
 // Generic code rows without a compiler: the size expressions of a generic signature, binding a
 // generic kernel to a shape (symbols given, fixed values checked, defaults filled), the storage of
 // generic code (digest checked, generic fields covered by it) and the migration from version 4.
+#include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
+#include "db/CacheFiles.h"
 #include "db/GenericSignature.h"
 #include "db/KernelCache.h"
 #include "tests/db/DbTestSupport.h"
@@ -98,6 +102,29 @@ TEST(GenericSignature, CacheStoresGenericCodeAndRefusesAMismatchedDigest) {
     exact.code.generic = false;
     exact.code.digest = code_digest(exact.code);
     EXPECT_THROW(cache->put_generic_code(exact), DbError);
+}
+
+TEST(GenericSignature, MergeCarriesGenericCode) {
+    ScratchDir dir;
+    GenericCodeRecord row{test::make_key("C=3,F=5,H=9,KH=3,KW=3,N=1,W=9,pad=1,stride=1"), conv_code(), "x"};
+    row.key.op_name = "conv2d_nchw";
+    open_kernel_cache(dir.file("a.db"))->put_generic_code(row);
+    open_kernel_cache(dir.file("b.db"))->put_kernel(test::make_kernel(test::make_key(), 1.0));
+    merge_kernel_caches({dir.file("a.db"), dir.file("b.db")}, dir.file("merged.db"));
+    std::vector<GenericCodeRecord> rows =
+        open_kernel_cache(dir.file("merged.db"))->generic_code_for("conv2d_nchw", row.key.target);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].code.digest, row.code.digest);
+    EXPECT_EQ(rows[0].code.bytes, row.code.bytes);
+    EXPECT_EQ(rows[0].code.symbols, row.code.symbols);
+
+    std::ostringstream out;
+    export_kernel_cache(dir.file("merged.db"), false, out);
+    nlohmann::json doc = nlohmann::json::parse(out.str());
+    ASSERT_EQ(doc["generic_code"].size(), 1u);
+    EXPECT_EQ(doc["generic_code"][0]["fixed"], row.code.fixed);
+    EXPECT_EQ(doc["generic_code"][0]["code"]["digest"], row.code.digest);
+    EXPECT_EQ(doc["generic_code"][0]["code"]["bytes_base64"], "AQID");
 }
 
 TEST(GenericSignature, UpgradesVersion4AddingTheGenericTableKeepingKernelCode) {
