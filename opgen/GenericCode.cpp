@@ -166,6 +166,25 @@ void bound_accumulators(LoweredOp &op) {
     }
 }
 
+// Where every output extent covers its first split's factor (a whole cache tile), the schedule's
+// own tails (ShiftInwards) are legal and fast: that case gets a specialization that keeps them, made
+// before guard_tails guards the general case. A guarded tail is computed scalar, which at a ragged
+// edge of a large tile costs more than recomputing a shifted tile.
+void specialize_full_tiles(LoweredOp &op) {
+    std::map<std::string, int64_t> factor;
+    for (const Halide::Internal::Split &s : op.output.function().definition().schedule().splits()) {
+        const int64_t *f = Halide::Internal::as_const_int(s.factor);
+        if (s.is_split() && f && s.old_var.find('.') == std::string::npos) factor[s.old_var] = std::max(factor[s.old_var], *f);
+    }
+    Halide::Expr full = Halide::Internal::const_true();
+    std::vector<Halide::Var> args = op.output.args();
+    for (size_t d = 0; d < args.size(); d++) {
+        auto it = factor.find(args[d].name());
+        if (it != factor.end() && it->second > 1) full = full && op.output.output_buffer().dim(int(d)).extent() >= int(it->second);
+    }
+    if (!Halide::Internal::is_const_one(full)) op.output.specialize(full);
+}
+
 }  // namespace
 
 std::vector<std::string> generic_symbols(const ComputeDef &def) {
@@ -214,6 +233,7 @@ LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const Sc
                         const Target &target) {
     LoweredOp op = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math);
     apply_schedule(op, point, target);
+    specialize_full_tiles(op);
     guard_tails(op);
     bound_accumulators(op);
     return op;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shape-generic kernels against full tunes (issue 20). Two phases, each under its own lock:
 #   flock -s /tmp/opgen-measure.lock scripts/generic-bench.sh tune
-#       tunes one source shape per op (matmul, conv2d_nchw, softmax) into generic.db and builds
+#       tunes three source shapes per op (matmul, conv2d_nchw, softmax) into generic.db and builds
 #       their generic code (`opgen db compile --generic`), then fully tunes every bench shape (none
 #       of them a source shape) into tuned.db with its code; both with the same trial budget
 #       (OPGEN_BENCH_TRIALS, default 24), one thread. Kept: a second run tunes nothing again.
@@ -17,7 +17,12 @@ work="$build/generic-bench"
 opgen="$build/opgen/opgen"
 trials="${OPGEN_BENCH_TRIALS:-24}"
 mkdir -p "$work"
-sources=("matmul M=256,N=256,K=256" "conv2d_nchw N=1,C=32,H=28,W=28,F=32" "softmax M=256,N=1024")
+# Three tuned shapes per op, none of them a bench shape: the lookup serves each bench shape with
+# the generic kernel from the nearest of them.
+sources=("matmul M=256,N=256,K=256" "matmul M=64,N=512,K=128" "matmul M=128,N=128,K=128"
+    "conv2d_nchw N=1,C=32,H=28,W=28,F=32" "conv2d_nchw N=1,C=16,H=14,W=14,F=32"
+    "conv2d_nchw N=1,C=64,H=56,W=56,F=64"
+    "softmax M=256,N=1024" "softmax M=64,N=128" "softmax M=1024,N=256")
 shapes=(
     "matmul M=200,N=300,K=150" "matmul M=384,N=128,K=512" "matmul M=100,N=700,K=100"
     "matmul M=333,N=333,K=333" "matmul M=64,N=1000,K=256"
