@@ -166,23 +166,54 @@ void bound_accumulators(LoweredOp &op) {
     }
 }
 
-// Where every output extent covers its first split's factor (a whole cache tile), the schedule's
-// own tails (ShiftInwards) are legal and fast: that case gets a specialization that keeps them, made
-// before guard_tails guards the general case. A guarded tail is computed scalar, which at a ragged
-// edge of a large tile costs more than recomputing a shifted tile.
+// Guards the splits of `d` whose loops derive from an output variable not in `keep` (ShiftInwards
+// stays legal where the extent covers the tile).
+void guard_splits_except(Halide::Internal::Definition &d, const std::set<std::string> &keep) {
+    std::map<std::string, std::string> root;
+    for (Halide::Internal::Split &s : d.schedule().splits()) {
+        std::string r = root.count(s.old_var) ? root[s.old_var] : s.old_var;
+        root[s.outer] = root[s.inner] = r;
+        if (s.is_split() && !keep.count(r)) s.tail = Halide::TailStrategy::GuardWithIf;
+    }
+}
+
+// A guarded tail is computed scalar where its loop is vectorized, which at a ragged edge of a
+// large tile costs more than recomputing a shifted one (the schedule's own ShiftInwards). So the
+// output gets one specialization per set of dimensions whose extents cover their cache tile (the
+// largest sets first, since the first true condition wins), each keeping the schedule's tails on
+// those dimensions and guarding the others; guard_tails then guards every dimension of the
+// remaining case. At most 2^3 - 1 specializations: beyond three tiled dimensions only all of them.
 void specialize_full_tiles(LoweredOp &op) {
     std::map<std::string, int64_t> factor;
     for (const Halide::Internal::Split &s : op.output.function().definition().schedule().splits()) {
         const int64_t *f = Halide::Internal::as_const_int(s.factor);
         if (s.is_split() && f && s.old_var.find('.') == std::string::npos) factor[s.old_var] = std::max(factor[s.old_var], *f);
     }
-    Halide::Expr full = Halide::Internal::const_true();
     std::vector<Halide::Var> args = op.output.args();
+    std::vector<std::pair<std::string, Halide::Expr>> tiled;  // variable, "its extent covers the tile"
     for (size_t d = 0; d < args.size(); d++) {
         auto it = factor.find(args[d].name());
-        if (it != factor.end() && it->second > 1) full = full && op.output.output_buffer().dim(int(d)).extent() >= int(it->second);
+        if (it != factor.end() && it->second > 1)
+            tiled.emplace_back(args[d].name(), op.output.output_buffer().dim(int(d)).extent() >= int(it->second));
     }
-    if (!Halide::Internal::is_const_one(full)) op.output.specialize(full);
+    std::vector<unsigned> masks;
+    unsigned all = (1u << tiled.size()) - 1;
+    for (unsigned m = all; m > 0; m--) {
+        if (tiled.size() <= 3 || m == all) masks.push_back(m);
+    }
+    std::stable_sort(masks.begin(), masks.end(),
+                     [](unsigned x, unsigned y) { return __builtin_popcount(x) > __builtin_popcount(y); });
+    for (unsigned m : masks) {
+        Halide::Expr full = Halide::Internal::const_true();
+        std::set<std::string> keep;
+        for (size_t i = 0; i < tiled.size(); i++) {
+            if (!(m & (1u << i))) continue;
+            full = full && tiled[i].second;
+            keep.insert(tiled[i].first);
+        }
+        op.output.specialize(full);
+        guard_splits_except(op.output.function().definition().specializations().back().definition, keep);
+    }
 }
 
 }  // namespace
@@ -240,16 +271,30 @@ LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const Sc
 }
 
 std::vector<BoundShape> generic_check_shapes(const ComputeDef &def, const BoundShape &shape) {
+    std::vector<std::string> symbols = generic_symbols(def);
+    // Per symbol, which size it takes: 0 one, 1 about half the tuned value (odd), 2 the tuned value
+    // plus 3. All 0, all 1, all 2, then each symbol alone at 2 among 1s and alone at 1 among 2s,
+    // so that every mix of covered and uncovered tiles (specialize_full_tiles) is run.
+    std::vector<std::vector<int>> plans = {std::vector<int>(symbols.size(), 0), std::vector<int>(symbols.size(), 1),
+                                           std::vector<int>(symbols.size(), 2)};
+    for (size_t i = 0; i < symbols.size() && symbols.size() > 1; i++) {
+        for (int base : {1, 2}) {
+            plans.emplace_back(symbols.size(), base);
+            plans.back()[i] = 3 - base;
+        }
+    }
     std::vector<BoundShape> shapes;
-    for (int which = 0; which < 3; which++) {
+    std::set<std::string> seen;
+    for (const std::vector<int> &plan : plans) {
         std::map<std::string, int64_t> given;
         for (const ParamDecl &p : def.params) given[p.name] = shape.values.at(p.name);
-        for (const std::string &s : generic_symbols(def)) {
-            int64_t v = shape.values.at(s);
-            given[s] = which == 0 ? 1 : which == 1 ? (v / 2) | 1 : v + 3;
+        for (size_t i = 0; i < symbols.size(); i++) {
+            int64_t v = shape.values.at(symbols[i]);
+            given[symbols[i]] = plan[i] == 0 ? 1 : plan[i] == 1 ? (v / 2) | 1 : v + 3;
         }
         try {
-            shapes.push_back(bind_shape(def, given));
+            BoundShape bound = bind_shape(def, given);
+            if (seen.insert(bound.canonical).second) shapes.push_back(bound);
         } catch (const UserError &) {
             // a let below 1 at these sizes: not a shape of the op
         }

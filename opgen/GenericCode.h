@@ -9,7 +9,7 @@
 //
 // Nothing unverified is stored: compile_generic_code checks the symbolic pipeline (JIT-compiled,
 // the same Funcs and schedule as the code) against the reference at several shapes with tails and
-// sizes below the factors before it returns code (generic_check_shapes).
+// sizes below the factors, every specialization run, before it returns code (generic_check_shapes).
 #ifndef OPGEN_GENERIC_CODE_H
 #define OPGEN_GENERIC_CODE_H
 
@@ -50,9 +50,10 @@ void guard_tails(LoweredOp &op);
 LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                         const Target &target);
 
-// The shapes a generic kernel from `shape` is checked at: every symbol 1; about half of the tuned
-// value, odd; the tuned value plus 3 (a tail past every factor). Shapes that do not bind (a let
-// below 1) are left out.
+// The shapes a generic kernel from `shape` is checked at: every symbol 1; every symbol about half
+// of its tuned value, odd; every symbol its tuned value plus 3 (a tail past every factor); and each
+// symbol alone at one of the last two among the others at the other, so that every specialization
+// runs. Duplicates and shapes that do not bind (a let below 1) are left out.
 std::vector<BoundShape> generic_check_shapes(const ComputeDef &def, const BoundShape &shape);
 
 // Runs the scheduled generic `op` (JIT) at each shape and compares it with the reference. Returns
