@@ -103,7 +103,8 @@ int opgen_cache_find(opgen_cache *cache, const char *op, const char *shape, cons
     answer->reason = a.reason.c_str();
     answer->time_ms = a.kernel.time_ms;
     answer->gflops = a.kernel.gflops;
-    answer->verified = a.kind == opgen::db::AnswerKind::Exact && a.kernel.verified ? 1 : 0;
+    bool checked = a.kind == opgen::db::AnswerKind::Exact || a.kind == opgen::db::AnswerKind::Generic;
+    answer->verified = checked && a.kernel.verified ? 1 : 0;
     return 0;
 }
 
@@ -137,6 +138,14 @@ int opgen_cache_kernel_find(opgen_cache *cache, const char *op, const char *shap
         cache->error = e.what();
         return -1;
     }
+}
+
+int opgen_cache_kernel_is_generic(const opgen_cache_kernel *kernel) {
+    return kernel ? (kernel->loaded->generic() ? 1 : 0) : -1;
+}
+
+const char *opgen_cache_kernel_shape(const opgen_cache_kernel *kernel) {
+    return kernel ? kernel->loaded->shape().c_str() : "";
 }
 
 int opgen_cache_kernel_arguments(const opgen_cache_kernel *kernel) {

@@ -82,6 +82,21 @@ void merge_code(SqliteConnection &out, const std::string &what) {
              what);
 }
 
+// Generic code belongs to no kernel row: the input's rows enter, replacing a row of the same key
+// (the same op, target, versions and source shape) only when compiled from another schedule.
+void merge_generic_code(SqliteConnection &out, const std::string &what) {
+    out.exec("INSERT INTO main.generic_code SELECT * FROM src.generic_code AS g WHERE true ORDER BY g.rowid "
+             "ON CONFLICT (target, op_name, dtype, op_hash, halide_version, tuner_version, shape) DO UPDATE "
+             "SET schedule_json = excluded.schedule_json, format = excluded.format, abi_version = "
+             "excluded.abi_version, halide_target = excluded.halide_target, cpu_features = "
+             "excluded.cpu_features, code_halide_version = excluded.code_halide_version, function = "
+             "excluded.function, signature = excluded.signature, size = excluded.size, digest = "
+             "excluded.digest, created_at = excluded.created_at, bytes = excluded.bytes, symbols = "
+             "excluded.symbols, fixed = excluded.fixed, defaults = excluded.defaults, checked_shapes = "
+             "excluded.checked_shapes WHERE generic_code.schedule_json <> excluded.schedule_json;",
+             what);
+}
+
 // The ops, targets, kernels, variants and models of the attached input `src`, merged into main
 // as put_kernel and put_model would: per key the faster row stays.
 void merge_rows(SqliteConnection &out, const std::string &what) {
@@ -126,6 +141,7 @@ INSERT INTO main.models (target, name, created_at, train_rows, quality_json, byt
 )sql",
              what);
     merge_code(out, what);
+    merge_generic_code(out, what);
 }
 
 // The largest run id merged so far: the next input's run ids move past it.
@@ -278,6 +294,8 @@ std::string base64(const std::vector<uint8_t> &bytes) {
     return text;
 }
 
+nlohmann::json code_json(const KernelCode &code);
+
 // The kernel's code compiled from its current schedule, its bytes in base64; null for none.
 nlohmann::json exported_code(SqliteConnection &connection, const KernelRecord &kernel) {
     SqliteQuery query(connection,
@@ -293,7 +311,33 @@ nlohmann::json exported_code(SqliteConnection &connection, const KernelRecord &k
     if (!query.step()) {
         return nullptr;
     }
-    KernelCode code = read_code(query, 0);
+    return code_json(read_code(query, 0));
+}
+
+// Every generic code row (GenericSignature.h): its key (the tuned shape it came from), its
+// generic fields and the shapes it was checked at, beside the code as exported_code gives it.
+nlohmann::json exported_generic_code(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns + ", " + kCodeColumns +
+                          ", symbols, fixed, defaults, checked_shapes FROM generic_code ORDER BY target, "
+                          "op_name, dtype, op_hash, halide_version, tuner_version, shape",
+                      "exporting the generic code");
+    while (query.step()) {
+        nlohmann::json row = key_json(read_key(query, 0));
+        row.update({{"schedule", json_or_text(query.text(14))},
+                    {"symbols", query.text(19)},
+                    {"fixed", query.text(20)},
+                    {"defaults", query.text(21)},
+                    {"checked_shapes", query.text(22)},
+                    {"code", code_json(read_code(query, 7))}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// A code row's fields, its bytes in base64.
+nlohmann::json code_json(const KernelCode &code) {
     return {{"format", code.format},
             {"abi_version", code.abi_version},
             {"halide_target", code.halide_target},
@@ -444,6 +488,7 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
     doc["targets"] = exported_targets(connection);
     doc["tuning_runs"] = exported_runs(connection);
     doc["variants"] = exported_variants(connection);
+    doc["generic_code"] = exported_generic_code(connection);
     if (with_measurements) {
         doc["measurements"] = exported_measurements(path, connection);
     }

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "db/GenericSignature.h"
 #include "db/HostCpu.h"
 #include "db/KernelCache.h"
 
@@ -143,7 +144,30 @@ void *open_from_memory(const KernelCode &code, const std::string &what, int &fd_
     return library;
 }
 
+// The signature parses: numeric dims for exact code; for generic code, expressions of its symbols,
+// with its fixed values and defaults readable too.
+bool signature_readable(const KernelCode &code) {
+    if (!code.generic) {
+        return parse_signature(code.signature).has_value();
+    }
+    return parse_generic_signature(code.signature, split_names(code.symbols)) &&
+           !code.symbols.empty() && parse_values(code.fixed) && parse_values(code.defaults);
+}
+
 } // namespace
+
+struct LoadedKernel::Image {
+    void *library = nullptr;
+    int fd = -1;  // the memory file the library was loaded from, open while it is loaded
+    ~Image() {
+        if (library) {
+            ::dlclose(library);
+        }
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+};
 
 std::string code_refusal(const KernelCode &code) {
     if (code.size < 0 || uint64_t(code.size) != code.bytes.size()) {
@@ -166,9 +190,9 @@ std::string code_refusal(const KernelCode &code) {
         return "its code was built for target '" + code.halide_target + "', not for this host (" +
                kHostTargetPrefix + ")";
     }
-    if (std::optional<std::vector<CodeArgument>> arguments = parse_signature(code.signature);
-        !arguments) {
-        return "its signature '" + code.signature + "' cannot be read";
+    if (!signature_readable(code)) {
+        return "its " + std::string(code.generic ? "generic " : "") + "signature '" +
+               code.signature + "' cannot be read";
     }
     if (std::string problem = elf_problem(code.bytes); !problem.empty()) {
         return problem;
@@ -186,13 +210,18 @@ std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
         throw DbError(what + ": refused: " + refusal);
     }
     std::shared_ptr<LoadedKernel> kernel(new LoadedKernel());
-    kernel->arguments_ = *parse_signature(code.signature);
+    if (!code.generic) {
+        kernel->arguments_ = *parse_signature(code.signature);
+    }
     kernel->make_templates();
     kernel->digest_ = code.digest;
     kernel->function_ = code.function;
-    kernel->library_ = open_from_memory(code, what, kernel->fd_);
+    kernel->generic_ = code.generic;
+    auto image = std::make_shared<LoadedKernel::Image>();
+    image->library = open_from_memory(code, what, image->fd);
+    kernel->image_ = image;
     std::string entry = code.function + "_argv";
-    void *symbol = ::dlsym(kernel->library_, entry.c_str());
+    void *symbol = ::dlsym(image->library, entry.c_str());
     if (!symbol) {
         throw DbError(what + ": its code has no entry point '" + entry + "'");
     }
@@ -233,14 +262,30 @@ void LoadedKernel::make_templates() {
     }
 }
 
-LoadedKernel::~LoadedKernel() {
-    if (library_) {
-        ::dlclose(library_);
+std::shared_ptr<const LoadedKernel> bind_generic_kernel(
+    const std::shared_ptr<const LoadedKernel> &loaded, const KernelCode &code,
+    const std::string &shape, std::string *why) {
+    if (!loaded || !loaded->generic_ || !code.generic || loaded->digest_ != code.digest) {
+        if (why) *why = "the loaded kernel is not the generic code of digest " + code.digest;
+        return nullptr;
     }
-    if (fd_ >= 0) {
-        ::close(fd_);
+    std::optional<GenericBinding> binding = bind_generic(code, shape, why);
+    if (!binding) {
+        return nullptr;
     }
+    std::shared_ptr<LoadedKernel> kernel(new LoadedKernel());
+    kernel->arguments_ = std::move(binding->arguments);
+    kernel->make_templates();
+    kernel->digest_ = loaded->digest_;
+    kernel->function_ = loaded->function_;
+    kernel->generic_ = true;
+    kernel->shape_ = binding->canonical;
+    kernel->image_ = loaded->image_;
+    kernel->entry_ = loaded->entry_;
+    return kernel;
 }
+
+LoadedKernel::~LoadedKernel() = default;
 
 int LoadedKernel::call(halide_buffer_t *const *buffers, size_t count, std::string *error) const {
     auto fail = [&](const std::string &why) {
@@ -249,6 +294,9 @@ int LoadedKernel::call(halide_buffer_t *const *buffers, size_t count, std::strin
         }
         return -1;
     };
+    if (generic_ && shape_.empty()) {
+        return fail("generic code must be bound to a shape before it is called");
+    }
     if (count != arguments_.size()) {
         return fail("takes " + std::to_string(arguments_.size()) + " buffers, got " +
                     std::to_string(count));
@@ -286,7 +334,7 @@ int LoadedKernel::call(halide_buffer_t *const *buffers, size_t count, std::strin
 }
 
 int LoadedKernel::call(void *const *data, size_t count, std::string *error) const {
-    if (count != arguments_.size()) {
+    if (count != arguments_.size() || (generic_ && shape_.empty())) {
         return call(static_cast<halide_buffer_t *const *>(nullptr), count, error);
     }
     for (size_t i = 0; i < count; i++) {

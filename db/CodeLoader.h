@@ -9,6 +9,9 @@
 // was compiled for this host's architecture and operating system, is an ELF shared object for
 // x86-64 whose headers lie inside it, and needs no CPU feature this host lacks.
 //
+// A shape-generic kernel is loaded once and bound to each shape it serves (bind_generic_kernel):
+// each binding is a LoadedKernel of its own with the shape's dims, sharing the mapped code.
+//
 // Thread safety and lifetime: a LoadedKernel is immutable once loaded; call() may run on any
 // number of threads at once (each call uses only its own buffers; the Halide runtime's thread
 // pool is shared). The code stays mapped as long as any shared_ptr to its LoadedKernel lives,
@@ -42,6 +45,11 @@ public:
     const std::vector<CodeArgument> &arguments() const { return arguments_; }
     const std::string &digest() const { return digest_; }
     const std::string &function() const { return function_; }
+    // A shape-generic kernel (KernelCode::generic): true, and shape() is the canonical shape it is
+    // bound to (bind_generic_kernel); "" for an exact kernel and for generic code not yet bound,
+    // which has no arguments and refuses every call.
+    bool generic() const { return generic_; }
+    const std::string &shape() const { return shape_; }
 
     // Calls the kernel on one buffer per argument. Each must have the argument's type, number of
     // dimensions and extents (innermost first, as Halide orders them); strides are the kernel's
@@ -55,14 +63,20 @@ public:
 private:
     friend std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &,
                                                                 const std::string &);
+    friend std::shared_ptr<const LoadedKernel> bind_generic_kernel(
+        const std::shared_ptr<const LoadedKernel> &, const KernelCode &, const std::string &,
+        std::string *);
     LoadedKernel() = default;
+    // The mapped library (CodeLoader.cpp), shared by generic code and its bindings.
+    struct Image;
     // The dense buffers of the pointer call, made once at load (CodeLoader.cpp).
     struct Templates;
     void make_templates();
 
-    void *library_ = nullptr;
-    int fd_ = -1;  // the memory file the library was loaded from, open while it is loaded
+    std::shared_ptr<const Image> image_;
     int (*entry_)(void **) = nullptr;
+    bool generic_ = false;
+    std::string shape_;
     std::vector<CodeArgument> arguments_;
     std::unique_ptr<Templates> templates_;
     std::string digest_;
@@ -70,9 +84,18 @@ private:
 };
 
 // Checks `code` (code_refusal) and loads it. Raises DbError "<what>: <reason>" when it is refused
-// or the dynamic loader fails; no byte of refused code is mapped executable.
+// or the dynamic loader fails; no byte of refused code is mapped executable. Generic code comes
+// back unbound: bind it to a shape with bind_generic_kernel before calling it.
 std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
                                                      const std::string &what);
+
+// Generic code loaded by load_kernel_code (`loaded`, from `code`) bound to `shape`
+// (GenericSignature.h, bind_generic): a kernel whose arguments have that shape's dims, sharing
+// the loaded code. nullptr, with `why` set when given, when the shape is not one it serves or
+// `loaded` is not generic code of `code`'s digest.
+std::shared_ptr<const LoadedKernel> bind_generic_kernel(
+    const std::shared_ptr<const LoadedKernel> &loaded, const KernelCode &code,
+    const std::string &shape, std::string *why = nullptr);
 
 } // namespace opgen::db
 

@@ -1,5 +1,7 @@
 #include "db/KernelCache.h"
 
+#include "db/GenericCodeRows.h"
+
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -237,16 +239,6 @@ void create_cache_file(const std::string &path, int busy_timeout_ms) {
     remove_database_files(temporary);
 }
 
-void bind_key(SqliteQuery &query, const KernelKey &key) {
-    query.bind(1, key.op_name)
-        .bind(2, key.op_hash)
-        .bind(3, key.shape)
-        .bind(4, key.dtype)
-        .bind(5, key.target)
-        .bind(6, key.halide_version)
-        .bind(7, key.tuner_version);
-}
-
 // Reads the MeasurementRecord fields other than the key, in the order of kMeasurementColumns.
 constexpr const char *kMeasurementColumns = "id, schedule_json, features, feature_rows, time_ms, "
                                             "gflops, status, error, run_id";
@@ -393,18 +385,7 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
 )sql",
                            what);
         bind_key(insert, key);
-        insert.bind(8, code.schedule_json)
-            .bind(9, code.format)
-            .bind(10, code.abi_version)
-            .bind(11, code.halide_target)
-            .bind(12, code.cpu_features)
-            .bind(13, code.halide_version)
-            .bind(14, code.function)
-            .bind(15, code.signature)
-            .bind(16, code.size)
-            .bind(17, code.digest)
-            .bind(18, created_at)
-            .bind_blob(19, code.bytes);
+        bind_code(insert, 8, code, created_at);
         insert.run();
         bool stored = connection_->changes() > 0;
         transaction.commit();
@@ -426,6 +407,31 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
             return std::nullopt;
         }
         return read_code(query, 0);
+    }
+
+    void put_generic_code(const GenericCodeRecord &record) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "storing the generic code of " + describe(record.key);
+        require_writable(what);
+        GenericCodeRecord stamped = record;
+        if (stamped.code.created_at.empty()) {
+            stamped.code.created_at = now_utc_iso8601();
+        }
+        SqliteTransaction transaction(*connection_, what);
+        write_generic_code(*connection_, stamped, what);
+        transaction.commit();
+    }
+
+    std::vector<GenericCodeRecord> generic_code_for(const std::string &op_name,
+                                                    const std::string &target) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<GenericCodeRecord> rows;
+        for (const char *dtype : {"f16", "f32", "i32", "i8"}) {
+            for (GenericCodeRecord &row : read_generic_code(*connection_, target, op_name, dtype)) {
+                rows.push_back(std::move(row));
+            }
+        }
+        return rows;
     }
 
     std::vector<KernelRecord> kernels_without_code() override {
@@ -450,6 +456,17 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
             return std::nullopt;
         }
         return query.text(0);
+    }
+
+    std::vector<KernelRecord> kernels_of_op(const std::string &op_name) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                              " FROM kernels WHERE op_name = ?1 ORDER BY target, shape, dtype, "
+                              "op_hash, halide_version, tuner_version",
+                          "listing the kernels of op '" + op_name + "'");
+        query.bind(1, op_name);
+        return read_kernels(query);
     }
 
     std::vector<KernelRecord> kernels_for(const std::string &op_name,
@@ -650,7 +667,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                               "(SELECT count(*) FROM targets), (SELECT count(*) FROM tuning_runs), "
                               "(SELECT count(*) FROM kernel_variants), "
                               "(SELECT count(*) FROM kernel_code AS c JOIN kernels AS k ON " +
-                                  code_of_kernel("c", "k") + ")",
+                                  code_of_kernel("c", "k") + "), (SELECT count(*) FROM generic_code)",
                               "counting the rows");
             query.step();
             stats.kernels = query.integer(0);
@@ -660,6 +677,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             stats.tuning_runs = query.integer(4);
             stats.variants = query.integer(5);
             stats.kernels_with_code = query.integer(6);
+            stats.generic_code = query.integer(7);
         }
         SqliteQuery version(*connection_, "PRAGMA user_version", "reading the schema version");
         version.step();

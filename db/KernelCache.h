@@ -101,7 +101,17 @@ struct CacheStats {
     int64_t tuning_runs = 0;
     int64_t variants = 0;  // rows of kernel_variants (VariantStore.h)
     int64_t kernels_with_code = 0;  // kernels with code compiled from their current schedule
+    int64_t generic_code = 0;       // rows of generic_code
     int schema_version = 0;
+};
+
+// A shape-generic kernel's code (KernelCode::generic, GenericSignature.h). `key.shape` is the
+// tuned shape whose schedule it was compiled from; `checked_shapes` the shapes ("M=1,N=1;M=7,N=9")
+// it was checked at against the reference before it was stored.
+struct GenericCodeRecord {
+    KernelKey key;
+    KernelCode code;
+    std::string checked_shapes;
 };
 
 enum class OpenMode { ReadOnly, ReadWrite };
@@ -122,6 +132,12 @@ public:
     // The stored code of the kernel of `key`, when it was compiled from the kernel's current
     // schedule; as stored, unchecked (CodeLoader.h checks it before it runs).
     virtual std::optional<KernelCode> code_for(const KernelKey &key) = 0;
+    // Stores generic code, replacing what the key had. Raises DbError, storing nothing, when the
+    // code is not generic or does not match its own size or digest.
+    virtual void put_generic_code(const GenericCodeRecord &record) = 0;
+    // The generic code of an op on a target (every op hash and version), in key order.
+    virtual std::vector<GenericCodeRecord> generic_code_for(const std::string &op_name,
+                                                            const std::string &target) = 0;
     // Every kernel without code compiled from its current schedule, in key order.
     virtual std::vector<KernelRecord> kernels_without_code() = 0;
     // The op's definition text recorded by begin_run for this hash, if any.
@@ -130,6 +146,8 @@ public:
     // All winners of one op on one target (any shape); used for nearest-shape answers.
     virtual std::vector<KernelRecord> kernels_for(const std::string &op_name,
                                                   const std::string &target) = 0;
+    // All winners of one op on every target, in key order (generic code is compiled from them).
+    virtual std::vector<KernelRecord> kernels_of_op(const std::string &op_name) = 0;
     // Records the start of a tuning run and returns its id, for MeasurementRecord::run_id and
     // end_run. Also records the op's source text and the target's description and fingerprint
     // where the cache has none yet for them. One transaction.

@@ -10,19 +10,6 @@ namespace {
 
 constexpr size_t kMaxDims = 16;
 
-std::vector<std::string> split(const std::string &text, char separator) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (true) {
-        size_t end = text.find(separator, start);
-        parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        if (end == std::string::npos) {
-            return parts;
-        }
-        start = end + 1;
-    }
-}
-
 // A positive decimal extent below 2^31 (Halide's extents are int32), digits only.
 std::optional<int64_t> extent(const std::string &text) {
     if (text.empty() || text.size() > 10) {
@@ -42,17 +29,17 @@ std::optional<int64_t> extent(const std::string &text) {
 }
 
 std::optional<CodeArgument> parse_argument(const std::string &text) {
-    std::vector<std::string> fields = split(text, ':');
+    std::vector<std::string> fields = split_fields(text, ':');
     if (fields.size() != 4 || fields[0].empty() || (fields[1] != "in" && fields[1] != "out")) {
         return std::nullopt;
     }
     const std::string &dtype = fields[2];
-    if (dtype != "f32" && dtype != "i32" && dtype != "i8" && dtype != "f16") {
+    if (!is_code_dtype(dtype)) {
         return std::nullopt;
     }
     CodeArgument argument{fields[0], fields[1] == "out", dtype, {}};
     // A zero-dimensional tensor (a scalar) has an empty list.
-    std::vector<std::string> dims = fields[3].empty() ? std::vector<std::string>{} : split(fields[3], ',');
+    std::vector<std::string> dims = fields[3].empty() ? std::vector<std::string>{} : split_fields(fields[3], ',');
     if (dims.size() > kMaxDims) {
         return std::nullopt;
     }
@@ -72,6 +59,23 @@ std::optional<CodeArgument> parse_argument(const std::string &text) {
 
 } // namespace
 
+std::vector<std::string> split_fields(const std::string &text, char separator) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (true) {
+        size_t end = text.find(separator, start);
+        parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) {
+            return parts;
+        }
+        start = end + 1;
+    }
+}
+
+bool is_code_dtype(const std::string &dtype) {
+    return dtype == "f32" || dtype == "i32" || dtype == "i8" || dtype == "f16";
+}
+
 int64_t CodeArgument::elements() const {
     int64_t n = 1;
     for (int64_t d : dims) {
@@ -89,6 +93,12 @@ std::string code_digest(const KernelCode &code) {
           code.signature, code.schedule_json, std::to_string(code.size)}) {
         hash.add(field.data(), field.size() + 1);
     }
+    if (code.generic) {
+        for (const std::string &field :
+             {std::string("generic"), code.symbols, code.fixed, code.defaults}) {
+            hash.add(field.data(), field.size() + 1);
+        }
+    }
     hash.add(code.bytes.data(), code.bytes.size());
     return hash.hex();
 }
@@ -97,7 +107,7 @@ std::optional<std::vector<CodeArgument>> parse_signature(const std::string &sign
     if (signature.empty()) {
         return std::nullopt;
     }
-    std::vector<std::string> parts = split(signature, ';');
+    std::vector<std::string> parts = split_fields(signature, ';');
     if (parts.size() > kMaxCallArguments) {
         return std::nullopt;
     }

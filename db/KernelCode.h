@@ -41,6 +41,13 @@ struct KernelCode {
     std::string digest;          // code_digest() when stored
     std::vector<uint8_t> bytes;
     std::string created_at;      // ISO-8601 UTC; filled by put_code when empty
+    // A shape-generic kernel (GenericCode.h) serves every shape of its op that has its `fixed`
+    // values: its signature's dims are expressions of `symbols` ("M,K"), which the call's buffers
+    // carry. An exact kernel leaves these empty and its dims are numbers.
+    bool generic = false;
+    std::string symbols;         // the parameters a call gives, comma-separated: "K,M,N"
+    std::string fixed;           // the others' values it was compiled for: "KH=3,KW=3,pad=1"
+    std::string defaults;        // the op's defaults, for requests that leave them out
 };
 
 // One argument of a kernel: "name:in:f32:64,128" (dims outermost first, as the op file's tensor
@@ -53,7 +60,13 @@ struct CodeArgument {
     int64_t elements() const;
 };
 
-// The SHA-256 (hex) over a code's fields and bytes, all but `digest` and `created_at`.
+// `text` split at every `separator` (an empty text gives one empty part).
+std::vector<std::string> split_fields(const std::string &text, char separator);
+// A dtype a kernel's argument may have: "f32", "i32", "i8", "f16".
+bool is_code_dtype(const std::string &dtype);
+
+// The SHA-256 (hex) over a code's fields and bytes, all but `digest` and `created_at` (the generic
+// fields only for generic code, so that exact code keeps the digest it was stored with).
 std::string code_digest(const KernelCode &code);
 
 // Parses a signature: arguments separated by ';'. nullopt when it is not one (empty, a bad field,

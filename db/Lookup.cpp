@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include "db/GenericKernels.h"
 #include "db/Rows.h"
 #include "db/Sqlite.h"
 
@@ -176,11 +177,11 @@ public:
             return answer;
         }
         if (!info) {
-            answer.reason = extension_ ? "op '" + request.op_name + "' at '" + request.shape +
-                                             "' is unknown to the lookup extension"
-                                       : "no exact kernel, and no lookup extension is attached "
-                                         "for derived or predicted answers";
-            return answer;
+            std::string reason = extension_ ? "op '" + request.op_name + "' at '" + request.shape +
+                                                  "' is unknown to the lookup extension"
+                                            : "no exact kernel, and no lookup extension is attached "
+                                              "for derived or predicted answers";
+            return generic_or_none(request, reason);
         }
         bool had_neighbour = false;
         std::string memo_key = request_key(request) + '\n' + canonical;
@@ -200,13 +201,13 @@ public:
             answer.kernel.key.shape = canonical;
             return answers_.emplace(memo_key, answer).first->second;
         }
-        answer.reason = had_neighbour
-                            ? "op '" + request.op_name + "' at " + canonical + " on target '" +
-                                  request.target + "': the lookup extension has no schedule for "
-                                  "this shape (its legal space may be empty)"
-                            : "no kernel of op '" + request.op_name + "' on target '" +
-                                  request.target + "' to derive from, and the model has no prediction";
-        return answer;
+        return generic_or_none(
+            request, had_neighbour
+                         ? "op '" + request.op_name + "' at " + canonical + " on target '" +
+                               request.target + "': the lookup extension has no schedule for "
+                               "this shape (its legal space may be empty)"
+                         : "no kernel of op '" + request.op_name + "' on target '" +
+                               request.target + "' to derive from, and the model has no prediction");
     }
 
     std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
@@ -229,11 +230,14 @@ public:
         if (auto found = kernels_.find(kernel_key_); found != kernels_.end()) {
             return found->second;
         }
-        std::string reason;
+        std::string reason, generic_reason;
         std::shared_ptr<const LoadedKernel> loaded = load_exact(request, reason);
         if (!loaded) {
+            loaded = generic_.kernel(*connection_, request, generic_reason);
+        }
+        if (!loaded) {
             if (why) {
-                *why = reason;
+                *why = reason + "; " + generic_reason;
             }
             return nullptr;
         }
@@ -262,6 +266,19 @@ public:
     std::string path() const override { return connection_->path(); }
 
 private:
+    // A generic kernel's answer for a shape with no exact kernel (GenericKernels.h), else None
+    // with `reason` and why no generic code serves it.
+    LookupAnswer generic_or_none(const LookupRequest &request, const std::string &reason) {
+        refresh_if_changed();
+        std::string why;
+        if (std::optional<LookupAnswer> generic = generic_.answer(*connection_, request, why)) {
+            return *generic;
+        }
+        LookupAnswer answer;
+        answer.reason = reason + "; " + why;
+        return answer;
+    }
+
     std::string describe(const LookupRequest &request, const std::string &shape) const {
         return "op '" + request.op_name + "' shape '" + shape + "' on target '" + request.target +
                "'";
@@ -365,6 +382,7 @@ private:
             candidates_.clear();
             answers_.clear();
             kernels_.clear(); // a request may have a new winner; same code is found by digest
+            generic_.forget();
             data_version_ = data_version;
         }
     }
@@ -499,6 +517,7 @@ private:
     std::string kernel_key_;            // the key of the current kernel() call, kept to reuse
     Clock::time_point kernels_checked_; // when kernel() last asked whether the file changed
     std::unordered_map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
+    GenericKernels generic_;
 };
 
 } // namespace
@@ -511,6 +530,8 @@ const char *answer_kind_name(AnswerKind kind) {
         return "derived";
     case AnswerKind::Predicted:
         return "predicted";
+    case AnswerKind::Generic:
+        return "generic";
     case AnswerKind::None:
         break;
     }

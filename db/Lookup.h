@@ -6,6 +6,9 @@
 //   Derived    the winner of the nearest tuned shape of the same op, dtype and target, its schedule
 //              re-fitted to the new shape's loop extents (refit_schedule);
 //   Predicted  the cost model's pick over the new shape's legal space;
+//   Generic    shape-generic code of the op (GenericKernels.h), compiled once from a tuned shape's
+//              schedule with symbolic sizes and checked against the reference when built; the
+//              only answer besides Exact that needs no extension;
 //   None       nothing could be said (the reason is given).
 // Every answer says which it is. Every query filters by target: a winner tuned on one target is
 // never the answer on another.
@@ -16,8 +19,9 @@
 // Without an extension only Exact answers are given, with the shape canonicalised by sorting its
 // names.
 //
-// An Exact answer whose kernel has compiled code in the cache (KernelCode.h) can also be had as a
-// callable kernel, kernel(): loaded into executable memory after the checks of CodeLoader.h, with
+// An Exact answer whose kernel has compiled code in the cache (KernelCode.h), or else a shape that
+// generic code serves, can also be had as a callable kernel, kernel() (LoadedKernel::generic()
+// says which): loaded into executable memory after the checks of CodeLoader.h, with
 // no compiler in the process. The loaded kernel is kept by the lookup, so asking again loads
 // nothing; it stays callable as long as the caller holds its shared_ptr, even after the lookup is
 // destroyed. Calls of one loaded kernel may run on several threads at once.
@@ -35,9 +39,9 @@
 
 namespace opgen::db {
 
-enum class AnswerKind { None, Exact, Derived, Predicted };
+enum class AnswerKind { None, Exact, Derived, Predicted, Generic };
 
-// "none", "exact", "derived", "predicted".
+// "none", "exact", "derived", "predicted", "generic".
 const char *answer_kind_name(AnswerKind kind);
 
 struct LookupRequest {
@@ -113,9 +117,10 @@ public:
     // asked for again is answered at exact-lookup speed.
     virtual LookupAnswer find(const LookupRequest &request) = 0;
     // The callable kernel of the Exact answer for the request (the fastest row of exactly this
-    // shape), loaded on first use and kept. nullptr, with the reason in `why` when given, when
-    // there is no exact kernel or it has no code compiled from its schedule (`opgen db compile`
-    // fills it). Raises DbError when the code is refused (truncated, digest mismatch, another
+    // shape), loaded on first use and kept; when there is none or it has no code compiled from
+    // its schedule (`opgen db compile` fills it), the generic kernel that serves the shape, bound
+    // to it (`opgen db compile --generic`). nullptr, with both reasons in `why` when given, when
+    // neither exists. Raises DbError when the code is refused (truncated, digest mismatch, another
     // format, ABI or target, a CPU feature this host lacks) or cannot be loaded, or the file
     // fails; refused code is never executed. A faster winner committed by another process is
     // served from at most 10 ms after this lookup last looked (it looks at most that often).

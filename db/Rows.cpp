@@ -36,6 +36,31 @@ std::vector<KernelRecord> read_kernels(SqliteQuery &query) {
     return records;
 }
 
+void bind_key(SqliteQuery &query, const KernelKey &key) {
+    query.bind(1, key.op_name)
+        .bind(2, key.op_hash)
+        .bind(3, key.shape)
+        .bind(4, key.dtype)
+        .bind(5, key.target)
+        .bind(6, key.halide_version)
+        .bind(7, key.tuner_version);
+}
+
+void bind_code(SqliteQuery &query, int first, const KernelCode &code, const std::string &created_at) {
+    query.bind(first, code.schedule_json)
+        .bind(first + 1, code.format)
+        .bind(first + 2, code.abi_version)
+        .bind(first + 3, code.halide_target)
+        .bind(first + 4, code.cpu_features)
+        .bind(first + 5, code.halide_version)
+        .bind(first + 6, code.function)
+        .bind(first + 7, code.signature)
+        .bind(first + 8, code.size)
+        .bind(first + 9, code.digest)
+        .bind(first + 10, created_at)
+        .bind_blob(first + 11, code.bytes);
+}
+
 KernelCode read_code(const SqliteQuery &query, int first_column) {
     KernelCode code;
     code.format = query.text(first_column);

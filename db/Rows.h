@@ -38,6 +38,11 @@ KernelKey read_key(const SqliteQuery &query, int first_column);
 void read_record(const SqliteQuery &query, int first_column, KernelRecord &record);
 // Every remaining row of a query that selects kKeyColumns then kRecordColumns.
 std::vector<KernelRecord> read_kernels(SqliteQuery &query);
+// Binds a key's seven fields to parameters 1 to 7, in kKeyColumns' order.
+void bind_key(SqliteQuery &query, const KernelKey &key);
+// Binds a code's schedule_json, format, abi_version, halide_target, cpu_features, halide_version,
+// function, signature, size, digest, `created_at` and bytes to the twelve parameters from `first`.
+void bind_code(SqliteQuery &query, int first, const KernelCode &code, const std::string &created_at);
 // Reads the kCodeColumns starting at `first_column`.
 KernelCode read_code(const SqliteQuery &query, int first_column);
 

@@ -191,6 +191,39 @@ CREATE TABLE kernel_code (
     PRIMARY KEY (target, op_name, op_hash, shape, dtype, halide_version, tuner_version)
 );
 )sql",
+    // Version 5. Shape-generic kernels (GenericSignature.h): code compiled with symbolic sizes from
+    // the schedule of one tuned shape (`shape`), which serves every shape of its op with the same
+    // fixed values. A table of its own: it belongs to no kernel row (the code stays valid, and was
+    // checked, whatever later replaces that shape's winner), and many may exist per tuned shape's
+    // op. `checked_shapes` lists the shapes it was verified at against the reference when built.
+    R"sql(
+CREATE TABLE generic_code (
+    op_name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    target TEXT NOT NULL,
+    halide_version TEXT NOT NULL,
+    tuner_version TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    format TEXT NOT NULL,
+    abi_version INTEGER NOT NULL,
+    halide_target TEXT NOT NULL,
+    cpu_features TEXT NOT NULL,
+    code_halide_version TEXT NOT NULL,
+    function TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    bytes BLOB NOT NULL,
+    symbols TEXT NOT NULL,
+    fixed TEXT NOT NULL,
+    defaults TEXT NOT NULL,
+    checked_shapes TEXT NOT NULL,
+    PRIMARY KEY (target, op_name, dtype, op_hash, halide_version, tuner_version, shape)
+);
+)sql",
 };
 
 constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));
@@ -198,7 +231,7 @@ constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));
 // The tables the current version must have; a file missing one was not written by us.
 const char *const kTables[] = {"ops",         "targets",         "kernels",    "measurements",
                                "models",      "tuning_runs",     "kernel_variants",
-                               "kernel_code"};
+                               "kernel_code", "generic_code"};
 
 struct SchemaSnapshot {
     int version = 0;

@@ -31,21 +31,22 @@ typedef enum opgen_cache_kind {
     OPGEN_CACHE_NONE = 0,
     OPGEN_CACHE_EXACT = 1,
     OPGEN_CACHE_DERIVED = 2,
-    OPGEN_CACHE_PREDICTED = 3
+    OPGEN_CACHE_PREDICTED = 3,
+    OPGEN_CACHE_GENERIC = 4
 } opgen_cache_kind;
 
 typedef struct opgen_cache_answer {
     opgen_cache_kind kind;
-    const char *kind_name;       /* "none", "exact", "derived", "predicted" */
+    const char *kind_name;       /* "none", "exact", "derived", "predicted", "generic" */
     const char *shape;           /* the canonical shape answered */
-    const char *from_shape;      /* derived: the tuned shape the schedule came from, else "" */
+    const char *from_shape;      /* derived, generic: the tuned shape the schedule came from */
     const char *schedule_json;   /* the schedule point, "" for none */
     const char *schedule_source; /* printed Halide schedule; exact answers only, else "" */
     const char *op_hash;
     const char *reason;          /* none: why; else "" */
     double time_ms;              /* exact: measured; derived: the neighbour's; predicted: estimate */
     double gflops;
-    int verified;                /* 1 for a measured, checked kernel (exact) */
+    int verified;                /* 1 for a checked kernel (exact; generic: checked when built) */
 } opgen_cache_answer;
 
 /* Opens `path` read-only. On failure returns -1, sets *cache_out to NULL and, when error_out is
@@ -62,12 +63,18 @@ int opgen_cache_find(opgen_cache *cache, const char *op, const char *shape, cons
 typedef struct opgen_cache_kernel opgen_cache_kernel;
 struct halide_buffer_t;
 
-/* The callable kernel for exactly this shape. Returns 0 and sets *kernel_out; -1 with the reason
- * in opgen_cache_error when there is no exact kernel, it has no code, its code is refused or the
- * file failed. dtype NULL means "f32". */
+/* The callable kernel for this shape: the exact kernel's code, else a generic kernel's bound to the
+ * shape (opgen_cache_kernel_is_generic says which; its argument dims are the shape's). Returns 0
+ * and sets *kernel_out; -1 with the reason in opgen_cache_error when there is neither, the code is
+ * refused or the file failed. dtype NULL means "f32". */
 int opgen_cache_kernel_find(opgen_cache *cache, const char *op, const char *shape,
                             const char *dtype, const char *target,
                             const opgen_cache_kernel **kernel_out);
+
+/* 1 when the kernel is shape-generic code bound to the shape it was found for, 0 when exact, -1
+ * for NULL; opgen_cache_kernel_shape gives a generic kernel's canonical shape ("" when exact). */
+int opgen_cache_kernel_is_generic(const opgen_cache_kernel *kernel);
+const char *opgen_cache_kernel_shape(const opgen_cache_kernel *kernel);
 
 /* The kernel's arguments: their number, and the i-th one's name, whether it is the output (the
  * last), its element type ("f32") and dims (outermost first; the data is dense row-major). */

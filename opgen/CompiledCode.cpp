@@ -87,20 +87,24 @@ void run_build_tool(const std::vector<std::string> &command, const std::string &
                             << ": " << read_text(log);
 }
 
-std::string compile_kernel_object(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
-                                  const Target &target, const std::string &function, const std::string &path) {
-    LoweredOp op = lower_to_halide(def, shape);
-    apply_schedule(op, point, target);
+std::string compile_scheduled_object(LoweredOp &op, const std::string &what, const Target &target,
+                                     const std::string &function, const std::string &path) {
     Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
     std::vector<Halide::Argument> args;
     for (auto &param : op.params) args.emplace_back(param);
     try {
         Halide::Pipeline(op.output).compile_to_object(path, args, function, ht);
     } catch (const Halide::Error &e) {
-        throw UserError("op '" + def.name + "' at " + shape.canonical + ": Halide cannot compile code for target '" +
-                        ht.to_string() + "': " + e.what());
+        throw UserError(what + ": Halide cannot compile code for target '" + ht.to_string() + "': " + e.what());
     }
     return ht.to_string();
+}
+
+std::string compile_kernel_object(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                                  const Target &target, const std::string &function, const std::string &path) {
+    LoweredOp op = lower_to_halide(def, shape);
+    apply_schedule(op, point, target);
+    return compile_scheduled_object(op, "op '" + def.name + "' at " + shape.canonical, target, function, path);
 }
 
 std::string code_function_name(const ComputeDef &def) {
@@ -134,6 +138,18 @@ std::string required_cpu_features(const Halide::Target &halide_target) {
     return features;
 }
 
+void build_kernel_code(LoweredOp &op, const std::string &what, const Target &target, db::KernelCode &code) {
+    ScratchFolder scratch;
+    std::string object = scratch.file("kernel.o"), library = scratch.file("kernel.so");
+    code.halide_target = compile_scheduled_object(op, what, target, code.function, object);
+    code.cpu_features = required_cpu_features(Halide::Target(code.halide_target));
+    // -Bsymbolic: the kernel's calls to its own functions never bind to another kernel's.
+    run_build_tool({c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", library, object}, scratch.file("link.log"));
+    code.bytes = read_bytes(library);
+    code.size = int64_t(code.bytes.size());
+    code.digest = db::code_digest(code);
+}
+
 db::KernelCode compile_kernel_code(const ComputeDef &def, const BoundShape &shape,
                                    const SchedulePoint &point, const Target &target,
                                    const std::string &schedule_json) {
@@ -142,16 +158,9 @@ db::KernelCode compile_kernel_code(const ComputeDef &def, const BoundShape &shap
     code.function = code_function_name(def);
     code.signature = code_signature(def, shape);
     code.schedule_json = schedule_json;
-
-    ScratchFolder scratch;
-    std::string object = scratch.file("kernel.o"), library = scratch.file("kernel.so");
-    code.halide_target = compile_kernel_object(def, shape, point, target, code.function, object);
-    code.cpu_features = required_cpu_features(Halide::Target(code.halide_target));
-    // -Bsymbolic: the kernel's calls to its own functions never bind to another kernel's.
-    run_build_tool({c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", library, object}, scratch.file("link.log"));
-    code.bytes = read_bytes(library);
-    code.size = int64_t(code.bytes.size());
-    code.digest = db::code_digest(code);
+    LoweredOp op = lower_to_halide(def, shape);
+    apply_schedule(op, point, target);
+    build_kernel_code(op, "op '" + def.name + "' at " + shape.canonical, target, code);
     return code;
 }
 

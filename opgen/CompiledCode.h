@@ -8,6 +8,7 @@
 
 #include "db/KernelCode.h"
 #include "opgen/ComputeDef.h"
+#include "opgen/Lower.h"
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
 #include "opgen/Target.h"
@@ -27,6 +28,12 @@ std::string code_signature(const ComputeDef &def, const BoundShape &shape);
 
 // The Halide features of `halide_target` that need the CPU's support (those db::HostCpu checks).
 std::string required_cpu_features(const Halide::Target &halide_target);
+
+// Compiles an op already lowered and scheduled into an object file at `path` holding the pipeline
+// `function` (Target::NoRuntime); returns the Halide target string. Raises UserError starting with
+// `what` when Halide cannot compile it for the target.
+std::string compile_scheduled_object(LoweredOp &op, const std::string &what, const Target &target,
+                                     const std::string &function, const std::string &path);
 
 // Compiles `def` at `shape` with `point` for `target` into an object file at `path` holding the
 // pipeline `function` (Target::NoRuntime); returns the Halide target string. Raises UserError when
@@ -54,6 +61,11 @@ std::string c_compiler();
 // Runs a build tool (`cc`, `ar`) with its output going to the file `log`. Raises UserError naming
 // the command and its output when it cannot run or fails.
 void run_build_tool(const std::vector<std::string> &command, const std::string &log);
+
+// Compiles a lowered, scheduled op into `code`'s target, CPU features, bytes, size and digest (its
+// other fields, which the digest covers, set by the caller). Raises UserError starting with `what`
+// when Halide cannot compile it or the link fails.
+void build_kernel_code(LoweredOp &op, const std::string &what, const Target &target, db::KernelCode &code);
 
 // Compiles `def` at `shape` with `point` for `target` into a kernel's code with its digest,
 // `schedule_json` naming the schedule it came from. Raises UserError when Halide cannot compile

@@ -41,6 +41,56 @@ bool is_constant(const Expr &e) {
     return e->kind == ExprKind::FloatConst || e->kind == ExprKind::IntConst || e->kind == ExprKind::Param;
 }
 
+// + - * / of two integer expressions (Halide's division rounds down); undefined for another
+// operator.
+Halide::Expr integer_arith(const std::string &o, const Halide::Expr &a, const Halide::Expr &b) {
+    if (o == "+")
+        return a + b;
+    if (o == "-")
+        return a - b;
+    if (o == "*")
+        return a * b;
+    if (o == "/")
+        return a / b;
+    return Halide::Expr();
+}
+
+// A parameter or let: its symbol in a generic lowering, else the bound shape's constant.
+Halide::Expr param_expr(const LoweredOp &op, const std::string &name) {
+    if (auto it = op.symbols.find(name); it != op.symbols.end())
+        return it->second;
+    return Halide::Expr(int(op.shape.values.at(name)));
+}
+
+// An integer size expression of parameters and lets (an extent, a let's value): a constant when
+// the lowering is not generic, else a Halide expression of the symbols.
+Halide::Expr size_expr(const LoweredOp &op, const Expr &e) {
+    if (op.symbols.empty())
+        return Halide::Expr(int(op.shape.eval(e)));
+    switch (e->kind) {
+    case ExprKind::IntConst:
+        return Halide::Expr(int(e->int_value));
+    case ExprKind::Param:
+        return param_expr(op, e->name);
+    case ExprKind::Unary:
+        return -size_expr(op, e->args[0]);
+    case ExprKind::Binary:
+        if (Halide::Expr r = integer_arith(e->name, size_expr(op, e->args[0]), size_expr(op, e->args[1]));
+            r.defined())
+            return r;
+        break;
+    case ExprKind::Call:
+        if (e->name == "max")
+            return Halide::max(size_expr(op, e->args[0]), size_expr(op, e->args[1]));
+        if (e->name == "min")
+            return Halide::min(size_expr(op, e->args[0]), size_expr(op, e->args[1]));
+        break;
+    default:
+        break;
+    }
+    throw InternalError("cannot lower size " + to_string(e));
+}
+
 class ExprLowering {
 public:
     ExprLowering(const LoweredOp &op, const std::map<std::string, Halide::Expr> &vars,
@@ -54,7 +104,7 @@ public:
         case ExprKind::IntConst:
             return Halide::cast(type_, Halide::Expr(int(e->int_value)));
         case ExprKind::Param:
-            return Halide::cast(type_, Halide::Expr(int(op_.shape.values.at(e->name))));
+            return Halide::cast(type_, param_expr(op_, e->name));
         case ExprKind::IndexVar:
             return Halide::cast(type_, vars_.at(e->name));
         case ExprKind::Access: {
@@ -186,23 +236,15 @@ private:
         case ExprKind::IntConst:
             return Halide::Expr(int(e->int_value));
         case ExprKind::Param:
-            return Halide::Expr(int(op_.shape.values.at(e->name)));
+            return param_expr(op_, e->name);
         case ExprKind::IndexVar:
             return vars_.at(e->name);
         case ExprKind::Unary:
             return -index(e->args[0]);
-        case ExprKind::Binary: {
-            Halide::Expr a = index(e->args[0]), b = index(e->args[1]);
-            if (e->name == "+")
-                return a + b;
-            if (e->name == "-")
-                return a - b;
-            if (e->name == "*")
-                return a * b;
-            if (e->name == "/")
-                return a / b;
+        case ExprKind::Binary:
+            if (Halide::Expr r = integer_arith(e->name, index(e->args[0]), index(e->args[1])); r.defined())
+                return r;
             break;
-        }
         default:
             break;
         }
@@ -221,22 +263,90 @@ void constrain(Halide::OutputImageParam p, const std::vector<int64_t> &dims_oute
     }
 }
 
-} // namespace
+// The accumulator of a reduction statement (init and update) and the tensor as its copy.
+void define_reduction(LoweredStage &st, ReduceKind reduce, Halide::Type type,
+                      const Halide::Expr &body) {
+    std::vector<Halide::Expr> lhs(st.vars.begin(), st.vars.end());
+    switch (reduce) {
+    case ReduceKind::Sum:
+        st.acc(lhs) = Halide::cast(type, 0);
+        st.acc(lhs) += body;
+        break;
+    case ReduceKind::Max:
+        st.acc(lhs) = type.min();
+        st.acc(lhs) = Halide::max(st.acc(lhs), body);
+        break;
+    case ReduceKind::Min:
+        st.acc(lhs) = type.max();
+        st.acc(lhs) = Halide::min(st.acc(lhs), body);
+        break;
+    case ReduceKind::None:
+        break;
+    }
+    st.func(lhs) = st.acc(lhs);
+}
 
-LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_math) {
-    LoweredOp op;
-    op.def = &def;
-    op.shape = shape;
-    for (const TensorDecl *t : def.inputs()) {
+// Generic lowering: each symbolic parameter is the extent of the first input dimension declared
+// with exactly it; every let follows, in declaration order, as an expression of them.
+void bind_symbols(LoweredOp &op, const std::vector<std::string> &symbolic) {
+    const ComputeDef &def = *op.def;
+    for (const std::string &name : symbolic) {
+        for (size_t i = 0; i < op.params.size() && !op.symbols.count(name); i++) {
+            const TensorDecl *t = def.find_tensor(op.param_names[i]);
+            int rank = int(t->dims.size());
+            for (int d = 0; d < rank; d++) {
+                const Expr &e = t->dims[size_t(d)];
+                if (e->kind == ExprKind::Param && e->name == name) {
+                    op.symbols[name] = op.params[i].dim(rank - 1 - d).extent();
+                    break;
+                }
+            }
+        }
+        user_check(op.symbols.count(name))
+            << "op '" << def.name << "': parameter '" << name
+            << "' is no input's extent, so no generic kernel can take it from the buffers";
+    }
+    for (const LetDecl &l : def.lets)
+        op.symbols[l.name] = size_expr(op, l.value);
+}
+
+// A dense row-major buffer of a generic lowering: stride 1 innermost, each stride the product of
+// the extents inside it; every extent but a parameter's own (those read by bind_symbols) is its
+// declaration's expression, which Halide checks at each call.
+void constrain_generic(const LoweredOp &op, Halide::OutputImageParam p, const TensorDecl &t,
+                       bool is_output) {
+    int rank = int(t.dims.size());
+    for (int d = 0; d < rank; d++) {
+        const Expr &e = t.dims[size_t(rank - 1 - d)];
+        bool reads_symbol = !is_output && e->kind == ExprKind::Param && op.symbols.count(e->name) &&
+                            Halide::Internal::equal(op.symbols.at(e->name), p.dim(d).extent());
+        if (reads_symbol)
+            p.dim(d).set_min(0);
+        else
+            p.dim(d).set_bounds(0, size_expr(op, e));
+        p.dim(d).set_stride(d == 0 ? Halide::Expr(1) : p.dim(d - 1).stride() * p.dim(d - 1).extent());
+    }
+}
+
+// Each input as an ImageParam (wrapped in a zero exterior when the op pads it; with `clamp_edges`,
+// any other in its repeated edge, so reads past its end are safe); not constrained.
+void lower_inputs(LoweredOp &op, bool clamp_edges) {
+    for (const TensorDecl *t : op.def->inputs()) {
         Halide::ImageParam p(halide_type(t->dtype), int(t->dims.size()), t->name);
-        constrain(p, shape.dims.at(t->name));
         op.params.push_back(p);
         op.param_names.push_back(t->name);
-        op.input_funcs[t->name] =
-            t->zero_pad
-                ? Halide::BoundaryConditions::constant_exterior(p, Halide::cast(p.type(), 0))
-                : Halide::Func(p);
+        if (t->zero_pad)
+            op.input_funcs[t->name] =
+                Halide::BoundaryConditions::constant_exterior(p, Halide::cast(p.type(), 0));
+        else
+            op.input_funcs[t->name] =
+                clamp_edges ? Halide::BoundaryConditions::repeat_edge(p) : Halide::Func(p);
     }
+}
+
+// One Func per statement (two for a reduction: the accumulator and its copy).
+void lower_statements(LoweredOp &op, bool fast_math) {
+    const ComputeDef &def = *op.def;
     op.stages.reserve(def.statements.size());
     for (const Statement &s : def.statements) {
         const TensorDecl *t = def.find_tensor(s.tensor);
@@ -254,39 +364,49 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool f
         std::vector<Halide::Expr> lhs(st.vars.begin(), st.vars.end());
         if (s.reduce == ReduceKind::None) {
             st.func(lhs) = ExprLowering(op, env, type, fast_math).value(s.body);
-        } else {
-            std::vector<Halide::Range> ranges;
-            for (auto it = s.reduce_vars.rbegin(); it != s.reduce_vars.rend(); ++it) {
-                ranges.emplace_back(0, int(shape.eval(it->extent)));
-                st.rvar_names.push_back(it->name);
-            }
-            st.rdom = Halide::RDom(ranges, s.tensor + "_r");
-            for (size_t i = 0; i < st.rvar_names.size(); i++)
-                env[st.rvar_names[i]] = st.rdom[int(i)];
-            st.acc = Halide::Func(s.tensor + "_acc");
-            Halide::Expr body = ExprLowering(op, env, type, fast_math).value(s.body);
-            switch (s.reduce) {
-            case ReduceKind::Sum:
-                st.acc(lhs) = Halide::cast(type, 0);
-                st.acc(lhs) += body;
-                break;
-            case ReduceKind::Max:
-                st.acc(lhs) = type.min();
-                st.acc(lhs) = Halide::max(st.acc(lhs), body);
-                break;
-            case ReduceKind::Min:
-                st.acc(lhs) = type.max();
-                st.acc(lhs) = Halide::min(st.acc(lhs), body);
-                break;
-            case ReduceKind::None:
-                break;
-            }
-            st.func(lhs) = st.acc(lhs);
+            op.stages.push_back(st);
+            continue;
         }
+        std::vector<Halide::Range> ranges;
+        for (auto it = s.reduce_vars.rbegin(); it != s.reduce_vars.rend(); ++it) {
+            ranges.emplace_back(0, size_expr(op, it->extent));
+            st.rvar_names.push_back(it->name);
+        }
+        st.rdom = Halide::RDom(ranges, s.tensor + "_r");
+        for (size_t i = 0; i < st.rvar_names.size(); i++)
+            env[st.rvar_names[i]] = st.rdom[int(i)];
+        st.acc = Halide::Func(s.tensor + "_acc");
+        define_reduction(st, s.reduce, type, ExprLowering(op, env, type, fast_math).value(s.body));
         op.stages.push_back(st);
     }
     op.output = op.stage(def.output().name).func;
+}
+
+} // namespace
+
+LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_math) {
+    LoweredOp op;
+    op.def = &def;
+    op.shape = shape;
+    lower_inputs(op, false);
+    for (size_t i = 0; i < op.params.size(); i++)
+        constrain(op.params[i], shape.dims.at(op.param_names[i]));
+    lower_statements(op, fast_math);
     constrain(op.output.output_buffer(), shape.dims.at(def.output().name));
+    return op;
+}
+
+LoweredOp lower_to_halide_generic(const ComputeDef &def, const BoundShape &shape,
+                                  const std::vector<std::string> &symbolic, bool fast_math) {
+    LoweredOp op;
+    op.def = &def;
+    op.shape = shape;
+    lower_inputs(op, true);
+    bind_symbols(op, symbolic);
+    for (size_t i = 0; i < op.params.size(); i++)
+        constrain_generic(op, op.params[i], *def.find_tensor(op.param_names[i]), false);
+    lower_statements(op, fast_math);
+    constrain_generic(op, op.output.output_buffer(), def.output(), true);
     return op;
 }
 

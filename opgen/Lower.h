@@ -49,6 +49,9 @@ struct LoweredOp {
     std::map<std::string, Halide::Func> input_funcs; // what the statements read
     std::vector<LoweredStage> stages;                // statement order
     Halide::Func output;
+    // Generic lowering only (lower_to_halide_generic): the symbolic parameters and every let, as
+    // Halide expressions of the input buffers' extents. Empty when every size is a constant.
+    std::map<std::string, Halide::Expr> symbols;
 
     LoweredStage &stage(const std::string &tensor);
     const LoweredStage *find_stage(const std::string &tensor) const;
@@ -57,6 +60,21 @@ struct LoweredOp {
 // `fast_math`: exp becomes Halide's fast_exp (a polynomial that vectorizes) instead of a scalar
 // expf call per lane, and divisions multiplications by the reciprocal (above).
 LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_math = false);
+
+// The symbolic ("generic") lowering: the same Funcs, but the parameters named in `symbolic` are
+// not constants: each is the extent of the first input dimension the op declares with exactly that
+// parameter (A: f32[M, K] gives M and K), read from the buffer at run time, and every let, index,
+// reduction extent and output extent is a Halide expression of them. The other parameters and
+// attributes keep `shape`'s values, and `shape` stays the op's shape for the schedule's choices
+// (so a schedule tuned at `shape` applies unchanged; its split factors are constants). An input
+// the op does not pad reads as its repeated edge past its end, so that a tile computed whole at a
+// ragged edge (opgen/GenericCode.h) reads nothing outside the buffer. Every
+// buffer is dense row-major; an input dimension not naming a parameter of its own must have the
+// extent its declaration gives, and the output the extents of its shape (Halide checks both at
+// each call). Raises UserError naming the op and the parameter when a symbolic parameter is no
+// input's extent.
+LoweredOp lower_to_halide_generic(const ComputeDef &def, const BoundShape &shape,
+                                  const std::vector<std::string> &symbolic, bool fast_math = false);
 
 Halide::Type halide_type(DType t);
 

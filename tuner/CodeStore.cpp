@@ -2,6 +2,7 @@
 
 #include "opgen/CompiledCode.h"
 #include "opgen/Error.h"
+#include "opgen/GenericCode.h"
 #include "opgen/Parser.h"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,35 @@ std::optional<ComputeDef> definition_of(db::KernelCache &cache, const OpLibrary 
     why = "the cache has no definition of op hash " + key.op_hash +
           " and the op library's is another (" + definition_hash(def.source) + ")";
     return std::nullopt;
+}
+
+// The generic code of `record` compiled, checked and stored; "" when stored, else why not.
+std::string store_generic_code(db::KernelCache &cache, const ComputeDef &def, const Target &target,
+                               const db::KernelRecord &record) {
+    try {
+        SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(record.schedule_json));
+        db::GenericCodeRecord row;
+        row.key = record.key;
+        row.code = compile_generic_code(def, bind_shape(def, record.key.shape), point, target,
+                                        record.schedule_json, row.checked_shapes);
+        cache.put_generic_code(row);
+        return "";
+    } catch (const db::DbError &) {
+        throw;
+    } catch (const std::exception &e) {
+        return e.what();
+    }
+}
+
+// The kernel already has generic code compiled from its current schedule.
+bool has_generic_code(const std::vector<db::GenericCodeRecord> &rows, const db::KernelRecord &record) {
+    for (const db::GenericCodeRecord &row : rows) {
+        if (row.key.shape == record.key.shape && row.key.op_hash == record.key.op_hash &&
+            row.key.dtype == record.key.dtype && row.key.halide_version == record.key.halide_version &&
+            row.key.tuner_version == record.key.tuner_version && row.code.schedule_json == record.schedule_json)
+            return true;
+    }
+    return false;
 }
 
 }  // namespace
@@ -87,6 +117,37 @@ CodeFillReport fill_missing_code(db::KernelCache &cache, const OpLibrary &librar
         report.failed++;
         report.errors.push_back(describe(record.key) + ": " + why);
         if (log) log("failed " + report.errors.back());
+    }
+    return report;
+}
+
+CodeFillReport fill_generic_code(db::KernelCache &cache, const OpLibrary &library,
+                                 const Target &target, const std::vector<std::string> &ops,
+                                 const std::function<void(const std::string &)> &log) {
+    CodeFillReport report;
+    for (const std::string &op : ops.empty() ? library.list() : ops) {
+        for (const db::KernelRecord &record : cache.kernels_of_op(op)) {
+            if (!is_on_target(record.key, target)) {
+                report.other_targets++;
+                continue;
+            }
+            if (has_generic_code(cache.generic_code_for(op, record.key.target), record)) continue;
+            std::string why;
+            try {
+                std::optional<ComputeDef> def = definition_of(cache, library, record.key, why);
+                if (def) why = store_generic_code(cache, *def, target, record);
+            } catch (const UserError &e) {
+                why = e.what();
+            }
+            if (why.empty()) {
+                report.compiled++;
+                if (log) log("compiled generic " + describe(record.key));
+                continue;
+            }
+            report.failed++;
+            report.errors.push_back(describe(record.key) + ": " + why);
+            if (log) log("failed generic " + report.errors.back());
+        }
     }
     return report;
 }

@@ -45,6 +45,15 @@ CodeFillReport fill_missing_code(db::KernelCache &cache, const OpLibrary &librar
                                  const Target &target,
                                  const std::function<void(const std::string &)> &log = {});
 
+// Compiles the generic code (opgen/GenericCode.h) of every kernel of `target` (any thread count)
+// of the ops named (all ops of the library when empty) whose generic code from its schedule is not
+// stored yet, checks it at generic_check_shapes and stores what passes (KernelCache::
+// put_generic_code). A kernel whose generic code fails to compile or to check is counted in
+// `failed` with the reason and nothing of it is stored. `log` gets one line per kernel.
+CodeFillReport fill_generic_code(db::KernelCache &cache, const OpLibrary &library,
+                                 const Target &target, const std::vector<std::string> &ops,
+                                 const std::function<void(const std::string &)> &log = {});
+
 }  // namespace opgen::tuner
 
 #endif

@@ -1,8 +1,10 @@
 // `opgen library MANIFEST -o DIR`: one static library and one C header holding the cached winners
 // of every task of a manifest, for a program to link instead of asking the cache at run time.
 // Per op, one function takes the shape at run time and dispatches to the kernel tuned for exactly
-// that shape; a shape without one returns OPGEN_LIBRARY_NO_KERNEL (shape-generic kernels, which
-// would serve it, are not built yet). The library carries the Halide runtime once, and installs
+// that shape, and any other shape to the op's generic kernel (opgen/GenericCode.h, compiled from
+// its first tuned task's schedule and checked against the reference when built); a shape with
+// other fixed values than it (a conv's window), or of an op without one, returns
+// OPGEN_LIBRARY_NO_KERNEL. The library carries the Halide runtime once, and installs
 // as a CMake package: find_package(opgen_library) gives opgen::kernel_library.
 //
 // DIR receives include/opgen_library.h, lib/libopgen_library.a and
@@ -22,6 +24,7 @@ namespace opgen::tuner {
 
 struct KernelLibraryReport {
     int kernels = 0;                    // tuned kernels in the library
+    int generic = 0;                    // generic kernels (one per op at most)
     std::vector<std::string> untuned;   // "op shape" of tasks without a cached winner
     std::vector<std::string> files;     // written into DIR
 };

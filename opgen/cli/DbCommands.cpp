@@ -35,6 +35,7 @@ void add_stats(CLI::App *db_cmd) {
                                 {"tuning_runs", stats.tuning_runs},
                                 {"variants", stats.variants},
                                 {"kernels_with_code", stats.kernels_with_code},
+                                {"generic_code", stats.generic_code},
                                 {"ops", stats.ops},
                                 {"targets", stats.targets}};
             j["by_target_and_op"] = nlohmann::json::array();
@@ -48,10 +49,10 @@ void add_stats(CLI::App *db_cmd) {
             std::cout << j.dump(2) << "\n";
             return;
         }
-        std::printf("%s: schema version %d, %lld kernels (%lld with code), %lld measurements, %lld tuning runs, "
-                    "%lld variants, %lld ops, %lld targets\n",
+        std::printf("%s: schema version %d, %lld kernels (%lld with code, %lld generic kernels), %lld measurements, "
+                    "%lld tuning runs, %lld variants, %lld ops, %lld targets\n",
                     a->db_path.c_str(), stats.schema_version, static_cast<long long>(stats.kernels),
-                    static_cast<long long>(stats.kernels_with_code),
+                    static_cast<long long>(stats.kernels_with_code), static_cast<long long>(stats.generic_code),
                     static_cast<long long>(stats.measurements), static_cast<long long>(stats.tuning_runs),
                     static_cast<long long>(stats.variants), static_cast<long long>(stats.ops),
                     static_cast<long long>(stats.targets));
@@ -127,10 +128,24 @@ void add_compile(CLI::App *db_cmd) {
     cmd->add_option("--ops-dir", c->ops_dirs, "extra folder of .op files (also OPGEN_OPS_PATH)");
     cmd->add_option("--target", c->target, "target name or JSON file (default: host)");
     cmd->add_option("--db", c->db_path, "kernel cache file (default: opgen.db)");
-    cmd->callback([c] {
+    auto generic = std::make_shared<bool>(false);
+    auto ops = std::make_shared<std::vector<std::string>>();
+    cmd->add_flag("--generic", *generic,
+                  "compile shape-generic kernels from each tuned kernel's schedule, checked against the reference");
+    cmd->add_option("--op", *ops, "with --generic: only these ops (default: every op)");
+    cmd->callback([c, generic, ops] {
         user_check(std::ifstream(c->db_path).good()) << "no cache file '" << c->db_path << "'";
         Target t = load_target(c->target);
         auto cache = db::open_kernel_cache(c->db_path, db::OpenMode::ReadWrite);
+        if (*generic) {
+            tuner::CodeFillReport r = tuner::fill_generic_code(
+                *cache, OpLibrary::standard(c->ops_dirs), t, *ops,
+                [](const std::string &line) { std::printf("%s\n", line.c_str()); });
+            std::printf("%s: compiled the generic code of %d kernel(s) on target '%s', %d failed\n",
+                        c->db_path.c_str(), r.compiled, t.name.c_str(), r.failed);
+            user_check(r.failed == 0) << r.failed << " generic kernel(s) could not be built; the first: " << r.errors.front();
+            return;
+        }
         tuner::CodeFillReport r = tuner::fill_missing_code(
             *cache, OpLibrary::standard(c->ops_dirs), t, [](const std::string &line) { std::printf("%s\n", line.c_str()); });
         std::printf("%s: compiled the code of %d kernel(s) on target '%s', %d failed; %d kernel(s) of other "

@@ -31,10 +31,10 @@ void add_library_command(CLI::App &app) {
         tuner::KernelLibraryReport r = tuner::build_kernel_library(
             manifest, lib, *cache, a->common.threads, a->out,
             [](const std::string &line) { std::printf("%s\n", line.c_str()); });
-        for (const std::string &task : r.untuned) std::printf("not tuned, left to OPGEN_LIBRARY_NO_KERNEL: %s\n", task.c_str());
+        for (const std::string &task : r.untuned) std::printf("not tuned, left to the op's generic kernel: %s\n", task.c_str());
         for (const std::string &f : r.files) std::printf("%s\n", f.c_str());
-        std::printf("%s: %d kernel(s), %zu task(s) without a tuned kernel\n", a->out.c_str(), r.kernels,
-                    r.untuned.size());
+        std::printf("%s: %d kernel(s), %zu task(s) without a tuned kernel, %d generic kernel(s)\n", a->out.c_str(),
+                    r.kernels, r.untuned.size(), r.generic);
     });
 }
 

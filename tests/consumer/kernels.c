@@ -1,7 +1,10 @@
 /* The consumer's kernel runner, in C: loads the cached kernels of matmul, conv2d_nchw and softmax
- * at their tuned shapes through opgen_cache (no Halide compiler, no LLVM in this program), runs
- * each on deterministic inputs and checks every output element against a naive loop. Prints one
- * line per op; exits 1 on the first failure. Usage: consumer_kernels CACHE.db TARGET */
+ * through opgen_cache (no Halide compiler, no LLVM in this program) at their tuned shapes (exact
+ * kernels), at shapes next to them (derived: the generic kernel compiled from the neighbour's
+ * schedule) and at shapes far from any tuned one (never tuned: generic kernels too), runs each on
+ * deterministic inputs and checks every output element against a naive loop, and that the kernel
+ * is exact for a tuned shape and generic otherwise. Prints one line per call; exits 1 on the first
+ * failure. Usage: consumer_kernels CACHE.db TARGET */
 #include <db/opgen_cache.h>
 
 #include <stdio.h>
@@ -15,6 +18,11 @@ static long long elements(const opgen_cache_kernel *k, int argument, long long *
     return total;
 }
 
+/* The kind of shape asked for, and the kernel it must get. */
+typedef enum { EXACT, DERIVED, NEVER_TUNED } shape_kind;
+static const char *const kind_names[] = {"exact", "derived", "never-tuned"};
+static shape_kind kind; /* of the shape being run */
+
 static const opgen_cache_kernel *find(opgen_cache *cache, const char *op, const char *shape,
                                       const char *target) {
     const opgen_cache_kernel *k = NULL;
@@ -22,11 +30,17 @@ static const opgen_cache_kernel *find(opgen_cache *cache, const char *op, const 
         fprintf(stderr, "error: %s %s: %s\n", op, shape, opgen_cache_error(cache));
         return NULL;
     }
+    if (opgen_cache_kernel_is_generic(k) != (kind == EXACT ? 0 : 1)) {
+        fprintf(stderr, "error: %s %s (%s): got a%s kernel\n", op, shape, kind_names[kind],
+                opgen_cache_kernel_is_generic(k) ? " generic" : "n exact");
+        return NULL;
+    }
     return k;
 }
 
 static int report(const char *op, const char *shape, int rc, double error, double tolerance) {
-    printf("%s %s: call %d, max relative error %.2g\n", op, shape, rc, error);
+    printf("%s %s %s (%s kernel): call %d, max relative error %.2g\n", kind_names[kind], op, shape,
+           kind == EXACT ? "exact" : "generic", rc, error);
     return rc == 0 && error <= tolerance ? 0 : 1;
 }
 
@@ -88,11 +102,18 @@ int main(int argc, char **argv) {
         opgen_cache_free_string(error);
         return 1;
     }
-    int failed = run_matmul(cache, "M=24,N=56,K=40", argv[2]) ||
-                 /* Without the tuner's extension the shape is asked for as the cache keys it: */
-                 /* every parameter and attribute, defaults included. */
-                 run_conv(cache, "N=1,C=8,H=14,W=14,F=16,KH=3,KW=3,stride=1,pad=1,dilation=1", argv[2]) ||
-                 run_softmax(cache, "M=16,N=100", argv[2]);
+    /* Without the tuner's extension a tuned conv is asked for as the cache keys it (every
+     * parameter and attribute, defaults included); a generic kernel takes the defaults itself. */
+    static const char *const shapes[3][3] = {
+        {"M=24,N=56,K=40", "N=1,C=8,H=14,W=14,F=16,KH=3,KW=3,stride=1,pad=1,dilation=1", "M=16,N=100"},
+        {"M=25,N=56,K=40", "N=1,C=8,H=15,W=15,F=16", "M=17,N=100"},
+        {"M=3,N=300,K=129", "N=2,C=3,H=31,W=9,F=5", "M=70,N=1003"}};
+    int failed = 0;
+    for (int i = 0; i < 3 && !failed; i++) {
+        kind = (shape_kind)i;
+        failed = run_matmul(cache, shapes[i][0], argv[2]) || run_conv(cache, shapes[i][1], argv[2]) ||
+                 run_softmax(cache, shapes[i][2], argv[2]);
+    }
     opgen_cache_close(cache);
     return failed;
 }

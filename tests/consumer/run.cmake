@@ -1,8 +1,9 @@
 # The consumer-project test: installs opgen's lookup library from BUILD_DIR into a fresh prefix,
 # configures and builds tests/consumer against it with find_package(opgen), runs it and checks
-# its answers; then tunes matmul, conv2d_nchw and softmax with OPGEN_EXE (storing their code), runs
-# those kernels in consumer_kernels against naive loops, and checks with ldd that the program
-# loads no Halide and no LLVM. Run as:
+# its answers; then tunes matmul, conv2d_nchw and softmax with OPGEN_EXE (storing their code) and
+# builds their shape-generic kernels, runs exact, derived and never-tuned shapes of each in
+# consumer_kernels against naive loops, and checks with ldd that the program loads no Halide and no
+# LLVM. Run as:
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DOPGEN_EXE=... -P run.cmake
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR OPGEN_EXE)
     if(NOT DEFINED ${var})
@@ -44,8 +45,22 @@ string(JSON with_code GET "${run_output}" kernels_with_code)
 if(NOT with_code EQUAL 3)
     message(FATAL_ERROR "expected 3 kernels with code, the cache has ${with_code}")
 endif()
+# Shape-generic kernels from the tuned schedules, for the shapes nobody tuned.
+run(${OPGEN_EXE} db compile --generic --op matmul --op conv2d_nchw --op softmax --db ${kernels})
+run(${OPGEN_EXE} db stats --db ${kernels} --json)
+string(JSON generic GET "${run_output}" generic_code)
+if(NOT generic EQUAL 3)
+    message(FATAL_ERROR "expected 3 generic kernels, the cache has ${generic}")
+endif()
 run(${WORK_DIR}/build/consumer_kernels ${kernels} ${target})
 message(STATUS "consumer_kernels:\n${run_output}")
+foreach(kind exact derived never-tuned)
+    foreach(op matmul conv2d_nchw softmax)
+        if(NOT run_output MATCHES "${kind} ${op} [^\n]*: call 0,")
+            message(FATAL_ERROR "consumer_kernels ran no ${kind} ${op}:\n${run_output}")
+        endif()
+    endforeach()
+endforeach()
 run(ldd ${WORK_DIR}/build/consumer_kernels)
 message(STATUS "ldd consumer_kernels:\n${run_output}")
 if(run_output MATCHES "[Hh]alide|LLVM|llvm")
@@ -63,7 +78,7 @@ file(WRITE ${WORK_DIR}/library.json [=[
              {"op": "softmax", "shapes": ["M=16,N=100"]}]}
 ]=])
 run(${OPGEN_EXE} library ${WORK_DIR}/library.json -o ${WORK_DIR}/library --db ${kernels} --threads 1)
-if(NOT run_output MATCHES "3 kernel\\(s\\), 1 task\\(s\\) without a tuned kernel")
+if(NOT run_output MATCHES "3 kernel\\(s\\), 1 task\\(s\\) without a tuned kernel, 3 generic kernel\\(s\\)")
     message(FATAL_ERROR "opgen library printed:\n${run_output}")
 endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/library -B ${WORK_DIR}/library-build -G Ninja

@@ -200,16 +200,17 @@ TEST(SchemaMigration, UpgradesVersion3AddingTheCodeTable) {
         cache->put_kernel(make_kernel(key, 0.5, "{\"v\":3}"));
     }
     {
-        // Version 4 only added kernel_code: without it, and marked 3, the file is what version 3
-        // wrote.
+        // Version 4 only added kernel_code (and 5 generic_code): without them, and marked 3, the
+        // file is what version 3 wrote.
         RawDb raw(path);
-        raw.exec("DROP TABLE kernel_code; PRAGMA user_version = 3;");
+        raw.exec("DROP TABLE kernel_code; DROP TABLE generic_code; PRAGMA user_version = 3;");
     }
     EXPECT_NE(test::db_error_of([&] { open_kernel_cache(path, OpenMode::ReadOnly); })
-                  .find("has schema version 3, older than version 4"),
+                  .find("has schema version 3, older than version " +
+                        std::to_string(kernel_cache_schema_version())),
               std::string::npos);
     auto cache = open_kernel_cache(path);
-    EXPECT_EQ(cache->stats().schema_version, 4);
+    EXPECT_EQ(cache->stats().schema_version, kernel_cache_schema_version());
     EXPECT_EQ(cache->lookup(key)->schedule_json, "{\"v\":3}");
     ASSERT_EQ(cache->kernels_without_code().size(), 1u);
     EXPECT_TRUE(cache->put_code(key, make_code("{\"v\":3}")));

@@ -125,7 +125,8 @@ TEST(Lookup, MissWithoutExtensionSaysWhy) {
     LookupAnswer answer = lookup->find(request("M=500,N=512,K=512"));
     EXPECT_EQ(answer.kind, AnswerKind::None);
     EXPECT_EQ(answer.reason, "no exact kernel, and no lookup extension is attached for derived "
-                             "or predicted answers");
+                             "or predicted answers; no generic code of op 'matmul' on target '" +
+                                 std::string(kTarget) + "'; run 'opgen db compile --generic' on the cache");
     EXPECT_EQ(lookup->find(request("M=5x")).reason, "shape 'M=5x' is not NAME=INT pairs");
 }
 

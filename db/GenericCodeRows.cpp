@@ -1,0 +1,65 @@
+#include "db/GenericCodeRows.h"
+
+#include "db/Rows.h"
+
+namespace opgen::db {
+
+void write_generic_code(SqliteConnection &connection, const GenericCodeRecord &record,
+                        const std::string &what) {
+    const KernelCode &code = record.code;
+    if (!code.generic || code.size < 0 || uint64_t(code.size) != code.bytes.size() ||
+        code_digest(code) != code.digest) {
+        throw DbError("database '" + connection.path() + "': " + what +
+                      ": the code is not generic or does not match its own size or digest");
+    }
+    SqliteQuery insert(connection, R"sql(
+INSERT OR REPLACE INTO generic_code (op_name, op_hash, shape, dtype, target, halide_version,
+    tuner_version, schedule_json, format, abi_version, halide_target, cpu_features,
+    code_halide_version, function, signature, size, digest, created_at, bytes, symbols, fixed,
+    defaults, checked_shapes)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+    ?20, ?21, ?22, ?23)
+)sql",
+                       what);
+    bind_key(insert, record.key);
+    bind_code(insert, 8, code, code.created_at);
+    insert.bind(20, code.symbols)
+        .bind(21, code.fixed)
+        .bind(22, code.defaults)
+        .bind(23, record.checked_shapes);
+    insert.run();
+}
+
+std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
+                                                 const std::string &target,
+                                                 const std::string &op_name,
+                                                 const std::string &dtype,
+                                                 const std::string &op_hash,
+                                                 const std::string &halide_version,
+                                                 const std::string &tuner_version) {
+    static const std::string sql =
+        std::string("SELECT ") + kKeyColumns + ", " + kCodeColumns +
+        ", symbols, fixed, defaults, checked_shapes FROM generic_code WHERE target = ?1 AND "
+        "op_name = ?2 AND dtype = ?3 AND (?4 = '' OR op_hash = ?4) AND "
+        "(?5 = '' OR halide_version = ?5) AND (?6 = '' OR tuner_version = ?6) "
+        "ORDER BY op_hash, halide_version, tuner_version, shape";
+    SqliteQuery query(connection, sql,
+                      "reading the generic code of op '" + op_name + "' on target '" + target + "'");
+    query.bind(1, target).bind(2, op_name).bind(3, dtype).bind(4, op_hash);
+    query.bind(5, halide_version).bind(6, tuner_version);
+    std::vector<GenericCodeRecord> rows;
+    while (query.step()) {
+        GenericCodeRecord row;
+        row.key = read_key(query, 0);
+        row.code = read_code(query, 7);
+        row.code.generic = true;
+        row.code.symbols = query.text(19);
+        row.code.fixed = query.text(20);
+        row.code.defaults = query.text(21);
+        row.checked_shapes = query.text(22);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+} // namespace opgen::db

@@ -1,0 +1,121 @@
+#include "db/GenericKernels.h"
+
+#include "db/GenericCodeRows.h"
+#include "db/GenericSignature.h"
+
+#include <cmath>
+#include <limits>
+
+namespace opgen::db {
+
+namespace {
+
+// Sum of |log2(a) - log2(b)| over the symbols; infinity when a value is missing.
+double log_distance(const std::vector<std::string> &symbols,
+                    const std::map<std::string, int64_t> &a, const std::map<std::string, int64_t> &b) {
+    double d = 0;
+    for (const std::string &s : symbols) {
+        auto x = a.find(s), y = b.find(s);
+        if (x == a.end() || y == b.end() || x->second < 1 || y->second < 1) {
+            return std::numeric_limits<double>::infinity();
+        }
+        d += std::fabs(std::log2(double(x->second)) - std::log2(double(y->second)));
+    }
+    return d;
+}
+
+std::string describe(const GenericCodeRecord &row) {
+    return "generic kernel of op '" + row.key.op_name + "' from shape " + row.key.shape +
+           " on target '" + row.key.target + "'";
+}
+
+} // namespace
+
+const std::string &GenericKernels::refusal_of(const GenericCodeRecord &row) {
+    auto found = refusals_.find(row.code.digest);
+    if (found == refusals_.end()) {
+        found = refusals_.emplace(row.code.digest, code_refusal(row.code)).first;
+    }
+    return found->second;
+}
+
+const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
+                                                const LookupRequest &request, std::string &why) {
+    std::string key = request.target + '\n' + request.op_name + '\n' + request.dtype + '\n' +
+                      request.op_hash + '\n' + request.halide_version + '\n' + request.tuner_version;
+    auto found = rows_.find(key);
+    if (found == rows_.end()) {
+        found = rows_.emplace(key, read_generic_code(connection, request.target, request.op_name,
+                                                     request.dtype, request.op_hash,
+                                                     request.halide_version, request.tuner_version))
+                    .first;
+    }
+    std::optional<std::map<std::string, int64_t>> wanted = parse_values(request.shape);
+    const GenericCodeRecord *best = nullptr;
+    double best_distance = std::numeric_limits<double>::infinity();
+    std::string first_why;
+    std::string refused;
+    for (const GenericCodeRecord &row : found->second) {
+        std::string reason;
+        if (std::string refusal = refusal_of(row); !refusal.empty()) {
+            // Refused code is never chosen, and never bound: its fields may be anything.
+            if (refused.empty()) refused = describe(row) + ": refused: " + refusal;
+            continue;
+        }
+        if (!bind_generic(row.code, request.shape, &reason)) {
+            if (first_why.empty()) first_why = reason;
+            continue;
+        }
+        std::optional<std::map<std::string, int64_t>> from = parse_values(row.key.shape);
+        double d = wanted && from ? log_distance(split_names(row.code.symbols), *wanted, *from)
+                                  : std::numeric_limits<double>::infinity();
+        if (!best || d < best_distance) {
+            best = &row;
+            best_distance = d;
+        }
+    }
+    if (!best && !refused.empty()) {
+        throw DbError("database '" + connection.path() + "': " + refused);
+    }
+    if (!best) {
+        why = found->second.empty()
+                  ? "no generic code of op '" + request.op_name + "' on target '" + request.target +
+                        "'; run 'opgen db compile --generic' on the cache"
+                  : "no generic code of op '" + request.op_name + "' serves shape '" +
+                        request.shape + "': " + first_why;
+    }
+    return best;
+}
+
+std::optional<LookupAnswer> GenericKernels::answer(SqliteConnection &connection,
+                                                   const LookupRequest &request, std::string &why) {
+    const GenericCodeRecord *row = choose(connection, request, why);
+    if (!row) {
+        return std::nullopt;
+    }
+    LookupAnswer answer;
+    answer.kind = AnswerKind::Generic;
+    answer.from_shape = row->key.shape;
+    answer.kernel.key = row->key;
+    answer.kernel.key.shape = bind_generic(row->code, request.shape)->canonical;
+    answer.kernel.schedule_json = row->code.schedule_json;
+    answer.kernel.verified = true;  // checked against the reference when it was built
+    answer.kernel.time_ms = std::numeric_limits<double>::quiet_NaN();
+    return answer;
+}
+
+std::shared_ptr<const LoadedKernel> GenericKernels::kernel(SqliteConnection &connection,
+                                                           const LookupRequest &request,
+                                                           std::string &why) {
+    const GenericCodeRecord *row = choose(connection, request, why);
+    if (!row) {
+        return nullptr;
+    }
+    std::shared_ptr<const LoadedKernel> &loaded = loaded_[row->code.digest];
+    if (!loaded) {
+        loaded = load_kernel_code(row->code, "database '" + connection.path() + "': " + describe(*row));
+    }
+    return bind_generic_kernel(loaded, row->code, request.shape, &why);
+}
+
+} // namespace opgen::db

@@ -1,0 +1,78 @@
+// Shape-generic kernels: one compiled kernel serves every shape of its op (issue 20). The op is
+// lowered with symbolic sizes (lower_to_halide_generic), the schedule of one tuned shape is applied
+// as it stands (its split factors stay constants) and every split is then guarded
+// (TailStrategy::GuardWithIf), since an arbitrary shape divides no factor and may be smaller than
+// one: no loop reads or writes outside its buffers. The parameters without a default are symbolic
+// (matmul's M, N, K; conv2d_nchw's N, C, H, W, F); those with one (a kernel size KH, a channel
+// block cb) and the attributes stay fixed at the tuned shape's values, so a 3x3 convolution keeps
+// its unrolled 3x3 window.
+//
+// Nothing unverified is stored: compile_generic_code checks the symbolic pipeline (JIT-compiled,
+// the same Funcs and schedule as the code) against the reference at several shapes with tails and
+// sizes below the factors, every specialization run, before it returns code (generic_check_shapes).
+#ifndef OPGEN_GENERIC_CODE_H
+#define OPGEN_GENERIC_CODE_H
+
+#include "db/KernelCode.h"
+#include "opgen/ComputeDef.h"
+#include "opgen/Lower.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "opgen/Target.h"
+
+#include <string>
+#include <vector>
+
+namespace opgen {
+
+// The parameters a generic kernel of `def` takes at run time: those without a default, in
+// declaration order. Empty when the op has none (then it has no generic kernel).
+std::vector<std::string> generic_symbols(const ComputeDef &def);
+
+// The generic signature (db/GenericSignature.h) of `def` with the non-symbolic values of `shape`:
+// each tensor's dims as expressions of the symbols, lets inlined and constants folded.
+std::string generic_signature(const ComputeDef &def, const BoundShape &shape);
+
+// The values the generic kernel from `shape` is compiled for: every parameter and attribute that
+// is not a symbol, names sorted ("KH=3,KW=3,dilation=1,pad=1,stride=1"; "" for matmul).
+std::string generic_fixed_values(const ComputeDef &def, const BoundShape &shape);
+
+// Each tensor's dims (inputs in declaration order, then the output) as C expressions of int64_t
+// variables named `prefix` + symbol, with opgen_floordiv, opgen_max and opgen_min for Halide's
+// division, max and min (for `opgen library`'s dispatch code to define).
+std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, const BoundShape &shape,
+                                                    const std::string &prefix);
+
+// Every split of every Func the scheduled `op` computes, wrappers included, becomes GuardWithIf.
+void guard_tails(LoweredOp &op);
+
+// `def` lowered with symbolic sizes, `point` (tuned at `shape`) applied, tails guarded.
+LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                        const Target &target);
+
+// The shapes a generic kernel from `shape` is checked at: every symbol 1; every symbol about half
+// of its tuned value, odd; every symbol its tuned value plus 3 (a tail past every factor); and each
+// symbol alone at one of the last two among the others at the other, so that every specialization
+// runs. Duplicates and shapes that do not bind (a let below 1) are left out.
+std::vector<BoundShape> generic_check_shapes(const ComputeDef &def, const BoundShape &shape);
+
+// Runs the scheduled generic `op` (JIT) at each shape and compares it with the reference. Returns
+// "" when all match, else the first failure ("at M=1,N=1,K=1: C[0, 0]: got 2, want 1").
+std::string verify_generic(LoweredOp &op, const Target &target, const std::vector<BoundShape> &shapes);
+
+// lower_generic, after checking the result at generic_check_shapes against the reference;
+// `checked` gets those shapes ("K=1,M=1,N=1;..."). Raises UserError when the op has no symbolic
+// parameter, Halide cannot compile it or a check fails.
+LoweredOp checked_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                          const Target &target, std::string &checked);
+
+// The generic code of `def` from the schedule `point` tuned at `shape`, checked at
+// generic_check_shapes first; `checked` gets those shapes ("K=1,M=1,N=1;..."). Raises UserError
+// when the op has no symbolic parameter, Halide cannot compile it, the link fails or a check fails.
+db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &shape,
+                                    const SchedulePoint &point, const Target &target,
+                                    const std::string &schedule_json, std::string &checked);
+
+}  // namespace opgen
+
+#endif

@@ -1,0 +1,132 @@
+// Benchmark of shape-generic kernels against full tunes (scripts/generic-bench.sh). Links
+// opgen_cache alone: both kernels come out of caches as compiled code, and run the same way.
+//
+//   opgen_generic_bench --generic-db G --tuned-db T --target TGT --op OP --shape S
+//                       [--rounds 7] [--min-ms 40]
+//       G holds the op's generic code (and not S's kernel), T a full tune of exactly S with its
+//       code. Checks that G answers with a generic kernel and T with an exact one, that their
+//       outputs agree, then times them in interleaved rounds (per round: calls of one until
+//       --min-ms have passed, then the other's) and prints the medians of the rounds' per-call
+//       times and their ratio, generic over tuned.
+#include "db/CodeLoader.h"
+#include "db/Lookup.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+    std::string generic_db, tuned_db, target, op, shape;
+    int rounds = 7;
+    double min_ms = 40;
+};
+
+Args parse(int argc, char **argv) {
+    Args a;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string k = argv[i], v = argv[i + 1];
+        if (k == "--generic-db") a.generic_db = v;
+        else if (k == "--tuned-db") a.tuned_db = v;
+        else if (k == "--target") a.target = v;
+        else if (k == "--op") a.op = v;
+        else if (k == "--shape") a.shape = v;
+        else if (k == "--rounds") a.rounds = std::atoi(v.c_str());
+        else if (k == "--min-ms") a.min_ms = std::atof(v.c_str());
+    }
+    if (a.generic_db.empty() || a.tuned_db.empty() || a.target.empty() || a.op.empty() || a.shape.empty()) {
+        std::fprintf(stderr, "usage: opgen_generic_bench --generic-db G --tuned-db T --target TGT --op OP --shape S\n");
+        std::exit(2);
+    }
+    return a;
+}
+
+// One kernel's tensors: seeded inputs in [-1, 1), an output of its own.
+struct Tensors {
+    std::vector<std::vector<float>> data;
+    std::vector<void *> pointers;
+    explicit Tensors(const opgen::db::LoadedKernel &k) {
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+        for (const opgen::db::CodeArgument &a : k.arguments()) {
+            data.emplace_back(size_t(a.elements()));
+            if (!a.is_output) for (float &x : data.back()) x = uniform(rng);
+        }
+        for (auto &d : data) pointers.push_back(d.data());
+    }
+};
+
+// Per-call milliseconds of calls until `min_ms` have passed.
+double time_calls(const opgen::db::LoadedKernel &k, Tensors &t, double min_ms) {
+    int calls = 0;
+    Clock::time_point t0 = Clock::now();
+    double ms = 0;
+    while (ms < min_ms || calls < 3) {
+        if (k.call(t.pointers.data(), t.pointers.size()) != 0) {
+            std::fprintf(stderr, "error: the kernel failed\n");
+            std::exit(1);
+        }
+        calls++;
+        ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    }
+    return ms / calls;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+std::shared_ptr<const opgen::db::LoadedKernel> kernel_of(const std::string &db, const Args &a, bool generic) {
+    auto lookup = opgen::db::open_kernel_lookup(db);
+    opgen::db::LookupRequest r;
+    r.op_name = a.op;
+    r.shape = a.shape;
+    r.target = a.target;
+    std::string why;
+    std::shared_ptr<const opgen::db::LoadedKernel> k = lookup->kernel(r, &why);
+    if (!k || k->generic() != generic) {
+        std::fprintf(stderr, "error: %s: no %s kernel for %s %s: %s\n", db.c_str(), generic ? "generic" : "exact",
+                     a.op.c_str(), a.shape.c_str(), k ? "got the other kind" : why.c_str());
+        std::exit(1);
+    }
+    return k;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Args a = parse(argc, argv);
+    std::shared_ptr<const opgen::db::LoadedKernel> gen = kernel_of(a.generic_db, a, true);
+    // The tuned cache keys the shape canonically (defaults included), as the generic binding says it.
+    Args canonical = a;
+    canonical.shape = gen->shape();
+    std::shared_ptr<const opgen::db::LoadedKernel> tuned = kernel_of(a.tuned_db, canonical, false);
+    Tensors tg(*gen), tt(*tuned);
+    time_calls(*gen, tg, 1);
+    time_calls(*tuned, tt, 1);
+    double worst = 0;
+    const std::vector<float> &og = tg.data.back(), &ot = tt.data.back();
+    for (size_t i = 0; i < og.size(); i++) worst = std::max(worst, double(std::fabs(og[i] - ot[i])) / (1 + std::fabs(ot[i])));
+    if (!(worst < 1e-3)) {
+        std::fprintf(stderr, "error: %s %s: generic and tuned outputs differ by %g\n", a.op.c_str(), a.shape.c_str(), worst);
+        return 1;
+    }
+    std::vector<double> g, t;
+    for (int r = 0; r < a.rounds; r++) {
+        g.push_back(time_calls(*gen, tg, a.min_ms));
+        t.push_back(time_calls(*tuned, tt, a.min_ms));
+    }
+    double mg = median(g), mt = median(t);
+    std::printf("%-12s %-44s generic %9.4f ms  tuned %9.4f ms  ratio %.3f\n", a.op.c_str(), gen->shape().c_str(), mg, mt,
+                mg / mt);
+    return 0;
+}

@@ -1,0 +1,270 @@
+// Shape-generic kernels straight from the cache: the real opgen command tunes matmul, softmax and a
+// conv2d_nchw at one small shape each and builds their generic code (`opgen db compile --generic`,
+// checked against the reference before it is stored); this binary, which links only opgen_cache
+// (no Halide compiler), then runs them at shapes nobody tuned, smaller than the tiles and with
+// ragged tails, each checked against a naive loop. A tuned shape still gets its exact kernel. The
+// fault suite for generic rows: tampered, truncated and unreadable-signature code is refused with
+// one clear reason and never mapped; a call whose buffers do not match the bound shape is refused.
+#include <HalideRuntime.h>
+
+#include <gtest/gtest.h>
+
+#include "db/CodeLoader.h"
+#include "db/Lookup.h"
+#include "db/opgen_cache.h"
+#include "tests/code/CodeTestSupport.h"
+
+namespace opgen::test {
+namespace {
+
+const char *kConvShape = "N=1,C=8,H=10,W=10,F=16";
+
+// base.db with a conv tuned beside matmul and softmax, and the generic code of all three.
+const fs::path &generic_cache_folder() {
+    static const fs::path folder = [] {
+        fs::path dir = tuned_cache_folder() / "generic";
+        fs::create_directories(dir);
+        fs::copy_file(tuned_cache_folder() / "base.db", dir / "g.db", fs::copy_options::overwrite_existing);
+        CommandRun r = run_opgen(std::string("tune --op conv2d_nchw --shape ") + kConvShape +
+                                     " --trials 3 --min-time 5 --threads 1 --jobs 1 --quiet --db g.db",
+                                 dir);
+        if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
+        r = run_opgen("db compile --generic --op matmul --op softmax --op conv2d_nchw --db g.db", dir);
+        if (r.status != 0) throw std::runtime_error("opgen db compile --generic failed: " + r.err + r.out);
+        return dir;
+    }();
+    return folder;
+}
+
+std::vector<float> ramp(size_t n, int modulus, int offset) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; i++) v[i] = float(int((i * 7 + 3) % size_t(modulus)) - offset);
+    return v;
+}
+
+double worst(const std::vector<float> &got, const std::vector<double> &want) {
+    double w = 0;
+    for (size_t i = 0; i < got.size(); i++) {
+        double e = std::fabs(got[i] - want[i]) / std::max(1.0, std::fabs(want[i]));
+        if (!(e <= w)) w = e;
+    }
+    return w;
+}
+
+class GenericKernelTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("opgen-generic-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+                "-" + std::to_string(::getpid()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        path_ = (dir_ / "g.db").string();
+        fs::copy_file(generic_cache_folder() / "g.db", path_);
+        target_ = tuned_target(path_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    db::LookupRequest request(const std::string &op, const std::string &shape) const {
+        db::LookupRequest r;
+        r.op_name = op;
+        r.shape = shape;
+        r.target = target_;
+        return r;
+    }
+
+    // The generic matmul at M x N x K, called, against the naive product.
+    double run_matmul(db::KernelLookup &lookup, int M, int N, int K) {
+        std::string shape = "M=" + std::to_string(M) + ",N=" + std::to_string(N) + ",K=" + std::to_string(K);
+        std::string why;
+        std::shared_ptr<const db::LoadedKernel> k = lookup.kernel(request("matmul", shape), &why);
+        if (!k) {
+            ADD_FAILURE() << why;
+            return 1e9;
+        }
+        EXPECT_TRUE(k->generic()) << shape;
+        EXPECT_EQ(k->arguments()[2].dims, (std::vector<int64_t>{M, N}));
+        std::vector<float> a = ramp(size_t(M * K), 7, 3), b = ramp(size_t(K * N), 5, 2), c(size_t(M * N), -7.f);
+        std::vector<double> want(size_t(M * N));
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++)
+                for (int kk = 0; kk < K; kk++) want[size_t(m * N + n)] += double(a[size_t(m * K + kk)]) * b[size_t(kk * N + n)];
+        void *pointers[] = {a.data(), b.data(), c.data()};
+        std::string error;
+        EXPECT_EQ(k->call(pointers, 3, &error), 0) << error;
+        return worst(c, want);
+    }
+
+    // The generic row's code, edited behind the cache's back (the digest recomputed on request).
+    void edit_generic(const std::function<void(db::KernelCode &)> &edit, bool fix_digest) {
+        db::GenericCodeRecord row;
+        {
+            auto cache = db::open_kernel_cache(path_);
+            row = cache->generic_code_for("matmul", target_).at(0);
+        }
+        edit(row.code);
+        if (fix_digest) row.code.digest = db::code_digest(row.code);
+        sqlite3 *db = nullptr;
+        sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+        sqlite3_stmt *s = nullptr;
+        sqlite3_prepare_v2(db, "UPDATE generic_code SET signature = ?1, size = ?2, digest = ?3, bytes = ?4, "
+                               "fixed = ?5 WHERE op_name = 'matmul'", -1, &s, nullptr);
+        sqlite3_bind_text(s, 1, row.code.signature.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 2, row.code.size);
+        sqlite3_bind_text(s, 3, row.code.digest.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_blob(s, 4, row.code.bytes.data(), int(row.code.bytes.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 5, row.code.fixed.c_str(), -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        sqlite3_close_v2(db);
+        ASSERT_EQ(rc, SQLITE_DONE);
+    }
+
+    // The DbError of loading the generic matmul at a never-tuned shape in a fresh lookup.
+    std::string refusal() {
+        int mapped = mapped_kernel_files();
+        auto lookup = db::open_kernel_lookup(path_);
+        try {
+            std::string why;
+            if (!lookup->kernel(request("matmul", "M=9,N=10,K=11"), &why)) return "no kernel: " + why;
+        } catch (const db::DbError &e) {
+            EXPECT_EQ(mapped_kernel_files(), mapped) << "refused code was mapped";
+            return e.what();
+        }
+        ADD_FAILURE() << "the kernel loaded";
+        return "";
+    }
+
+    fs::path dir_;
+    std::string path_, target_;
+};
+
+// (One test per shape family rather than one per check: each test process builds its caches.)
+TEST_F(GenericKernelTest, MatmulServesNeverTunedShapesFromOneLoadAndSaysGeneric) {
+    auto lookup = db::open_kernel_lookup(path_);
+    int mapped = mapped_kernel_files();
+    EXPECT_EQ(run_matmul(*lookup, 1, 1, 1), 0.0);
+    EXPECT_EQ(run_matmul(*lookup, 7, 33, 5), 0.0);       // below every tile
+    EXPECT_EQ(run_matmul(*lookup, 61, 129, 67), 0.0);    // ragged tails past the tuned shape
+    EXPECT_EQ(mapped_kernel_files(), mapped + 1);         // one generic code, bound three times
+    // The tuned shape still gets its exact kernel.
+    std::shared_ptr<const db::LoadedKernel> exact = lookup->kernel(request("matmul", kMatmulShape));
+    ASSERT_TRUE(exact);
+    EXPECT_FALSE(exact->generic());
+
+    db::LookupAnswer a = lookup->find(request("matmul", "M=100,N=3,K=17"));
+    EXPECT_EQ(a.kind, db::AnswerKind::Generic) << a.reason;
+    EXPECT_STREQ(db::answer_kind_name(a.kind), "generic");
+    EXPECT_EQ(a.kernel.key.shape, "K=17,M=100,N=3");
+    EXPECT_EQ(a.from_shape, "K=40,M=24,N=56");
+    EXPECT_TRUE(a.kernel.verified);
+    EXPECT_EQ(lookup->find(request("matmul", kMatmulShape)).kind, db::AnswerKind::Exact);
+}
+
+TEST_F(GenericKernelTest, SoftmaxAndConvThroughTheCApi) {
+    opgen_cache *cache = nullptr;
+    ASSERT_EQ(opgen_cache_open(path_.c_str(), &cache, nullptr), 0);
+    // softmax at 3 x 1000 rows (the tuned shape is 16 x 100).
+    const opgen_cache_kernel *k = nullptr;
+    ASSERT_EQ(opgen_cache_kernel_find(cache, "softmax", "M=3,N=1000", nullptr, target_.c_str(), &k), 0)
+        << opgen_cache_error(cache);
+    EXPECT_EQ(opgen_cache_kernel_is_generic(k), 1);
+    EXPECT_STREQ(opgen_cache_kernel_shape(k), "M=3,N=1000");
+    std::vector<float> x = ramp(3000, 11, 5), y(3000, -1.f);
+    std::vector<double> want(3000);
+    for (int m = 0; m < 3; m++) {
+        double top = -1e30, sum = 0;
+        for (int n = 0; n < 1000; n++) top = std::max(top, double(x[size_t(m * 1000 + n)]));
+        for (int n = 0; n < 1000; n++) sum += std::exp(x[size_t(m * 1000 + n)] - top);
+        for (int n = 0; n < 1000; n++) want[size_t(m * 1000 + n)] = std::exp(x[size_t(m * 1000 + n)] - top) / sum;
+    }
+    void *sm[] = {x.data(), y.data()};
+    ASSERT_EQ(opgen_cache_kernel_call(k, sm, 2), 0);
+    EXPECT_LT(worst(y, want), 1e-5);
+
+    // conv at N=2, C=3, H=5, W=17, F=7 (tuned: N=1, C=8, H=W=10, F=16), defaults left out.
+    ASSERT_EQ(opgen_cache_kernel_find(cache, "conv2d_nchw", "N=2,C=3,H=5,W=17,F=7", nullptr, target_.c_str(), &k), 0)
+        << opgen_cache_error(cache);
+    EXPECT_EQ(opgen_cache_kernel_is_generic(k), 1);
+    long long dims[4];
+    ASSERT_EQ(opgen_cache_kernel_argument_dims(k, 2, dims, 4), 4);
+    EXPECT_EQ(std::vector<long long>(dims, dims + 4), (std::vector<long long>{2, 7, 5, 17}));
+    const int N = 2, C = 3, H = 5, W = 17, F = 7;
+    std::vector<float> X = ramp(N * C * H * W, 7, 3), Wt = ramp(F * C * 9, 5, 2), Y(N * F * H * W, -1.f);
+    std::vector<double> cw(Y.size());
+    for (int n = 0; n < N; n++)
+        for (int f = 0; f < F; f++)
+            for (int oy = 0; oy < H; oy++)
+                for (int ox = 0; ox < W; ox++) {
+                    double s = 0;
+                    for (int c = 0; c < C; c++)
+                        for (int ry = 0; ry < 3; ry++)
+                            for (int rx = 0; rx < 3; rx++) {
+                                int iy = oy + ry - 1, ix = ox + rx - 1;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                s += double(X[size_t(((n * C + c) * H + iy) * W + ix)]) * Wt[size_t(((f * C + c) * 3 + ry) * 3 + rx)];
+                            }
+                    cw[size_t(((n * F + f) * H + oy) * W + ox)] = s;
+                }
+    void *cv[] = {X.data(), Wt.data(), Y.data()};
+    ASSERT_EQ(opgen_cache_kernel_call(k, cv, 3), 0);
+    EXPECT_EQ(worst(Y, cw), 0.0);
+
+    // A shape of another fixed value (a 5x5 window) is served by nothing, and says why.
+    EXPECT_EQ(opgen_cache_kernel_find(cache, "conv2d_nchw", "N=1,C=3,H=5,W=5,F=7,KH=5,KW=5", nullptr,
+                                      target_.c_str(), &k), -1);
+    EXPECT_NE(std::string(opgen_cache_error(cache)).find("compiled for KH=3, not 5"), std::string::npos)
+        << opgen_cache_error(cache);
+    opgen_cache_close(cache);
+}
+
+TEST_F(GenericKernelTest, RefusesBadBuffersAndBadGenericRows) {
+    {  // RefusesBuffersThatDoNotMatchTheBoundShape
+        auto lookup = db::open_kernel_lookup(path_);
+        std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", "M=9,N=10,K=11"));
+        ASSERT_TRUE(k);
+        std::vector<float> a(9 * 11), b(11 * 10), c(9 * 10);
+        halide_dimension_t da[] = {{0, 11, 1, 0}, {0, 9, 11, 0}}, db_[] = {{0, 10, 1, 0}, {0, 11, 10, 0}},
+                           dc[] = {{0, 10, 1, 0}, {0, 8, 10, 0}};  // one row short
+        halide_buffer_t ba{}, bb{}, bc{};
+        for (auto [buf, data, dims] : {std::tuple{&ba, a.data(), da}, {&bb, b.data(), db_}, {&bc, c.data(), dc}}) {
+            buf->host = reinterpret_cast<uint8_t *>(data);
+            buf->type = {halide_type_float, 32, 1};
+            buf->dimensions = 2;
+            buf->dim = dims;
+        }
+        halide_buffer_t *buffers[] = {&ba, &bb, &bc};
+        std::string error;
+        EXPECT_EQ(k->call(buffers, 3, &error), -1);
+        EXPECT_NE(error.find("buffer 'C' has extent 8 in dimension 1, not 9"), std::string::npos) << error;
+        dc[1].extent = 9;
+        EXPECT_EQ(k->call(buffers, 3, &error), 0) << error;
+    }
+    {  // RefusesTamperedGenericCode
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        edit_generic([](db::KernelCode &c) { c.bytes[c.bytes.size() / 2] ^= 0x01; }, false);
+        std::string why = refusal();
+        EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
+    }
+    {  // RefusesAChangedFixedValueOrSignature
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        // The fixed values are under the digest: edited alone, the digest no longer matches.
+        edit_generic([](db::KernelCode &c) { c.fixed = "Q=1"; }, false);
+        std::string why = refusal();
+        EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
+        // A signature that names no symbol of the code, digest recomputed: refused as unreadable.
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        edit_generic([](db::KernelCode &c) { c.signature = "A:in:f32:M,Z;B:in:f32:Z,N;C:out:f32:M,N"; }, true);
+        why = refusal();
+        EXPECT_NE(why.find("refused: its generic signature 'A:in:f32:M,Z;"), std::string::npos) << why;
+    }
+    {  // RefusesTruncatedGenericCode
+        copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+        edit_generic([](db::KernelCode &c) { c.bytes.resize(c.bytes.size() - 64); }, false);
+        std::string why = refusal();
+        EXPECT_NE(why.find("refused: its code is truncated or padded"), std::string::npos) << why;
+    }
+}
+
+}  // namespace
+}  // namespace opgen::test
