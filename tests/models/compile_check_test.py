@@ -8,28 +8,15 @@ ONNX Runtime.
 usage: compile_check_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
+from harness import PY, check, require_ort, run
+
 src, ort_dir, opgen = sys.argv[1], sys.argv[2], sys.argv[3]
 models = os.path.join(src, "scripts", "models")
-PY = "/usr/bin/python3"  # Debian's python3-onnx is only importable by Debian's python
 
-
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        sys.exit(1)
-
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
-
-
-check(os.path.isdir(os.path.join(ort_dir, "node_modules", "onnxruntime-node")),
-      "ONNX Runtime is not installed in %s (scripts/ort-setup.sh %s failed or was not run)" %
-      (ort_dir, ort_dir))
+require_ort(ort_dir)
 tmp = tempfile.mkdtemp(prefix="opgen-compile-check-")
 try:
     names = ["small", "resnet_tiny", "bert_tiny"]

@@ -9,24 +9,13 @@ usage: deploy_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
+from harness import PY, check, require_ort, run
+
 src, ort_dir, opgen = sys.argv[1], sys.argv[2], sys.argv[3]
 models = os.path.join(src, "scripts", "models")
-PY = "/usr/bin/python3"  # Debian's python3-onnx is only importable by Debian's python
-
-
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        sys.exit(1)
-
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
-
 
 def origins(out):
     with open(os.path.join(out, "deploy.json")) as f:
@@ -68,9 +57,7 @@ def run_and_compare(tmp, name, out):
     print(name + ":", r.stdout.strip().replace("\n", "\n  "))
 
 
-check(os.path.isdir(os.path.join(ort_dir, "node_modules", "onnxruntime-node")),
-      "ONNX Runtime is not installed in %s (scripts/ort-setup.sh %s failed or was not run)" %
-      (ort_dir, ort_dir))
+require_ort(ort_dir)
 tmp = tempfile.mkdtemp(prefix="opgen-deploy-")
 try:
     r = run(PY, os.path.join(models, "make_models.py"), tmp, "--only", "small,resnet_tiny,bert_tiny")
