@@ -8,7 +8,9 @@
 # (every kernel's share) goes to WORK/<model>.<TAG>.profile-t<N>.txt.
 # Timing holds the exclusive measurement lock once (keep ROUNDS x RUNS short: under 10 minutes).
 # usage: scripts/models/model-bench.sh WORK TAG [MODELS (resnet50,bert)] [THREADS (1,2)]
-#   WORK holds <model>.onnx and <model>.inputs/ (scripts/models/make_models.py) and <model>.<TAG>/
+#   WORK holds <model>.onnx and <model>.inputs/ (scripts/models/make_models.py) and <model>.<TAG>/;
+#   "{t}" in TAG stands for the thread count, so each count runs the library tuned for it
+#   (`opgen compile ... --threads N -o WORK/<model>.tN` with TAG t{t})
 #   env: ROUNDS (3), RUNS (10), WARMUP (2), OPGEN (build/opgen/opgen), OPGEN_ORT_DIR (build/ort)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -30,21 +32,26 @@ outputs_of() {
 print(" ".join("--output %s/%s.npy" % (sys.argv[2], o) for o in g["outputs"]))' "$1" "$2"
 }
 
+folder() { echo "$work/$1.${tag//\{t\}/$2}"; }  # the library of model $1 for $2 threads
+
 for m in ${models//,/ }; do
-    dir="$work/$m.$tag"
-    [ -f "$dir/deploy.json" ] || { echo "error: '$dir' is not an opgen compile output" >&2; exit 1; }
     rtol=1e-4
     [ "$m" = bert ] && rtol=1e-3
-    mkdir -p "$dir.outputs"
     flock -s "$lock" node "$root/scripts/ort/run.js" --model "$work/$m.onnx" --inputs "$work/$m.inputs" \
         --out "$work/$m.ort" --runs 1 --warmup 0 --ort "$ort" >/dev/null
-    # shellcheck disable=SC2046
-    flock -s "$lock" "$opgen" run "$dir" $(inputs_of "$dir" "$work/$m.inputs") \
-        $(outputs_of "$dir" "$dir.outputs") --iterations 1 --warmup 0 >/dev/null
-    /usr/bin/python3 "$root/scripts/models/compare_outputs.py" "$work/$m.ort" "$dir.outputs" --rtol "$rtol" >&2
+    for t in ${threads//,/ }; do
+        dir="$(folder "$m" "$t")"
+        [ -f "$dir/deploy.json" ] || { echo "error: '$dir' is not an opgen compile output" >&2; exit 1; }
+        mkdir -p "$dir.outputs"
+        # shellcheck disable=SC2046
+        flock -s "$lock" "$opgen" run "$dir" $(inputs_of "$dir" "$work/$m.inputs") \
+            $(outputs_of "$dir" "$dir.outputs") --iterations 1 --warmup 0 >/dev/null
+        echo "$dir:" >&2
+        /usr/bin/python3 "$root/scripts/models/compare_outputs.py" "$work/$m.ort" "$dir.outputs" --rtol "$rtol" >&2
+    done
 done
 
-results="$work/model-bench-$tag.jsonl"
+results="$work/model-bench-${tag//[^A-Za-z0-9]/_}.jsonl"
 : >"$results"
 exec 9>"$lock"
 echo "model-bench: waiting for the exclusive measurement lock" >&2
@@ -52,8 +59,8 @@ flock -x 9
 echo "model-bench: timing ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 for r in $(seq "$rounds"); do
     for m in ${models//,/ }; do
-        dir="$work/$m.$tag"
         for t in ${threads//,/ }; do
+            dir="$(folder "$m" "$t")"
             node "$root/scripts/ort/run.js" --model "$work/$m.onnx" --inputs "$work/$m.inputs" \
                 --threads "$t" --runs "$runs" --warmup "$warmup" --ort "$ort" 9>&- |
                 sed "s/^{/{\"name\":\"$m\",\"round\":$r,\"engine\":\"ort\",/" >>"$results"
@@ -69,8 +76,8 @@ print(json.dumps({"name": sys.argv[1], "round": int(sys.argv[2]), "engine": "opg
     done
 done
 for m in ${models//,/ }; do
-    dir="$work/$m.$tag"
     for t in ${threads//,/ }; do
+        dir="$(folder "$m" "$t")"
         # shellcheck disable=SC2046
         "$opgen" run "$dir" $(inputs_of "$dir" "$work/$m.inputs") --threads "$t" --iterations "$runs" \
             --warmup 1 --profile 9>&- >"$dir.profile-t$t.txt"
