@@ -103,3 +103,12 @@ for key in sorted({(r["name"], r["threads"]) for r in rows}):
         key[0], key[1], o, m, m / o, span(ort), span(mine), max(r["peak_rss_mib"] for r in ort),
         max(r["peak_rss_mib"] for r in mine)))
 PY
+for m in ${models//,/ }; do
+    for t in ${threads//,/ }; do
+        dir="$(folder "$m" "$t")"
+        echo
+        echo "Profile of $m at $t thread(s) ($dir):"
+        echo
+        /usr/bin/python3 "$root/scripts/models/profile_summary.py" "$dir" "$dir.profile-t$t.txt"
+    done
+done
