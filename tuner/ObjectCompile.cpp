@@ -105,10 +105,11 @@ ObjectCompileReport compile_objects(const std::vector<ObjectJob> &jobs, int work
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-    const ObjectJob *bad = failed >= 0 ? &jobs[size_t(failed)] : nullptr;
-    user_check(!bad) << "compiling kernel " << (bad ? bad->function + " (" + bad->op_file + " at " + bad->shape + ")" : "")
-                     << " failed: " << (bad ? last_line(bad->path + ".log") : "");
-    return r;
+    if (failed < 0) return r;
+    const ObjectJob &bad = jobs[size_t(failed)];
+    std::string what = bad.runtime ? "the Halide runtime"
+                                   : "kernel " + bad.function + " (" + bad.op_file + " at " + bad.shape + ")";
+    throw UserError("compiling " + what + " failed: " + last_line(bad.path + ".log"));
 }
 
 int run_object_job(const std::string &job_file) {
