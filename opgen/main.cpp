@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
     cli::add_extract_command(app);
     cli::add_library_command(app);
     cli::add_compile_command(app);
+    cli::add_run_command(app);
     try {
         app.parse(argc, argv);  // the chosen command runs inside, as its callback
     } catch (const CLI::CallForHelp &e) {

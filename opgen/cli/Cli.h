@@ -76,6 +76,7 @@ void add_model_commands(CLI::App &app);  // model collect/train/eval (ModelComma
 void add_extract_command(CLI::App &app);  // extract (ExtractCommand.cpp)
 void add_library_command(CLI::App &app);  // library (LibraryCommand.cpp)
 void add_compile_command(CLI::App &app);  // compile (CompileCommand.cpp)
+void add_run_command(CLI::App &app);      // run (RunCommand.cpp)
 
 }  // namespace opgen::cli
 

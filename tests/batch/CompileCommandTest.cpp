@@ -66,7 +66,7 @@ protected:
     void TearDown() override { fs::remove_all(dir); }
 
     CommandRun compile(const std::string &model, const std::string &flags = "") {
-        return run_opgen("compile '" + (models / model).string() + "' -o out " + flags, dir);
+        return run_opgen("compile '" + (models / model).string() + "' -o out --partition-only " + flags, dir);
     }
 };
 fs::path Compile::models;

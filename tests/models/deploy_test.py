@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Shows that `opgen compile` builds a deployable model that computes what ONNX Runtime computes
+(issue 21): the small MobileNet-style net with its kernels tuned into a fresh cache (a budget of
+2 trials per kernel, to keep the test short), then compiled again from the warm cache (every
+kernel "cached", nothing tuned); resnet_tiny and bert_tiny with Halide's heuristic points
+(--no-tune). Each library is run by `opgen run` (its generated runner) and its outputs compared
+with ONNX Runtime's within 1e-4 relative. A mismatch fails; so does an absent ONNX Runtime.
+usage: deploy_test.py SOURCE_DIR ORT_DIR OPGEN"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+from harness import PY, check, require_ort, run
+
+src, ort_dir, opgen = sys.argv[1], sys.argv[2], sys.argv[3]
+models = os.path.join(src, "scripts", "models")
+
+def origins(out):
+    with open(os.path.join(out, "deploy.json")) as f:
+        return json.load(f)["origins"]
+
+
+def compile_model(tmp, name, out, *flags):
+    r = run(opgen, "compile", os.path.join(tmp, name + ".onnx"), "-o", out, "--threads", "1",
+            "--db", os.path.join(tmp, "opgen.db"), *flags)
+    check(r.returncode == 0, "opgen compile %s %s failed: %s" % (name, " ".join(flags), r.stderr))
+    for f in ("lib%s.a" % name, name + ".h", name + ".weights", name + "-runner", "deploy.json"):
+        check(os.path.exists(os.path.join(out, f)), "%s: %s was not written" % (name, f))
+    return r.stdout
+
+
+def run_and_compare(tmp, name, out):
+    """Runs the compiled model on the test inputs and compares every output with ORT's."""
+    ort_out = os.path.join(tmp, name + ".ort")
+    if not os.path.isdir(ort_out):
+        r = run("node", os.path.join(src, "scripts", "ort", "run.js"), "--model",
+                os.path.join(tmp, name + ".onnx"), "--inputs", os.path.join(tmp, name + ".inputs"),
+                "--out", ort_out, "--runs", "1", "--warmup", "0", "--ort", ort_dir)
+        check(r.returncode == 0, "run.js on %s failed: %s" % (name, r.stderr))
+    with open(os.path.join(out, "graph.json")) as f:
+        graph = json.load(f)
+    mine = out + ".outputs"
+    os.makedirs(mine, exist_ok=True)
+    args = [opgen, "run", out, "--iterations", "3", "--threads", "1"]
+    for i in graph["inputs"]:
+        args += ["--input", os.path.join(tmp, name + ".inputs", i + ".npy")]
+    for o in graph["outputs"]:
+        args += ["--output", os.path.join(mine, o + ".npy")]
+    r = run(*args)
+    check(r.returncode == 0, "opgen run %s failed: %s" % (name, r.stderr))
+    check("latency: p50" in r.stdout and "peak RSS:" in r.stdout, "opgen run printed:\n" + r.stdout)
+    r = run(PY, os.path.join(models, "compare_outputs.py"), ort_out, mine, "--rtol", "1e-4")
+    check(r.returncode == 0, "%s: the compiled model differs from ONNX Runtime:\n%s%s" % (
+        name, r.stdout, r.stderr))
+    print(name + ":", r.stdout.strip().replace("\n", "\n  "))
+
+
+require_ort(ort_dir)
+tmp = tempfile.mkdtemp(prefix="opgen-deploy-")
+try:
+    r = run(PY, os.path.join(models, "make_models.py"), tmp, "--only", "small,resnet_tiny,bert_tiny")
+    check(r.returncode == 0, "make_models.py failed: %s" % r.stderr)
+    tuned = os.path.join(tmp, "small.tuned")
+    compile_model(tmp, "small", tuned, "--trials", "2", "--min-time", "5", "--quiet")
+    check(origins(tuned) == {"tuned": 11}, "small: expected 11 tuned kernels, got %s" % origins(tuned))
+    run_and_compare(tmp, "small", tuned)
+    warm = os.path.join(tmp, "small.warm")
+    compile_model(tmp, "small", warm, "--compile-jobs", "2")
+    check(origins(warm) == {"cached": 11}, "small again: expected 11 cached kernels, got %s" % origins(warm))
+    run_and_compare(tmp, "small", warm)
+    for name in ("resnet_tiny", "bert_tiny"):
+        out = os.path.join(tmp, name + ".out")
+        compile_model(tmp, name, out, "--no-tune")
+        check(list(origins(out)) == ["heuristic"], "%s: expected heuristic points, got %s" % (name, origins(out)))
+        run_and_compare(tmp, name, out)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+print("ok")

@@ -1,0 +1,137 @@
+#include "tuner/ObjectCompile.h"
+
+#include "opgen/CompiledCode.h"
+#include "opgen/Error.h"
+#include "opgen/Parser.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "opgen/Target.h"
+#include "tuner/WorkerPool.h"
+
+#include <Halide.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char **environ;
+
+namespace opgen::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Running {
+    pid_t pid = -1;
+    size_t job = 0;
+    Clock::time_point start;
+};
+
+nlohmann::json job_json(const ObjectJob &j) {
+    return {{"op_source", j.op_source}, {"op_file", j.op_file}, {"shape", j.shape},  {"target", j.target},
+            {"point", j.point_json},    {"function", j.function}, {"path", j.path}, {"runtime", j.runtime}};
+}
+
+// Starts the worker of `job` with its output going to <object>.log.
+pid_t start_worker(const std::string &exe, const ObjectJob &job) {
+    std::string request = job.path + ".job.json", log = job.path + ".log";
+    std::ofstream(request) << job_json(job).dump();
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    std::vector<char *> argv = {const_cast<char *>(exe.c_str()), const_cast<char *>("--object"), request.data(),
+                                nullptr};
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw std::runtime_error("cannot start compile worker '" + exe + "': " + std::strerror(rc));
+    return pid;
+}
+
+// The last line of a worker's log: its error.
+std::string last_line(const std::string &path) {
+    std::ifstream in(path);
+    std::string line, last = "(no output)";
+    while (std::getline(in, line))
+        if (!line.empty()) last = line;
+    return last;
+}
+
+// Reaps the workers that have ended; returns the index of a failed job, or -1.
+long reap(std::vector<Running> &running, const std::vector<ObjectJob> &jobs, ObjectCompileReport &r) {
+    long failed = -1;
+    for (size_t i = 0; i < running.size();) {
+        int status = 0;
+        if (waitpid(running[i].pid, &status, WNOHANG) != running[i].pid) {
+            i++;
+            continue;
+        }
+        r.job_s += std::chrono::duration<double>(Clock::now() - running[i].start).count();
+        bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(jobs[running[i].job].path.c_str(), R_OK) == 0;
+        if (!ok && failed < 0) failed = long(running[i].job);
+        running.erase(running.begin() + long(i));
+    }
+    return failed;
+}
+
+}  // namespace
+
+ObjectCompileReport compile_objects(const std::vector<ObjectJob> &jobs, int workers) {
+    ObjectCompileReport r;
+    r.workers = std::max(1, workers);
+    std::string exe = worker_executable();
+    std::vector<Running> running;
+    long failed = -1;
+    auto start = Clock::now();
+    for (size_t next = 0; next < jobs.size() || !running.empty();) {
+        while (failed < 0 && next < jobs.size() && int(running.size()) < r.workers) {
+            running.push_back({start_worker(exe, jobs[next]), next, Clock::now()});
+            next++;
+        }
+        long f = reap(running, jobs, r);
+        if (failed < 0) failed = f;
+        if (failed >= 0 && running.empty()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    r.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    if (failed < 0) return r;
+    const ObjectJob &bad = jobs[size_t(failed)];
+    std::string what = bad.runtime ? "the Halide runtime"
+                                   : "kernel " + bad.function + " (" + bad.op_file + " at " + bad.shape + ")";
+    throw UserError("compiling " + what + " failed: " + last_line(bad.path + ".log"));
+}
+
+int run_object_job(const std::string &job_file) {
+    try {
+        std::ifstream in(job_file);
+        nlohmann::json j = nlohmann::json::parse(in);
+        if (j.at("runtime").get<bool>()) {
+            Halide::Target host = Halide::get_host_target();
+            Halide::compile_standalone_runtime(j.at("path").get<std::string>(),
+                                               Halide::Target(host.os, host.arch, host.bits));
+            return 0;
+        }
+        ComputeDef def = parse_compute(j.at("op_source").get<std::string>(), j.at("op_file").get<std::string>());
+        BoundShape shape = bind_shape(def, j.at("shape").get<std::string>());
+        SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(j.at("point").get<std::string>()));
+        compile_kernel_object(def, shape, point, load_target(j.at("target").get<std::string>()),
+                              j.at("function").get<std::string>(), j.at("path").get<std::string>());
+        return 0;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace opgen::tuner
