@@ -170,16 +170,12 @@ bool contains(const std::vector<std::string> &names, const std::string &name) {
 
 std::optional<GenericArgument> parse_generic_argument(const std::string &text,
                                                       const std::vector<std::string> &symbols) {
-    std::vector<std::string> fields = split_fields(text, ':');
-    if (fields.size() != 4 || fields[0].empty() || (fields[1] != "in" && fields[1] != "out")) {
+    std::optional<ArgumentFields> fields = split_argument(text);
+    if (!fields) {
         return std::nullopt;
     }
-    const std::string &dtype = fields[2];
-    if (!is_code_dtype(dtype)) {
-        return std::nullopt;
-    }
-    GenericArgument argument{fields[0], fields[1] == "out", dtype, {}};
-    argument.dims = fields[3].empty() ? std::vector<std::string>{} : split_fields(fields[3], ',');
+    GenericArgument argument{fields->name, fields->is_output, fields->dtype, {}};
+    argument.dims = fields->dims.empty() ? std::vector<std::string>{} : split_fields(fields->dims, ',');
     // A comma inside max(a,b) split the dim: join the parts back while parentheses are open.
     std::vector<std::string> dims;
     for (const std::string &part : argument.dims) {

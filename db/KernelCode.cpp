@@ -29,17 +29,13 @@ std::optional<int64_t> extent(const std::string &text) {
 }
 
 std::optional<CodeArgument> parse_argument(const std::string &text) {
-    std::vector<std::string> fields = split_fields(text, ':');
-    if (fields.size() != 4 || fields[0].empty() || (fields[1] != "in" && fields[1] != "out")) {
+    std::optional<ArgumentFields> fields = split_argument(text);
+    if (!fields) {
         return std::nullopt;
     }
-    const std::string &dtype = fields[2];
-    if (!is_code_dtype(dtype)) {
-        return std::nullopt;
-    }
-    CodeArgument argument{fields[0], fields[1] == "out", dtype, {}};
+    CodeArgument argument{fields->name, fields->is_output, fields->dtype, {}};
     // A zero-dimensional tensor (a scalar) has an empty list.
-    std::vector<std::string> dims = fields[3].empty() ? std::vector<std::string>{} : split_fields(fields[3], ',');
+    std::vector<std::string> dims = fields->dims.empty() ? std::vector<std::string>{} : split_fields(fields->dims, ',');
     if (dims.size() > kMaxDims) {
         return std::nullopt;
     }
@@ -74,6 +70,17 @@ std::vector<std::string> split_fields(const std::string &text, char separator) {
 
 bool is_code_dtype(const std::string &dtype) {
     return dtype == "f32" || dtype == "i32" || dtype == "i8" || dtype == "f16";
+}
+
+std::optional<ArgumentFields> split_argument(const std::string &text) {
+    std::vector<std::string> fields = split_fields(text, ':');
+    if (fields.size() != 4 || fields[0].empty() || (fields[1] != "in" && fields[1] != "out")) {
+        return std::nullopt;
+    }
+    if (!is_code_dtype(fields[2])) {
+        return std::nullopt;
+    }
+    return ArgumentFields{fields[0], fields[1] == "out", fields[2], fields[3]};
 }
 
 int64_t CodeArgument::elements() const {

@@ -64,6 +64,16 @@ struct CodeArgument {
 std::vector<std::string> split_fields(const std::string &text, char separator);
 // A dtype a kernel's argument may have: "f32", "i32", "i8", "f16".
 bool is_code_dtype(const std::string &dtype);
+// One argument of a signature, "name:in|out:dtype:dims", split into its fields, the first three
+// checked: nullopt unless there are four fields, a name, a direction and a code dtype. `dims` is
+// the fourth field as written (its parsing differs between exact and generic code).
+struct ArgumentFields {
+    std::string name;
+    bool is_output = false;
+    std::string dtype;
+    std::string dims;
+};
+std::optional<ArgumentFields> split_argument(const std::string &text);
 
 // The SHA-256 (hex) over a code's fields and bytes, all but `digest` and `created_at` (the generic
 // fields only for generic code, so that exact code keeps the digest it was stored with).

@@ -41,9 +41,9 @@ bool is_constant(const Expr &e) {
     return e->kind == ExprKind::FloatConst || e->kind == ExprKind::IntConst || e->kind == ExprKind::Param;
 }
 
-// + - * / of two integer expressions (Halide's division rounds down); undefined for another
+// + - * / of two expressions (Halide's integer division rounds down); undefined for another
 // operator.
-Halide::Expr integer_arith(const std::string &o, const Halide::Expr &a, const Halide::Expr &b) {
+Halide::Expr arith(const std::string &o, const Halide::Expr &a, const Halide::Expr &b) {
     if (o == "+")
         return a + b;
     if (o == "-")
@@ -75,7 +75,7 @@ Halide::Expr size_expr(const LoweredOp &op, const Expr &e) {
     case ExprKind::Unary:
         return -size_expr(op, e->args[0]);
     case ExprKind::Binary:
-        if (Halide::Expr r = integer_arith(e->name, size_expr(op, e->args[0]), size_expr(op, e->args[1]));
+        if (Halide::Expr r = arith(e->name, size_expr(op, e->args[0]), size_expr(op, e->args[1]));
             r.defined())
             return r;
         break;
@@ -139,16 +139,10 @@ public:
             return Halide::cast(type_, o == "&&" ? (a && b) : (a || b));
         }
         Halide::Expr a = value(e->args[0]), b = value(e->args[1]);
-        if (o == "+")
-            return a + b;
-        if (o == "-")
-            return a - b;
-        if (o == "*")
-            return a * b;
         if (o == "/" && fast_math_ && type_.is_float() && !is_constant(e->args[1]))
             return a * (Halide::cast(type_, 1) / b);
-        if (o == "/")
-            return a / b;
+        if (Halide::Expr r = arith(o, a, b); r.defined())
+            return r;
         return Halide::cast(type_, compare(o, a, b));
     }
 
@@ -242,7 +236,7 @@ private:
         case ExprKind::Unary:
             return -index(e->args[0]);
         case ExprKind::Binary:
-            if (Halide::Expr r = integer_arith(e->name, index(e->args[0]), index(e->args[1])); r.defined())
+            if (Halide::Expr r = arith(e->name, index(e->args[0]), index(e->args[1])); r.defined())
                 return r;
             break;
         default:
