@@ -38,13 +38,6 @@ db::MeasurementRecord to_record(const db::KernelKey &key, const SchedulePoint &p
     return m;
 }
 
-// The reference kernel: the hand-written starting point, serial when the kernels get one core.
-SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
-    SchedulePoint p = heuristic_point(def, shape, target);
-    if (threads <= 1) p.parallel_loops = 0;
-    return p;
-}
-
 int threads_of_key(const std::string &target_key) {
     // The thread count comes before a contention suffix (loaded_key): "x86-64-avx512:t1:load0.5".
     const std::string conditions = target_key.substr(0, target_key.rfind(":load"));

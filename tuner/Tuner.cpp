@@ -125,12 +125,6 @@ std::map<std::string, db::MeasurementRecord> recorded_measurements(db::KernelCac
     return out;
 }
 
-SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
-    SchedulePoint p = heuristic_point(def, shape, target);
-    if (threads <= 1) p.parallel_loops = 0;
-    return p;
-}
-
 PoolOptions pool_options(const TuneOptions &o) {
     PoolOptions po;
     po.min_time_ms = o.min_time_ms;
@@ -501,6 +495,12 @@ void say_stopped(const Task &t, const TuneResult &r) {
 }
 
 }  // namespace
+
+SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
+    SchedulePoint p = heuristic_point(def, shape, target);
+    if (threads <= 1) p.parallel_loops = 0;
+    return p;
+}
 
 // The loop of seed 004 (paragraphs 62-63 and 86), each step a function above.
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &o,

@@ -114,6 +114,10 @@ db::KernelKey loaded_key(const db::KernelKey &key, double level);
 // The contention level a measurement's target key names (0 when it names none).
 double contention_level_of(const std::string &target_key);
 
+// The reference kernel every timing is paired with: the hand-written starting point
+// (heuristic_point), serial when the kernels get one core (`threads` <= 1).
+SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
+
 // Tunes `def` at `shape` on `target`. When `cache` is given every measurement is recorded under
 // `key` as it happens, in one transaction per round, and measurements already recorded under
 // `key` (a run that was killed) are reused instead of measured again. Raises std::runtime_error
