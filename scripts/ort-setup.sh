@@ -10,6 +10,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="${1:-${OPGEN_ORT_DIR:-$root/build/ort}}"
+case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac  # node's require() resolves relative paths from its module
 version="${OPGEN_ORT_VERSION:-1.30.0}"
 pkg="$dir/node_modules/onnxruntime-node"
 
