@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -40,15 +41,17 @@ std::string float_literal(double v) {
 // first dimension is innermost), parameters as the bound integers.
 class Printer {
 public:
-    Printer(const ComputeDef &def, const BoundShape &shape, const std::string &value_type, bool fast_math)
-        : def_(def), shape_(shape), vt_(value_type), fast_math_(fast_math) {}
+    // `renamed`: the statement's reduction variables printed under another identifier (printed_rvar).
+    Printer(const ComputeDef &def, const BoundShape &shape, const std::string &value_type, bool fast_math,
+            std::map<std::string, std::string> renamed = {})
+        : def_(def), shape_(shape), vt_(value_type), fast_math_(fast_math), renamed_(std::move(renamed)) {}
 
     std::string value(const Expr &e) const {
         switch (e->kind) {
         case ExprKind::FloatConst: return "cast<" + vt_ + ">(" + float_literal(e->float_value) + ")";
         case ExprKind::IntConst: return "cast<" + vt_ + ">(" + std::to_string(e->int_value) + ")";
         case ExprKind::Param: return "cast<" + vt_ + ">(" + std::to_string(shape_.values.at(e->name)) + ")";
-        case ExprKind::IndexVar: return "cast<" + vt_ + ">(" + e->name + ")";
+        case ExprKind::IndexVar: return "cast<" + vt_ + ">(" + identifier(e->name) + ")";
         case ExprKind::Access: return "cast<" + vt_ + ">(" + access(e) + ")";
         case ExprKind::Unary: return e->name == "-" ? "(-" + value(e->args[0]) + ")" : "select(" + value(e->args[0]) + " == 0, 1, 0)";
         case ExprKind::Binary: {
@@ -84,6 +87,12 @@ private:
     const BoundShape &shape_;
     std::string vt_;
     bool fast_math_ = false;
+    std::map<std::string, std::string> renamed_;
+
+    std::string identifier(const std::string &var) const {
+        auto it = renamed_.find(var);
+        return it == renamed_.end() ? var : it->second;
+    }
 
     // Whether a division by `divisor` is printed as a multiplication by its reciprocal, as
     // lower_to_halide lowers it under fast math: float types, divisors other than constants.
@@ -109,7 +118,7 @@ private:
         switch (e->kind) {
         case ExprKind::IntConst: return std::to_string(e->int_value);
         case ExprKind::Param: return std::to_string(shape_.values.at(e->name));
-        case ExprKind::IndexVar: return e->name;
+        case ExprKind::IndexVar: return identifier(e->name);
         case ExprKind::Unary: return "(-" + index(e->args[0]) + ")";
         case ExprKind::Binary: return "(" + index(e->args[0]) + " " + e->name + " " + index(e->args[1]) + ")";
         default: return "0";
@@ -161,7 +170,9 @@ std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &sha
     for (const auto &s : def.statements) {
         const TensorDecl *t = def.find_tensor(s.tensor);
         std::string vt = ctype(t->dtype);
-        Printer p(def, shape, vt, fast_math);
+        std::map<std::string, std::string> renamed;
+        for (const ReduceVar &r : s.reduce_vars) renamed[r.name] = printed_rvar(def, s, r.name);
+        Printer p(def, shape, vt, fast_math, renamed);
         std::string lhs = var_list(s.vars);
         bool is_output = t->role == TensorRole::Output;
         std::string func = s.tensor;
@@ -177,7 +188,8 @@ std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &sha
         }
         out << "\"" << rdom << "\");\n";
         for (size_t i = 0; i < s.reduce_vars.size(); i++) {
-            out << "        RVar " << s.reduce_vars[s.reduce_vars.size() - 1 - i].name << " = " << rdom << "[" << i << "];\n";
+            out << "        RVar " << renamed.at(s.reduce_vars[s.reduce_vars.size() - 1 - i].name) << " = " << rdom << "[" << i
+                << "];\n";
         }
         std::string acc = s.tensor + "_acc";
         out << "        Func " << acc << "(\"" << acc << "\");\n";

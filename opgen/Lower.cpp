@@ -2,6 +2,8 @@
 
 #include "opgen/FastMath.h"
 
+#include <algorithm>
+
 namespace opgen {
 
 Halide::Type halide_type(DType t) {
@@ -365,6 +367,7 @@ void lower_statements(LoweredOp &op, bool fast_math) {
         for (auto it = s.reduce_vars.rbegin(); it != s.reduce_vars.rend(); ++it) {
             ranges.emplace_back(0, size_expr(op, it->extent));
             st.rvar_names.push_back(it->name);
+            st.rvar_idents.push_back(printed_rvar(def, s, it->name));
         }
         st.rdom = Halide::RDom(ranges, s.tensor + "_r");
         for (size_t i = 0; i < st.rvar_names.size(); i++)
@@ -377,6 +380,16 @@ void lower_statements(LoweredOp &op, bool fast_math) {
 }
 
 } // namespace
+
+std::string printed_rvar(const ComputeDef &def, const Statement &s, const std::string &var) {
+    for (const Statement &other : def.statements) {
+        bool index = std::find(other.vars.begin(), other.vars.end(), var) != other.vars.end();
+        bool reduced = &other != &s && std::any_of(other.reduce_vars.begin(), other.reduce_vars.end(),
+                                                   [&](const ReduceVar &r) { return r.name == var; });
+        if (index || reduced) return s.tensor + "_" + var;
+    }
+    return var;
+}
 
 LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool fast_math) {
     LoweredOp op;

@@ -37,9 +37,15 @@ struct LoweredStage {
     std::vector<std::string> var_names;  // innermost first
     Halide::RDom rdom;                   // innermost first; undefined without a reduction
     std::vector<std::string> rvar_names; // innermost first
+    std::vector<std::string> rvar_idents; // as printed in generated source (printed_rvar), innermost first
 
     bool is_reduction() const { return acc.defined(); }
 };
+
+// The C++ identifier generated source gives reduction variable `var` of statement `s`: its name,
+// or "<tensor>_<name>" where the name is also an index variable of some statement or another
+// statement's reduction variable (softmax's `n` is both), which one scope cannot declare twice.
+std::string printed_rvar(const ComputeDef &def, const Statement &s, const std::string &var);
 
 struct LoweredOp {
     const ComputeDef *def = nullptr;

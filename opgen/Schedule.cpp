@@ -583,11 +583,11 @@ UpdateLoops order_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
         order_text += (order_text.empty() ? "" : ", ") + main.var_names[i];
     }
     for (int i = 0; i < main.rdom.dimensions(); i++) {
-        const std::string &rn = main.rvar_names[size_t(i)];
+        const std::string &rn = main.rvar_names[size_t(i)], &printed = main.rvar_idents[size_t(i)];
         order.emplace_back(main.rdom[i]);
-        order_text += ", " + rn;
+        order_text += ", " + printed;
         u.reduce.push_back(main.rdom[i]);
-        u.reduce_names.push_back(rn);
+        u.reduce_names.push_back(printed);
         u.reduce_extents.push_back(reduction_block(g, p, rn));
     }
     u.stage.reorder(order);
@@ -614,16 +614,16 @@ UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
         u.tile_names.push_back(vi.name());
     }
     for (int i = 0; i < main.rdom.dimensions(); i++) {
-        const std::string &rn = main.rvar_names[size_t(i)];
+        const std::string &rn = main.rvar_names[size_t(i)], &printed = main.rvar_idents[size_t(i)];
         int64_t block = reduction_block(g, p, rn);
-        Halide::RVar rvo(rn + "__o"), rvi(rn + "__i");
+        Halide::RVar rvo(printed + "__o"), rvi(printed + "__i");
         rec.declare_rvar(rvo.name());
         rec.declare_rvar(rvi.name());
         // A block that does not divide the extent leaves a guarded last block (a reduction may not
         // recompute, so no ShiftInwards).
         bool divides = g.op.shape.var_extent(g.ms, rn) % block == 0;
         u.stage.split(main.rdom[i], rvo, rvi, int(block), divides ? Halide::TailStrategy::Auto : Halide::TailStrategy::GuardWithIf);
-        rec.line(u.name + ".split(" + rn + ", " + rvo.name() + ", " + rvi.name() + ", " + std::to_string(block) +
+        rec.line(u.name + ".split(" + printed + ", " + rvo.name() + ", " + rvi.name() + ", " + std::to_string(block) +
                  (divides ? "" : ", TailStrategy::GuardWithIf") + ");");
         u.blocks.push_back(rvo);
         u.block_names.push_back(rvo.name());
@@ -831,7 +831,7 @@ void rfactor_lanes(Recorder &rec, LoweredStage &st, const BoundShape &shape, int
     rec.declare_var(u.name());
     Halide::Stage upd = st.acc.update();
     upd.split(st.rdom[0], ro, ri, lanes);
-    rec.line(acc + ".update().split(" + rn + ", " + ro.name() + ", " + ri.name() + ", " + std::to_string(lanes) + ");");
+    rec.line(acc + ".update().split(" + st.rvar_idents[0] + ", " + ro.name() + ", " + ri.name() + ", " + std::to_string(lanes) + ");");
     Halide::Func intm = upd.rfactor(ri, u);
     const std::string in = t + "_lanes";
     rec.line("Func " + in + " = " + acc + ".update().rfactor(" + ri.name() + ", " + u.name() + ");");

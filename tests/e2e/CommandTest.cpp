@@ -237,6 +237,56 @@ int main() {
     EXPECT_FALSE(fs::exists(dir / "other" / "matmul_kernel.a"));
 }
 
+// A row op's generator source rebuilds too: softmax's reductions run over `n`, which is also the
+// output's index variable, and both are declared in one scope of the printed source.
+TEST_F(Command, EmittedRowOpGeneratorRebuildsAndComputesSoftmax) {
+    CommandRun t = opgen("tune --op softmax --shape M=6,N=40 --trials 3 --threads 1 --db k.db --quiet", dir);
+    ASSERT_EQ(t.status, 0) << t.err;
+    CommandRun e = opgen("emit --op softmax --shape M=6,N=40 --threads 1 --db k.db --out kernel --name sm", dir);
+    ASSERT_EQ(e.status, 0) << e.err;
+    std::string regen = "cd '" + dir.string() + "/kernel' && mkdir -p regen && c++ -std=c++17 -O0 -I '" +
+                        std::string(OPGEN_HALIDE_INCLUDE) + "' sm_generator.cpp '" + std::string(OPGEN_GENGEN) + "' '" +
+                        std::string(OPGEN_HALIDE_LIB) + "' -lpthread -ldl -o gen 2> gen.txt && ./gen -g sm -o regen " +
+                        "-e static_library,h target=host 2>> gen.txt";
+    ASSERT_EQ(std::system(regen.c_str()), 0) << [&] {
+        std::ifstream g(dir / "kernel" / "gen.txt");
+        std::stringstream ss;
+        ss << g.rdbuf();
+        return ss.str();
+    }();
+    std::ofstream(dir / "main.cpp") << R"(
+#include "sm.h"
+#include "HalideBuffer.h"
+#include <cmath>
+#include <cstdio>
+int main() {
+    const int M = 6, N = 40;
+    Halide::Runtime::Buffer<float> X(N, M), Y(N, M);
+    for (int m = 0; m < M; m++) for (int n = 0; n < N; n++) X(n, m) = float((m * 7 + n * 3) % 17) * 0.25f - 2.0f;
+    if (sm(X, Y) != 0) { std::puts("call failed"); return 2; }
+    for (int m = 0; m < M; m++) {
+        double mx = -1e30, sum = 0;
+        for (int n = 0; n < N; n++) mx = X(n, m) > mx ? X(n, m) : mx;
+        for (int n = 0; n < N; n++) sum += std::exp(double(X(n, m)) - mx);
+        for (int n = 0; n < N; n++) {
+            double want = std::exp(double(X(n, m)) - mx) / sum;
+            if (std::fabs(Y(n, m) - want) > 1e-5) { std::printf("mismatch at %d %d: %f vs %f\n", m, n, Y(n, m), want); return 1; }
+        }
+    }
+    std::puts("ok");
+    return 0;
+}
+)";
+    std::string build = "cd '" + dir.string() + "' && c++ -std=c++17 -O1 -I kernel/regen -I /usr/include/halide14 main.cpp kernel/regen/sm.a -lpthread -ldl -o prog 2> build.txt && ./prog > run.txt";
+    int rc = std::system(build.c_str());
+    std::ifstream run(dir / "run.txt"), log(dir / "build.txt");
+    std::stringstream out, blog;
+    out << run.rdbuf();
+    blog << log.rdbuf();
+    EXPECT_EQ(rc, 0) << blog.str() << out.str();
+    EXPECT_EQ(out.str(), "ok\n");
+}
+
 TEST_F(Command, HelpDescribesEveryCommand) {
     CommandRun h = opgen("--help", dir);
     EXPECT_EQ(h.status, 0);
