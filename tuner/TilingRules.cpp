@@ -197,12 +197,14 @@ std::vector<size_t> option_counts(const TilingRules &rules, size_t v) {
     return dims;
 }
 
-// A number naming (v, idx) uniquely within the rules, for memos and visited sets.
+// A number naming (v, idx) uniquely within the rules, for memos and visited sets: idx in the mixed
+// radix of v's option counts, then v as the lowest digit. (With v as the highest digit, as before,
+// the widths' ranges overlapped wherever their option counts differ.)
 uint64_t tiling_code(const TilingRules &rules, size_t v, const std::vector<size_t> &idx) {
-    uint64_t code = v;
+    uint64_t code = 0;
     std::vector<size_t> dims = option_counts(rules, v);
     for (size_t c = 0; c < idx.size(); c++) code = code * dims[c] + idx[c];
-    return code;
+    return code * std::max<size_t>(rules.pairs.size(), 1) + v;
 }
 
 double log_gap(int64_t a, int64_t b) {
@@ -542,10 +544,7 @@ Walk start_walk(const TilingRules &rules, const std::vector<NearestOptions> &per
     for (size_t v = 0; v < rules.vector_widths.size(); v++) {
         const auto &order = per_width[v].order;
         if (std::any_of(order.begin(), order.end(), [](const auto &o) { return o.empty(); })) continue;
-        // Pushed even when its code was seen: codes of different widths may coincide.
-        WalkState s = walk_state(rules, per_width, v, std::vector<size_t>(order.size(), 0));
-        walk.seen.insert(s.code);
-        walk.frontier.push(std::move(s));
+        walk.visit(walk_state(rules, per_width, v, std::vector<size_t>(order.size(), 0)));
     }
     return walk;
 }
