@@ -250,6 +250,39 @@ TEST(ScheduleKnobs, OutputChannelVectorsMatchTheReference) {
     }
 }
 
+// The channel loop innermost with the window loops around it (SchedulePoint::channels_innermost,
+// offered for a window inside channels): on an NCHW convolution and its bias-ReLU twin, rows of 7
+// (output channels vectorized) and of 19 (rows vectorized, a tail), unblocked and blocked
+// reductions, stride 2 on the second; every one compiled and checked against the reference, with
+// the channel loop first among the update's reduction loops.
+TEST(ScheduleKnobs, ChannelsInnermostMatchesTheReference) {
+    Target host = host_target();
+    const int lanes = host.vector_lanes(4);
+    const std::vector<std::pair<const char *, std::string>> cases = {
+        {"conv2d_nchw", "N=1,C=32,H=7,W=7,F=" + std::to_string(2 * lanes)},
+        {"conv2d_bias_relu", "N=1,C=32,H=9,W=19,F=6,stride=2"},
+    };
+    for (const auto &[op, shape_text] : cases) {
+        ComputeDef def = OpLibrary::standard().load(op);
+        BoundShape shape = bind_shape(def, shape_text);
+        TilingSpace s = make_tiling_space(def, shape, host, 1);
+        ASSERT_EQ(s.knobs.channel_orders, (std::vector<bool>{false, true})) << op;
+        TaskContext task(def, shape, host, 13);
+        std::set<std::string> kinds;  // (vector axis, blocked) combinations tried
+        for (const auto &p : s.sample(4000, 7)) {
+            if (!p.channels_innermost) continue;
+            bool blocked = p.reduce.back().block < s.reduce.back().extent;
+            if (!kinds.insert(std::to_string(p.vector_axis) + ":" + std::to_string(blocked)).second) continue;
+            LoweredOp lowered = lower_to_halide(def, shape);
+            std::string src = apply_schedule(lowered, p, host).source();
+            EXPECT_NE(src.find(blocked ? "c__i, rx__i, ry__i" : ", c, rx, ry"), std::string::npos) << src;
+            MeasureResult r = measure(task, p, 0.5, 1);
+            EXPECT_EQ(r.status, "ok") << op << " " << p.summary() << ": " << r.error << "\n" << src;
+        }
+        EXPECT_GE(kinds.size(), 2u) << op;
+    }
+}
+
 // A GEMV streams its operand (opgen/Streaming.h): the space offers reduction blocks of 4 and 8
 // rows besides the cache blocks, and the heuristic point streams (blocked by 8, the vectorized
 // axis outermost). Sampled points with each streaming block and the heuristic point, one and two
