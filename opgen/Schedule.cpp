@@ -1,5 +1,6 @@
 #include "opgen/Schedule.h"
 
+#include "opgen/ConvWindow.h"
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
 #include "opgen/Streaming.h"
@@ -1035,13 +1036,14 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     // per output element (a fused GELU) should cost little next to the reduction.
     p.fast_math = fast_math_applies(def);
     place_rows(def, shape, target, p);
+    bool conv = short_row_conv_point(def, shape, target, p);
     // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1
     // convolution alone has one).
     std::vector<int64_t> extents;
     for (const AxisTiling &a : p.axes) extents.push_back(shape.var_extent(out, a.var));
     p.parallel_loops = parallel_loop_choices(cache_loop_trips(p, extents), target.cores).front();
     place_streaming(def, shape, target, p);
-    if (p.vector_width > 1) pack_operands_read_across_rows(def, p);
+    if (p.vector_width > 1 && !conv) pack_operands_read_across_rows(def, p);
     return p;
 }
 

@@ -1,5 +1,6 @@
 #include "tuner/TilingRules.h"
 
+#include "opgen/ConvWindow.h"
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
 #include "opgen/Streaming.h"
@@ -331,50 +332,6 @@ bool outermost_steps_over_blocks(const Statement &ms, const BoundShape &shape) {
     return inside >= kBlockStepProducts;
 }
 
-// Whether index variable `v` appears in expression `e`.
-bool mentions(const ExprNode &e, const std::string &v) {
-    if (e.kind == ExprKind::IndexVar && e.name == v) return true;
-    return std::any_of(e.args.begin(), e.args.end(), [&](const Expr &a) { return mentions(*a, v); });
-}
-
-// Whether reduction variable `r` slides a window: some input index of `ms` combines it with one of
-// the output's variables (x*stride + rx - pad), as a channel loop's never does.
-bool slides_window(const Statement &ms, const std::string &r) {
-    std::vector<const ExprNode *> stack{ms.body.get()};
-    while (!stack.empty()) {
-        const ExprNode *e = stack.back();
-        stack.pop_back();
-        if (e->kind == ExprKind::Access) {
-            for (const Expr &a : e->args) {
-                if (a->kind == ExprKind::IndexVar || !mentions(*a, r)) continue;
-                for (const std::string &v : ms.vars) {
-                    if (mentions(*a, v)) return true;
-                }
-            }
-        }
-        for (const Expr &a : e->args) stack.push_back(a.get());
-    }
-    return false;
-}
-
-// True when the main reduction of `ms` is a window inside a channel loop (conv2d_nchw's rx and ry
-// inside c): its outermost loop has more steps than a window and slides no window, and every loop
-// inside it slides one, more than one step in all. Then the channel loop may run innermost
-// (SchedulePoint::channels_innermost). Not for conv2d_nchwc (its innermost loop ci is a channel
-// loop already) nor a 1x1 window (the order changes nothing).
-bool window_inside_channels(const Statement &ms, const BoundShape &shape) {
-    if (ms.reduce_vars.size() < 2 || shape.eval(ms.reduce_vars.front().extent) <= kWindowSteps ||
-        slides_window(ms, ms.reduce_vars.front().name)) {
-        return false;
-    }
-    int64_t window = 1;
-    for (size_t i = 1; i < ms.reduce_vars.size(); i++) {
-        if (!slides_window(ms, ms.reduce_vars[i].name)) return false;
-        window *= shape.eval(ms.reduce_vars[i].extent);
-    }
-    return window > 1;
-}
-
 // The reduction options of the main statement of `def`, innermost first: blocking pays on the
 // longest reduction axis (k of a matmul, input channels of a convolution), in blocks of 16, and
 // where the op streams its operands (opgen/Streaming.h: a GEMV) in blocks of a few rows; and on an
@@ -628,7 +585,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     s.pairs = axis_pairs(s);
     s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
     s.knobs.stage_plans = stage_plan_choices(def, shape, target);
-    if (fusable && window_inside_channels(ms, shape)) s.knobs.channel_orders = {false, true};
+    if (fusable && window_inside_channels(ms, shape, kWindowSteps)) s.knobs.channel_orders = {false, true};
     s.most_tiles = most_cache_tiles(s);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
     s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));

@@ -283,6 +283,47 @@ TEST(ScheduleKnobs, ChannelsInnermostMatchesTheReference) {
     }
 }
 
+// The starting point of an NCHW convolution whose rows are shorter than a vector
+// (opgen/ConvWindow.h short_row_conv_point): output channels vectorized, channels in blocks of 16
+// innermost, input and weights packed. On the AVX-512 target (16 lanes, 32 registers) at ResNet-50's
+// 14x14x256->256: 7 pixels x 2 rows x 2 vectors = 28 accumulators; at 7x7x512->512, whose rows must
+// divide the column (one row) and whose registers leave room for 2 weight vectors of 3 (48 does
+// not divide 512): 7 x 1 x 2 = 14. Each a point of the space on one and two threads. At a small
+// shape with a row of 7 it compiles on the host and matches the reference. Rows of 28 keep the
+// row-vector point.
+TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
+    Target avx512 = load_target("x86-64-avx512");
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    for (const auto &[text, accumulators] :
+         std::vector<std::pair<const char *, int64_t>>{{"N=1,C=256,H=14,W=14,F=256", 28}, {"N=1,C=512,H=7,W=7,F=512", 14}}) {
+        BoundShape shape = bind_shape(def, text);
+        for (int threads : {1, 2}) {
+            Target t = avx512;
+            t.cores = threads;
+            SchedulePoint p = heuristic_point(def, shape, t);
+            if (threads == 1) p.parallel_loops = 0;
+            EXPECT_EQ(p.vector_axis, 2) << text;
+            EXPECT_TRUE(p.channels_innermost) << text;
+            EXPECT_EQ(p.axes[0].reg * p.axes[1].reg * p.axes[2].reg / 16, accumulators) << p.summary();
+            EXPECT_EQ(p.packed, (std::vector<std::string>{"X", "Wt"})) << p.summary();
+            TilingRules rules = make_tiling_rules(def, shape, t, threads);
+            EXPECT_TRUE(is_legal_point(rules, def, shape, t, p)) << p.summary();
+        }
+    }
+    Target host = host_target();
+    const int lanes = host.vector_lanes(4);
+    SchedulePoint wide = heuristic_point(def, bind_shape(def, "N=1,C=128,H=28,W=28,F=128"), host);
+    EXPECT_EQ(wide.vector_axis, 0);
+    EXPECT_FALSE(wide.channels_innermost);
+
+    BoundShape small = bind_shape(def, "N=1,C=48,H=7,W=7,F=" + std::to_string(3 * lanes));
+    SchedulePoint p = heuristic_point(def, small, host);
+    ASSERT_EQ(p.vector_axis, 2);
+    TaskContext task(def, small, host, 17);
+    MeasureResult r = measure(task, p, 0.5, 1);
+    EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
+}
+
 // A GEMV streams its operand (opgen/Streaming.h): the space offers reduction blocks of 4 and 8
 // rows besides the cache blocks, and the heuristic point streams (blocked by 8, the vectorized
 // axis outermost). Sampled points with each streaming block and the heuristic point, one and two
