@@ -51,16 +51,21 @@ bool slides_window(const Statement &ms, const std::string &r) {
     return false;
 }
 
-bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps) {
+bool reduces_window_in_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps) {
     if (ms.reduce_vars.size() < 2 || shape.eval(ms.reduce_vars.front().extent) <= window_steps ||
         slides_window(ms, ms.reduce_vars.front().name)) {
         return false;
     }
-    int64_t window = 1;
     for (size_t i = 1; i < ms.reduce_vars.size(); i++) {
         if (!slides_window(ms, ms.reduce_vars[i].name)) return false;
-        window *= shape.eval(ms.reduce_vars[i].extent);
     }
+    return true;
+}
+
+bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps) {
+    if (!reduces_window_in_channels(ms, shape, window_steps)) return false;
+    int64_t window = 1;
+    for (size_t i = 1; i < ms.reduce_vars.size(); i++) window *= shape.eval(ms.reduce_vars[i].extent);
     return window > 1;
 }
 
@@ -69,7 +74,7 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
     const Statement &out = *def.statement_for(def.output().name);
     const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
     if (lanes <= 1 || p.axes.size() < 3 || ms.reduce == ReduceKind::None || !main_is_fusable(def) ||
-        !window_inside_channels(ms, shape, kWindowSteps)) {
+        !reduces_window_in_channels(ms, shape, kWindowSteps)) {
         return false;
     }
     const int64_t row = shape.var_extent(out, p.axes[0].var), rows = shape.var_extent(out, p.axes[1].var);
@@ -99,7 +104,7 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
             r.block = kChannelBlock;
         }
     }
-    p.channels_innermost = true;
+    p.channels_innermost = window_inside_channels(ms, shape, kWindowSteps);
     p.packed.clear();
     const std::vector<const ExprNode *> read = accesses(ms);
     for (const TensorDecl *t : def.inputs()) {

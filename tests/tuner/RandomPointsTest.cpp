@@ -312,6 +312,13 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
     }
     Target host = host_target();
     const int lanes = host.vector_lanes(4);
+    // A 1x1 convolution at 7x7 (ResNet-50's 7x7x512->2048) is a GEMM over pixels: the same point,
+    // with no window to order around the channels.
+    BoundShape one = bind_shape(def, "N=1,C=512,H=7,W=7,F=2048,KH=1,KW=1,pad=0");
+    SchedulePoint g = heuristic_point(def, one, avx512);
+    EXPECT_EQ(g.vector_axis, 2);
+    EXPECT_FALSE(g.channels_innermost);
+    EXPECT_TRUE(is_legal_point(make_tiling_rules(def, one, avx512, 2), def, one, avx512, g)) << g.summary();
     SchedulePoint wide = heuristic_point(def, bind_shape(def, "N=1,C=128,H=28,W=28,F=128"), host);
     EXPECT_EQ(wide.vector_axis, 0);
     EXPECT_FALSE(wide.channels_innermost);
