@@ -1,5 +1,6 @@
 #include "opgen/Schedule.h"
 
+#include "opgen/ConvWindow.h"
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
 #include "opgen/Streaming.h"
@@ -31,6 +32,7 @@ nlohmann::json SchedulePoint::to_json() const {
     if (fast_math) j["fast_math"] = true;
     // Written only when it differs from the innermost axis, so older points read and print as before.
     if (vector_axis) j["vector_axis"] = vector_axis;
+    if (channels_innermost) j["channels_innermost"] = true;
     return j;
 }
 
@@ -55,6 +57,7 @@ SchedulePoint SchedulePoint::from_json(const nlohmann::json &j) {
         }
         p.fast_math = j.value("fast_math", false);
         p.vector_axis = j.value("vector_axis", 0);
+        p.channels_innermost = j.value("channels_innermost", false);
     } catch (const nlohmann::json::exception &e) {
         user_check(false) << "schedule point: " << e.what();
     }
@@ -99,6 +102,7 @@ std::string SchedulePoint::summary() const {
         }
     }
     if (fast_math) s << " fastmath";
+    if (channels_innermost) s << " cin";
     return s.str();
 }
 
@@ -572,6 +576,18 @@ struct UpdateLoops {
     std::vector<std::string> block_names;
 };
 
+// The order of the update's reduction loops inside a block, innermost first, as indices of the
+// `n` loops (innermost first): as the op names them, or with channels_innermost the outermost one
+// (input channels) innermost and the window loops around it.
+std::vector<size_t> reduction_loop_order(const SchedulePoint &p, size_t n) {
+    std::vector<size_t> order;
+    if (p.channels_innermost && n >= 2) order.push_back(n - 1);
+    for (size_t i = 0; i < n; i++) {
+        if (order.empty() || i != order.front()) order.push_back(i);
+    }
+    return order;
+}
+
 // Unblocked update: the register tile inside the whole reduction.
 UpdateLoops order_update(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
     const LoweredStage &main = g.main;
@@ -584,11 +600,13 @@ UpdateLoops order_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
     }
     for (int i = 0; i < main.rdom.dimensions(); i++) {
         const std::string &rn = main.rvar_names[size_t(i)], &printed = main.rvar_idents[size_t(i)];
-        order.emplace_back(main.rdom[i]);
-        order_text += ", " + printed;
         u.reduce.push_back(main.rdom[i]);
         u.reduce_names.push_back(printed);
         u.reduce_extents.push_back(reduction_block(g, p, rn));
+    }
+    for (size_t i : reduction_loop_order(p, u.reduce.size())) {
+        order.emplace_back(u.reduce[i]);
+        order_text += ", " + u.reduce_names[i];
     }
     u.stage.reorder(order);
     rec.line(u.name + ".reorder(" + order_text + ");");
@@ -638,7 +656,7 @@ UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
         order_text += (order_text.empty() ? "" : ", ") + n;
     };
     for (size_t i : vector_axis_first(p, u.tile)) add(u.tile[i], u.tile_names[i]);
-    for (size_t i = 0; i < u.reduce.size(); i++) add(u.reduce[i], u.reduce_names[i]);
+    for (size_t i : reduction_loop_order(p, u.reduce.size())) add(u.reduce[i], u.reduce_names[i]);
     for (const auto &v : ur) add(v, v.name());
     for (size_t i = 0; i < u.blocks.size(); i++) add(u.blocks[i], u.block_names[i]);
     u.stage.reorder(order);
@@ -647,12 +665,12 @@ UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
 }
 
 // Vectorizes the update's register tile and unrolls the rest of it, and short reduction loops
-// (all but the outermost) whole: no loop overhead between FMAs.
+// (all but the outermost; none with channels_innermost) whole: no loop overhead between FMAs.
 void vectorize_update(Recorder &rec, const SchedulePoint &p, const UpdateLoops &u) {
     const size_t k = size_t(p.vector_axis);
     vectorize_loop(rec, p, u.stage, u.name, u.tile[k], u.tile_names[k], p.axes[k].reg);
     unroll_register_tile(rec, p, u.stage, u.name, u.tile, u.tile_names);
-    for (size_t i = 0; p.unroll && i + 1 < u.reduce.size(); i++) {
+    for (size_t i = 0; p.unroll && !p.channels_innermost && i + 1 < u.reduce.size(); i++) {
         if (u.reduce_extents[i] <= kUnrollWindow) {
             Halide::Stage(u.stage).unroll(u.reduce[i]);
             rec.line(u.name + ".unroll(" + u.reduce_names[i] + ");");
@@ -1018,13 +1036,14 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     // per output element (a fused GELU) should cost little next to the reduction.
     p.fast_math = fast_math_applies(def);
     place_rows(def, shape, target, p);
+    bool conv = short_row_conv_point(def, shape, target, p);
     // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1
     // convolution alone has one).
     std::vector<int64_t> extents;
     for (const AxisTiling &a : p.axes) extents.push_back(shape.var_extent(out, a.var));
     p.parallel_loops = parallel_loop_choices(cache_loop_trips(p, extents), target.cores).front();
     place_streaming(def, shape, target, p);
-    if (p.vector_width > 1) pack_operands_read_across_rows(def, p);
+    if (p.vector_width > 1 && !conv) pack_operands_read_across_rows(def, p);
     return p;
 }
 

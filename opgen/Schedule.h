@@ -68,6 +68,12 @@ struct SchedulePoint {
                                         // short); its register tile holds whole vectors, the other
                                         // axes' register tiles are unrolled around them
     bool unroll = true;                 // unroll the register tile
+    bool channels_innermost = false;    // the outermost reduction loop (a convolution's input
+                                        // channels) runs innermost inside a reduction block, the
+                                        // window loops around it, not unrolled (oneDNN's order):
+                                        // with the window unrolled inside the channel loop the
+                                        // compiler keeps input broadcasts alive across window
+                                        // steps and spills them
     int prefetch = 0;                   // prefetch unpacked inputs this many reduction steps
                                         // ahead (0: no prefetch)
     // Every other statement's placement, in statement order; empty: reductions at root (today's
@@ -86,7 +92,8 @@ struct SchedulePoint {
         return axes == o.axes && reduce == o.reduce && outer_order == o.outer_order &&
                parallel_loops == o.parallel_loops && packed == o.packed && vector_width == o.vector_width &&
                unroll == o.unroll && tile_order == o.tile_order && prefetch == o.prefetch && stages == o.stages &&
-               fast_math == o.fast_math && vector_axis == o.vector_axis;
+               fast_math == o.fast_math && vector_axis == o.vector_axis &&
+               channels_innermost == o.channels_innermost;
     }
 };
 
@@ -118,7 +125,8 @@ AppliedSchedule apply_default_schedule(LoweredOp &op, const Target &target);
 // shape), 64-row cache tiles, no reduction blocking, parallel over the fewest outer loops whose
 // tiles reach the target's cores; row operations by whole rows (place_rows), bandwidth-bound
 // reductions streamed (opgen/Streaming.h, place_streaming), operands read across their rows
-// (B of A B^T) packed into panels.
+// (B of A B^T) packed into panels; an NCHW convolution whose rows are shorter than a vector as
+// oneDNN's direct convolution (opgen/ConvWindow.h short_row_conv_point).
 SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, const Target &target);
 
 }  // namespace opgen

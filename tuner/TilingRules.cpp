@@ -1,5 +1,6 @@
 #include "tuner/TilingRules.h"
 
+#include "opgen/ConvWindow.h"
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
 #include "opgen/Streaming.h"
@@ -186,6 +187,7 @@ SchedulePoint tiling_at(const TilingRules &rules, size_t v, const std::vector<si
     p.unroll = rules.knobs.unroll_choices.front();
     p.stages = rules.knobs.stage_plans.front().stages;
     p.fast_math = rules.knobs.stage_plans.front().fast_math;
+    p.channels_innermost = rules.knobs.channel_orders.front();
     return p;
 }
 
@@ -235,6 +237,7 @@ SchedulePoint with_knobs_of(const TilingRules &rules, SchedulePoint tiling, cons
         tiling.stages = p.stages;
         tiling.fast_math = p.fast_math;
     }
+    if (has(k.channel_orders, p.channels_innermost)) tiling.channels_innermost = p.channels_innermost;
     return tiling;
 }
 
@@ -581,6 +584,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     s.pairs = axis_pairs(s);
     s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
     s.knobs.stage_plans = stage_plan_choices(def, shape, target);
+    if (fusable && window_inside_channels(ms, shape, kWindowSteps)) s.knobs.channel_orders = {false, true};
     s.most_tiles = most_cache_tiles(s);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
     s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));
@@ -647,7 +651,7 @@ bool offered_knobs(const KnobChoices &k, const SchedulePoint &p) {
                     std::find(k.tile_orders.begin() + 1, k.tile_orders.end(), p.tile_order) != k.tile_orders.end());
     return has(k.outer_orders, p.outer_order) && tile_ok && has(parallel_choices(k, p), p.parallel_loops) &&
            has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch)) && has(k.unroll_choices, p.unroll) &&
-           has(k.stage_plans, StagePlan{p.stages, p.fast_math});
+           has(k.stage_plans, StagePlan{p.stages, p.fast_math}) && has(k.channel_orders, p.channels_innermost);
 }
 
 std::vector<Footprint> footprints(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape,
@@ -712,7 +716,8 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
     // A parallel choice is drawn among as many as an order can have and rejected past the order's.
     const size_t most_parallel = k.cores > 1 ? kMostParallelChoices : 1;
     const uint64_t knob_combinations = k.outer_orders.size() * k.tile_orders.size() * most_parallel *
-                                       k.pack_prefetch.size() * k.unroll_choices.size() * k.stage_plans.size();
+                                       k.pack_prefetch.size() * k.unroll_choices.size() * k.stage_plans.size() *
+                                       k.channel_orders.size();
     std::unordered_map<uint64_t, bool> tiling_fits;  // capacity checks, by tiling code
     std::unordered_set<uint64_t> chosen;             // (tiling, knobs) codes drawn and kept
     for (size_t draw = 0; draw < max_draws && out.size() < n; draw++) {
@@ -724,12 +729,14 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
                unroll = uniform(k.unroll_choices.size());
         // Drawn only where there is a choice, so an op with one plan draws what it always did.
         size_t plan = k.stage_plans.size() > 1 ? uniform(k.stage_plans.size()) : 0;
+        size_t channels = k.channel_orders.size() > 1 ? uniform(k.channel_orders.size()) : 0;
         SchedulePoint p = tiling_at(rules, v, idx);
         if (tile > 0 && !tile_order_matters(p)) continue;
         uint64_t code = tiling_code(rules, v, idx);
         uint64_t knobs =
-            ((((outer * k.tile_orders.size() + tile) * most_parallel + parallel) * k.pack_prefetch.size() +
-             pack) * k.unroll_choices.size() + unroll) * k.stage_plans.size() + plan;
+            (((((outer * k.tile_orders.size() + tile) * most_parallel + parallel) * k.pack_prefetch.size() +
+             pack) * k.unroll_choices.size() + unroll) * k.stage_plans.size() + plan) * k.channel_orders.size() +
+            channels;
         if (chosen.count(code * knob_combinations + knobs)) continue;
         if (!whole_register_tiles_if_blocked(rules, p) || !enough_tiles(rules, p)) continue;
         auto memo = tiling_fits.find(code);
@@ -745,6 +752,7 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         p.unroll = k.unroll_choices[unroll];
         p.stages = k.stage_plans[plan].stages;
         p.fast_math = k.stage_plans[plan].fast_math;
+        p.channels_innermost = k.channel_orders[channels];
         chosen.insert(code * knob_combinations + knobs);
         out.push_back(std::move(p));
     }

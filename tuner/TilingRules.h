@@ -68,6 +68,9 @@ struct KnobChoices {
     // today's (none placed, exact math); a single choice, so the same space, for ops with no other
     // statement and nothing fast math changes (matmul, convolutions).
     std::vector<StagePlan> stage_plans;
+    // SchedulePoint::channels_innermost: {false, true} where the main reduction is a window inside
+    // a channel loop (conv2d_nchw's rx, ry inside c), else {false}: the same space as before.
+    std::vector<bool> channel_orders{false};
 };
 
 struct TilingRules {

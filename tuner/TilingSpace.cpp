@@ -22,11 +22,11 @@ std::string tiling_key(const SchedulePoint &p) {
 }
 
 // The knob digits of a tiling: (outer order, parallel loops) pairs, tile orders, packing and
-// prefetching, unrolling, stage plans. The first digit's radix depends on the tiling: an order's
+// prefetching, unrolling, stage plans, channel orders. The first digit's radix depends on the tiling: an order's
 // parallel choices depend on its loops' trip counts (tuner/TilingRules.h loop_plan_count).
 std::vector<size_t> knob_dims(const KnobChoices &k, const SchedulePoint &tiling) {
     return {loop_plan_count(k, tiling), tile_order_matters(tiling) ? k.tile_orders.size() : 1, k.pack_prefetch.size(),
-            k.unroll_choices.size(), k.stage_plans.size()};
+            k.unroll_choices.size(), k.stage_plans.size(), k.channel_orders.size()};
 }
 
 int64_t product(const std::vector<size_t> &dims) {
@@ -64,6 +64,7 @@ SchedulePoint LegalPoints::operator[](size_t i) const {
     p.unroll = k.unroll_choices[digit[3]];
     p.stages = k.stage_plans[digit[4]].stages;
     p.fast_math = k.stage_plans[digit[4]].fast_math;
+    p.channels_innermost = k.channel_orders[digit[5]];
     return p;
 }
 

@@ -250,6 +250,87 @@ TEST(ScheduleKnobs, OutputChannelVectorsMatchTheReference) {
     }
 }
 
+// The channel loop innermost with the window loops around it (SchedulePoint::channels_innermost,
+// offered for a window inside channels): on an NCHW convolution and its bias-ReLU twin, rows of 7
+// (output channels vectorized) and of 19 (rows vectorized, a tail), unblocked and blocked
+// reductions, stride 2 on the second; every one compiled and checked against the reference, with
+// the channel loop first among the update's reduction loops.
+TEST(ScheduleKnobs, ChannelsInnermostMatchesTheReference) {
+    Target host = host_target();
+    const int lanes = host.vector_lanes(4);
+    const std::vector<std::pair<const char *, std::string>> cases = {
+        {"conv2d_nchw", "N=1,C=32,H=7,W=7,F=" + std::to_string(2 * lanes)},
+        {"conv2d_bias_relu", "N=1,C=32,H=9,W=19,F=6,stride=2"},
+    };
+    for (const auto &[op, shape_text] : cases) {
+        ComputeDef def = OpLibrary::standard().load(op);
+        BoundShape shape = bind_shape(def, shape_text);
+        TilingSpace s = make_tiling_space(def, shape, host, 1);
+        ASSERT_EQ(s.knobs.channel_orders, (std::vector<bool>{false, true})) << op;
+        TaskContext task(def, shape, host, 13);
+        std::set<std::string> kinds;  // (vector axis, blocked) combinations tried
+        for (const auto &p : s.sample(4000, 7)) {
+            if (!p.channels_innermost) continue;
+            bool blocked = p.reduce.back().block < s.reduce.back().extent;
+            if (!kinds.insert(std::to_string(p.vector_axis) + ":" + std::to_string(blocked)).second) continue;
+            LoweredOp lowered = lower_to_halide(def, shape);
+            std::string src = apply_schedule(lowered, p, host).source();
+            EXPECT_NE(src.find(blocked ? "c__i, rx__i, ry__i" : ", c, rx, ry"), std::string::npos) << src;
+            MeasureResult r = measure(task, p, 0.5, 1);
+            EXPECT_EQ(r.status, "ok") << op << " " << p.summary() << ": " << r.error << "\n" << src;
+        }
+        EXPECT_GE(kinds.size(), 2u) << op;
+    }
+}
+
+// The starting point of an NCHW convolution whose rows are shorter than a vector
+// (opgen/ConvWindow.h short_row_conv_point): output channels vectorized, channels in blocks of 16
+// innermost, input and weights packed. On the AVX-512 target (16 lanes, 32 registers) at ResNet-50's
+// 14x14x256->256: 7 pixels x 2 rows x 2 vectors = 28 accumulators; at 7x7x512->512, whose rows must
+// divide the column (one row) and whose registers leave room for 2 weight vectors of 3 (48 does
+// not divide 512): 7 x 1 x 2 = 14. Each a point of the space on one and two threads. At a small
+// shape with a row of 7 it compiles on the host and matches the reference. Rows of 28 keep the
+// row-vector point.
+TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
+    Target avx512 = load_target("x86-64-avx512");
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    for (const auto &[text, accumulators] :
+         std::vector<std::pair<const char *, int64_t>>{{"N=1,C=256,H=14,W=14,F=256", 28}, {"N=1,C=512,H=7,W=7,F=512", 14}}) {
+        BoundShape shape = bind_shape(def, text);
+        for (int threads : {1, 2}) {
+            Target t = avx512;
+            t.cores = threads;
+            SchedulePoint p = heuristic_point(def, shape, t);
+            if (threads == 1) p.parallel_loops = 0;
+            EXPECT_EQ(p.vector_axis, 2) << text;
+            EXPECT_TRUE(p.channels_innermost) << text;
+            EXPECT_EQ(p.axes[0].reg * p.axes[1].reg * p.axes[2].reg / 16, accumulators) << p.summary();
+            EXPECT_EQ(p.packed, (std::vector<std::string>{"X", "Wt"})) << p.summary();
+            TilingRules rules = make_tiling_rules(def, shape, t, threads);
+            EXPECT_TRUE(is_legal_point(rules, def, shape, t, p)) << p.summary();
+        }
+    }
+    Target host = host_target();
+    const int lanes = host.vector_lanes(4);
+    // A 1x1 convolution at 7x7 (ResNet-50's 7x7x512->2048) is a GEMM over pixels: the same point,
+    // with no window to order around the channels.
+    BoundShape one = bind_shape(def, "N=1,C=512,H=7,W=7,F=2048,KH=1,KW=1,pad=0");
+    SchedulePoint g = heuristic_point(def, one, avx512);
+    EXPECT_EQ(g.vector_axis, 2);
+    EXPECT_FALSE(g.channels_innermost);
+    EXPECT_TRUE(is_legal_point(make_tiling_rules(def, one, avx512, 2), def, one, avx512, g)) << g.summary();
+    SchedulePoint wide = heuristic_point(def, bind_shape(def, "N=1,C=128,H=28,W=28,F=128"), host);
+    EXPECT_EQ(wide.vector_axis, 0);
+    EXPECT_FALSE(wide.channels_innermost);
+
+    BoundShape small = bind_shape(def, "N=1,C=48,H=7,W=7,F=" + std::to_string(3 * lanes));
+    SchedulePoint p = heuristic_point(def, small, host);
+    ASSERT_EQ(p.vector_axis, 2);
+    TaskContext task(def, small, host, 17);
+    MeasureResult r = measure(task, p, 0.5, 1);
+    EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
+}
+
 // A GEMV streams its operand (opgen/Streaming.h): the space offers reduction blocks of 4 and 8
 // rows besides the cache blocks, and the heuristic point streams (blocked by 8, the vectorized
 // axis outermost). Sampled points with each streaming block and the heuristic point, one and two

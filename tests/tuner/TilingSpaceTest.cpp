@@ -234,6 +234,54 @@ TEST(TilingSpace, CountsConvSpaceOnToyTarget) {
     for (const auto &p : s.legal) EXPECT_EQ(p.axes[1].reg, 1) << p.summary();
 }
 
+// The same toy convolution with a 3x3 window (pad 1 keeps the 4x4 output) and C = 8: the channel
+// loop (8 steps, more than a window's 4) holds the window loops (3 x 3), so the space offers the
+// channel loop innermost (SchedulePoint::channels_innermost) as one more knob of two choices.
+// Tilings: the 1x1 space's 24, times c whole or in blocks of 4 (at F = 2 the reduction streams,
+// opgen/Streaming.h) = 48; knobs 6 orders x 7 (packing, prefetch) x 2 unroll x 2 channel orders =
+// 168 per tiling: 8064 points (none fits the toy's 64-byte REG with a 3-wide window). On the host at
+// 14x14x256->256, every legal tiling has 6 orders x (2 tile orders where they matter, else 1) x 7 x
+// 2 x 2 knobs, and half of its points run the channels innermost. The 1x1 space above (a window
+// of one step) has no such knob, nor a channel loop no longer than a window, nor conv2d_nchwc (its
+// channel loop ci is innermost already).
+TEST(TilingSpace, OffersChannelsInnermostForAWindowInsideChannels) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    Target toy = load_target("toy");
+    TilingSpace s = make_tiling_space(def, bind_shape(def, "N=1,C=8,H=4,W=4,F=2,KH=3,KW=3,pad=1"), toy, 1);
+    EXPECT_EQ(s.knobs.channel_orders, (std::vector<bool>{false, true}));
+    EXPECT_EQ(s.total_tilings, 48);
+    EXPECT_EQ(s.total_points, 8064);
+
+    BoundShape shape = bind_shape(def, "N=1,C=256,H=14,W=14,F=256");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace h = make_tiling_space(def, shape, host, 1);
+    ASSERT_FALSE(h.legal.empty());
+    for (size_t t = 0; t < h.legal.tilings().size(); t++) {
+        EXPECT_EQ(h.legal.knob_count(t), 6 * (tile_order_matters(h.legal.tilings()[t]) ? 2 : 1) * 7 * 2 * 2);
+    }
+    size_t inner = 0;
+    for (size_t i = 0; i < size_t(h.legal.knob_count(0)); i++) inner += h.legal[i].channels_innermost;
+    EXPECT_EQ(2 * inner, size_t(h.legal.knob_count(0)));
+    // Members either way; read back from JSON, where the field is written only when set.
+    SchedulePoint p = h.legal.front();
+    p.channels_innermost = true;
+    EXPECT_TRUE(h.contains(p));
+    EXPECT_TRUE(is_legal_point(h, def, shape, host, p));
+    EXPECT_EQ(SchedulePoint::from_json(p.to_json()), p);
+    EXPECT_FALSE(h.legal.front().to_json().contains("channels_innermost"));
+
+    TilingSpace one = make_tiling_space(def, bind_shape(def, "N=1,C=8,H=4,W=4,F=2,KH=1,KW=1,pad=0"), toy, 1);
+    EXPECT_EQ(one.knobs.channel_orders, (std::vector<bool>{false}));
+    SchedulePoint q = one.legal.front();
+    q.channels_innermost = true;
+    EXPECT_FALSE(one.contains(q));
+    TilingSpace few = make_tiling_space(def, bind_shape(def, "N=1,C=4,H=4,W=4,F=2,KH=3,KW=3,pad=1"), toy, 1);
+    EXPECT_EQ(few.knobs.channel_orders, (std::vector<bool>{false}));
+    ComputeDef blocked = OpLibrary::standard().load("conv2d_nchwc");
+    TilingSpace b = make_tiling_space(blocked, bind_shape(blocked, "N=1,CB=8,H=4,W=4,FB=1,cb=4,fb=4"), toy, 1);
+    EXPECT_EQ(b.knobs.channel_orders, (std::vector<bool>{false}));
+}
+
 // Point i of the space is computed, not stored: the same index gives the same point, every point
 // is a member, and a knob outside the choices (or a tile order where it changes nothing) is not.
 TEST(TilingSpace, IndexedPointsAreStableMembers) {

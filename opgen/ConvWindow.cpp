@@ -1,0 +1,118 @@
+#include "opgen/ConvWindow.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace opgen {
+
+namespace {
+
+// Loops of more steps than this are channel loops, not a window (a 3x3 window's loops have 3).
+constexpr int64_t kWindowSteps = 4;
+// Accumulators of a register tile at two channel vectors: 28 of AVX-512's 32 registers, the rest
+// for the weight vectors and a broadcast input.
+constexpr int64_t kAccumulators = 28;
+// Pixels of a row in one register tile: 7 (half of a 14-pixel row, a whole 7-pixel one).
+constexpr int64_t kRowPixels = 7;
+// Vectors of output channels in a register tile (the space's most, tuner/TilingRules.cpp).
+constexpr int64_t kMaxVectors = 4;
+// Input channels per reduction block.
+constexpr int64_t kChannelBlock = 16;
+
+// Whether index variable `v` appears in expression `e`.
+bool mentions(const ExprNode &e, const std::string &v) {
+    if (e.kind == ExprKind::IndexVar && e.name == v) return true;
+    return std::any_of(e.args.begin(), e.args.end(), [&](const Expr &a) { return mentions(*a, v); });
+}
+
+// Every tensor access in `ms`'s body.
+std::vector<const ExprNode *> accesses(const Statement &ms) {
+    std::vector<const ExprNode *> found, stack{ms.body.get()};
+    while (!stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        if (e->kind == ExprKind::Access) found.push_back(e);
+        for (const Expr &a : e->args) stack.push_back(a.get());
+    }
+    return found;
+}
+
+}  // namespace
+
+bool slides_window(const Statement &ms, const std::string &r) {
+    for (const ExprNode *e : accesses(ms)) {
+        for (const Expr &a : e->args) {
+            if (a->kind == ExprKind::IndexVar || !mentions(*a, r)) continue;
+            for (const std::string &v : ms.vars) {
+                if (mentions(*a, v)) return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool reduces_window_in_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps) {
+    if (ms.reduce_vars.size() < 2 || shape.eval(ms.reduce_vars.front().extent) <= window_steps ||
+        slides_window(ms, ms.reduce_vars.front().name)) {
+        return false;
+    }
+    for (size_t i = 1; i < ms.reduce_vars.size(); i++) {
+        if (!slides_window(ms, ms.reduce_vars[i].name)) return false;
+    }
+    return true;
+}
+
+bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps) {
+    if (!reduces_window_in_channels(ms, shape, window_steps)) return false;
+    int64_t window = 1;
+    for (size_t i = 1; i < ms.reduce_vars.size(); i++) window *= shape.eval(ms.reduce_vars[i].extent);
+    return window > 1;
+}
+
+bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+    const Statement &ms = main_statement(def);
+    const Statement &out = *def.statement_for(def.output().name);
+    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    if (lanes <= 1 || p.axes.size() < 3 || ms.reduce == ReduceKind::None || !main_is_fusable(def) ||
+        !reduces_window_in_channels(ms, shape, kWindowSteps)) {
+        return false;
+    }
+    const int64_t row = shape.var_extent(out, p.axes[0].var), rows = shape.var_extent(out, p.axes[1].var);
+    const int64_t channels = shape.var_extent(out, p.axes[2].var);
+    if (row >= lanes || channels % lanes != 0) return false;
+    // About 7 pixels of a row, rows that divide the column (a blocked reduction needs whole
+    // register tiles) up to 28 accumulators at two vectors, then the most channel vectors (up to
+    // four, dividing the channels) whose accumulators, weight vectors and one broadcast input fit
+    // the registers: 7 x 2 x 2 at 14x14, 7 x 1 x 2 at 7x7.
+    const int64_t pieces = (row + kRowPixels - 1) / kRowPixels;
+    const int64_t xr = (row + pieces - 1) / pieces;
+    int64_t yr = std::clamp<int64_t>(kAccumulators / (2 * xr), 1, rows);
+    while (rows % yr != 0) yr--;
+    int64_t vectors = 1;
+    for (int64_t v = 2; v <= kMaxVectors; v++) {
+        if (channels % (v * lanes) == 0 && xr * yr * v + v + 1 <= target.vector_registers) vectors = v;
+    }
+    p.vector_axis = 2;
+    p.vector_width = lanes;
+    p.axes[0].reg = xr;
+    p.axes[0].tile = row;
+    p.axes[1].reg = yr;
+    p.axes[1].tile = rows;
+    p.axes[2].reg = p.axes[2].tile = vectors * lanes;
+    for (ReduceTiling &r : p.reduce) {
+        if (r.var == ms.reduce_vars.front().name && r.block % kChannelBlock == 0 && r.block > kChannelBlock) {
+            r.block = kChannelBlock;
+        }
+    }
+    p.channels_innermost = window_inside_channels(ms, shape, kWindowSteps);
+    p.packed.clear();
+    const std::vector<const ExprNode *> read = accesses(ms);
+    for (const TensorDecl *t : def.inputs()) {
+        if (std::any_of(read.begin(), read.end(), [&](const ExprNode *e) { return e->name == t->name; })) {
+            p.packed.push_back(t->name);
+        }
+    }
+    return true;
+}
+
+}  // namespace opgen

@@ -1,0 +1,46 @@
+// Convolution windows (issue 18): which reduction loops of a statement slide a window over the
+// output (rx, ry of a convolution: an input is indexed by x*stride + rx - pad) and which step over
+// channels (c), and the starting point for a convolution whose rows are shorter than a vector.
+// An NCHW convolution reduces a window inside a channel loop; run as written, with the short
+// window loops unrolled inside each channel step, the compiler reuses a broadcast input value across
+// window steps and spills; the channel loop innermost (SchedulePoint::channels_innermost) is
+// oneDNN's order, without spills.
+#ifndef OPGEN_CONV_WINDOW_H
+#define OPGEN_CONV_WINDOW_H
+
+#include "opgen/ComputeDef.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "opgen/Target.h"
+
+#include <string>
+
+namespace opgen {
+
+// Whether reduction variable `r` of `ms` slides a window: some input index combines it with one of
+// the statement's own variables.
+bool slides_window(const Statement &ms, const std::string &r);
+
+// True when the reduction of `ms` is a convolution's window inside its channel loop: the outermost
+// loop has more than `window_steps` steps and slides no window, every loop inside it slides one
+// (conv2d_nchw's c around ry, rx, a 1x1 window included; not conv2d_nchwc, whose innermost loop
+// ci steps over channels).
+bool reduces_window_in_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps);
+// The same with a window of more than one step (not 1x1): where the order of the channel and
+// window loops makes a difference.
+bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps);
+
+// For the main statement of `def` a window in channels (reduces_window_in_channels), with output rows (the innermost axis)
+// shorter than a vector and output channels (the third innermost axis) of whole vectors: `p` set to
+// the kernel of oneDNN's direct convolution. A register tile of about 7 pixels of a row x rows
+// dividing the column (up to 28 accumulators at two vectors) x the most vectors of output
+// channels (up to four) that fit the registers beside their weight vectors and one broadcast input
+// (7 x 2 x 2 at 14x14, 7 x 1 x 2 at 7x7 on AVX-512), whole rows and columns per cache tile,
+// channels in blocks of 16, the channel loop innermost (a 3x3 window around it; a 1x1 one is
+// a GEMM over pixels), input and weights packed (the weights
+// re-laid out channel-contiguous). Returns false, `p` unchanged, for any other op or shape.
+bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
+
+}  // namespace opgen
+
+#endif
