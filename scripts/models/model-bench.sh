@@ -13,7 +13,8 @@
 #   WORK holds <model>.onnx and <model>.inputs/ (scripts/models/make_models.py) and <model>.<TAG>/;
 #   "{t}" in TAG stands for the thread count, so each count runs the library tuned for it
 #   (`opgen compile ... --threads N -o WORK/<model>.tN` with TAG t{t})
-#   env: ROUNDS (3), RUNS (10), WARMUP (2), OPGEN (build/opgen/opgen), OPGEN_ORT_DIR (build/ort)
+#   env: ROUNDS (3), RUNS (10), WARMUP (2), OPGEN (build/opgen/opgen), OPGEN_ORT_DIR (build/ort),
+#   LOCK_MODE (-x; -s times under the shared lock, alongside other work: say so with the figures)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="${1:?usage: model-bench.sh WORK TAGS [MODELS] [THREADS]}"
@@ -57,7 +58,7 @@ results="$work/model-bench-${tags//[^A-Za-z0-9]/_}.jsonl"
 : >"$results"
 exec 9>"$lock"
 echo "model-bench: waiting for the exclusive measurement lock" >&2
-flock -x 9
+flock "${LOCK_MODE:--x}" 9
 echo "model-bench: timing ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 for r in $(seq "$rounds"); do
     for m in ${models//,/ }; do
