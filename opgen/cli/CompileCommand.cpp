@@ -26,7 +26,7 @@ namespace {
 struct CompileArgs {
     Common common;
     std::unique_ptr<TuneFlags> flags;
-    bool partition_only = false, no_tune = false;
+    bool partition_only = false, no_tune = false, nchw = false;
     int compile_jobs = 0;  // 0: the machine's cores
     std::string model, out;
     std::vector<std::string> dims;
@@ -125,7 +125,7 @@ void run(const CompileArgs &a) {
     int64_t max_bytes = a.max_memory.empty() ? onnx_import::physical_memory_bytes() : memory_size(a.max_memory);
     OpLibrary lib = OpLibrary::standard(a.common.ops_dirs);
     bool weights = !a.partition_only || !a.check_with.empty();
-    onnx_import::CompiledModel m = onnx_import::compile_model(a.model, dims, lib, max_bytes, weights);
+    onnx_import::CompiledModel m = onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, !a.nchw);
     print_partition(m, a);
     std::map<std::string, std::string> extra;
     if (!a.check_with.empty()) extra = reference_outputs(m, a.check_with);
@@ -160,6 +160,8 @@ void add_compile(CLI::App &app) {
                   "stop after partitioning: manifest.json, graph.json and ops/, no library");
     cmd->add_flag("--no-tune", a->no_tune,
                   "kernels missing from the cache get Halide's heuristic schedule point instead of being tuned");
+    cmd->add_flag("--nchw", a->nchw,
+                  "keep activations in ONNX's NCHW layout (default: channel-blocked nChw16c between convolutions)");
     cmd->add_option("--compile-jobs", a->compile_jobs, "compile worker processes (default: the core count)")
         ->check(CLI::Range(1, 256));
     cmd->add_option("--max-memory", a->max_memory,

@@ -3,6 +3,7 @@
 #include "opgen/Error.h"
 #include "opgen/Parser.h"
 #include "opgen/Shape.h"
+#include "opgen/onnx/ChannelBlocking.h"
 
 #include <filesystem>
 #include <fstream>
@@ -81,11 +82,13 @@ void write_text(const fs::path &path, const std::string &text) {
 int64_t physical_memory_bytes() { return int64_t(::sysconf(_SC_PHYS_PAGES)) * int64_t(::sysconf(_SC_PAGE_SIZE)); }
 
 CompiledModel compile_model(const std::string &path, const std::map<std::string, int64_t> &dims,
-                            const OpLibrary &lib, int64_t max_bytes, bool with_weights) {
+                            const OpLibrary &lib, int64_t max_bytes, bool with_weights, bool blocked) {
     CompiledModel m;
     m.graph = read_model_graph(path, dims, with_weights);
     m.partition = partition_graph(m.graph);
     check_memory(m, max_bytes);
+    if (blocked) block_channels(m.graph, m.partition);
+    add_relaid_weights(m.graph, m.partition.relayouts);
     std::map<std::string, ComputeDef> bundled;
     for (size_t i = 0; i < m.partition.kernels.size(); i++) bind_kernel(m, i, lib, bundled);
     return m;
@@ -156,6 +159,9 @@ nlohmann::json compiled_graph(const CompiledModel &m) {
     for (const auto &[name, t] : g.tensors) {
         json e = {{"name", name}, {"dims", t.dims}, {"kind", kind_name(t.kind)}, {"bytes", t.bytes()}};
         if (view_of.count(name)) e["view_of"] = view_of[name];
+        if (!t.layout.empty()) e["layout"] = t.layout;
+        for (const auto &r : m.partition.relayouts)
+            if (r.tensor == name) e["relaid_from"] = {{"tensor", r.source}, {"layout", r.layout}};
         tensors.push_back(e);
     }
     std::set<std::string> ops;

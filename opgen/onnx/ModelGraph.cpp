@@ -186,7 +186,7 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
     for (const auto &v : g.input()) {
         if (out.tensors.count(v.name())) continue;  // older exporters list weights as inputs too
         user_check(shapes.has(v.name())) << "model '" << path << "': input '" << v.name() << "' has no tensor shape";
-        out.tensors[v.name()] = {v.name(), shapes.dims(v.name()), TensorKind::Input, shapes.elem_type(v.name()), {}, {}};
+        out.tensors[v.name()] = {v.name(), shapes.dims(v.name()), TensorKind::Input, shapes.elem_type(v.name()), {}, {}, {}};
         out.inputs.push_back(v.name());
     }
     for (int i = 0; i < g.node_size(); i++) {
@@ -214,7 +214,7 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
             user_check(shapes.has(o)) << "model '" << path << "': the shape of '" << o << "' (output of node '"
                                       << node.name << "', " << node.op_type
                                       << ") is unknown after shape inference; compiling needs static shapes";
-            out.tensors[o] = {o, shapes.dims(o), TensorKind::Intermediate, shapes.elem_type(o), {}, {}};
+            out.tensors[o] = {o, shapes.dims(o), TensorKind::Intermediate, shapes.elem_type(o), {}, {}, {}};
             out.producer[o] = node.index;
         }
         for (const auto &in : node.inputs)

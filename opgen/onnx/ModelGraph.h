@@ -47,6 +47,8 @@ struct GraphTensor {
     int elem_type = 1;           // ONNX TensorProto data type; 1 is float32
     std::vector<double> values;  // a weight's elements when it has at most 64 of them
     std::vector<float> data;     // a float32 weight's elements, when read with `with_weights`
+    std::string layout;          // how its buffer holds it: "" row-major over dims; "nChw16c"
+                                 // channel-blocked (opgen/onnx/ChannelBlocking.h)
 
     int64_t elements() const;
     int64_t bytes() const;

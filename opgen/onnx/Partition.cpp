@@ -120,6 +120,7 @@ public:
         Partition p;
         for (const auto &[last, i] : order_) p.kernels.push_back(kernels_[i]);
         p.views = views_;
+        for (const auto &[name, r] : relayouts_) p.relayouts.push_back(r);
         return p;
     }
 
@@ -132,6 +133,15 @@ private:
     std::vector<std::pair<int, size_t>> order_;  // (last node, kernel)
     std::vector<TensorView> views_;
     std::map<std::string, std::string> texts_;  // generated op name -> text
+    std::map<std::string, WeightRelayout> relayouts_;  // by new tensor name
+
+    // The name of weight `w` in `layout`, recorded for compile_model to add to the graph.
+    std::string relaid(const std::string &w, const std::string &layout) {
+        WeightRelayout r = make_relayout(w, dims(w), layout);
+        std::string name = r.tensor;
+        relayouts_.try_emplace(name, std::move(r));
+        return name;
+    }
 
     const Dims &dims(const std::string &t) const { return g_.tensor(t).dims; }
 
@@ -396,9 +406,10 @@ private:
     }
 
     void dense(const GraphNode &n) {
-        const std::string &a = n.inputs[0], &b = n.inputs[1];
+        const std::string &a = n.inputs[0];
+        std::string b = n.inputs[1];
         require_float(a);
-        const Dims &ad = dims(a), &bd = dims(b);
+        const Dims &ad = dims(a), bd = dims(b);
         if (ad.size() < 2 || bd.size() != 2) throw Unsupported{"operands not [..., K] x [K, N]"};
         bool nt = false;
         std::vector<Step> steps;
@@ -418,6 +429,9 @@ private:
         std::vector<int> nodes = {n.index};
         std::string y = n.outputs[0];
         steps = absorb(y, {"bias", "add", "relu", "tanh", "gelu"}, steps, n_, dims(y).size() - 1, nodes);
+        // B^T of a weight is laid out once, at compile time: the kernel then reads B's rows
+        // contiguously along N, which a GEMV streams and a GEMM packs as it does any matmul.
+        if (nt) b = relaid(b, "transpose"), nt = false;
         std::string name = std::string("matmul") + (nt ? "_nt" : "") + step_suffix(steps);
         SubgraphKernel k;
         k.kind = "dense";

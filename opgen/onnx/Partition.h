@@ -17,10 +17,15 @@
 // A subgraph whose form is a bundled op (conv2d_bias_relu, matmul_bias_gelu, softmax, ...) uses
 // it; otherwise its op text is generated here, named after its form (conv2d_bias_add_relu,
 // batch_matmul_tb0231_scale). Two subgraphs of the same form share one op; shapes differ.
+//
+// A kernel may read a weight in another layout than ONNX's (WeightLayout.h): Gemm's B with
+// transB = 1 is read as the transpose, so the classifier (M = 1) is a plain matmul whose weight
+// rows stream instead of a GEMV that reads B across its rows.
 #ifndef OPGEN_ONNX_PARTITION_H
 #define OPGEN_ONNX_PARTITION_H
 
 #include "opgen/onnx/ModelGraph.h"
+#include "opgen/onnx/WeightLayout.h"
 
 #include <string>
 #include <utility>
@@ -48,6 +53,7 @@ struct TensorView {
 struct Partition {
     std::vector<SubgraphKernel> kernels;  // an execution order: each after what it reads
     std::vector<TensorView> views;
+    std::vector<WeightRelayout> relayouts;  // weights the kernels read in another layout, by new name
 };
 
 // Partitions `g`. Every node must land in a subgraph or a view; otherwise raises one UserError

@@ -74,14 +74,14 @@ fs::path Compile::models;
 }  // namespace
 
 TEST_F(Compile, SmallNetFusesConvEpiloguesAndWritesATunableFolder) {
-    CommandRun r = compile("small.onnx");
+    CommandRun r = compile("small.onnx", "--nchw");
     ASSERT_EQ(r.status, 0) << r.err;
     json g = json::parse(slurp(dir / "out/graph.json"));
     EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_bias_relu", 4},
                                                             {"depthwise_conv2d_bias_relu", 3},
                                                             {"conv2d_bias_add", 1},
                                                             {"avg_pool2d", 1},
-                                                            {"matmul_nt_bias", 1},
+                                                            {"matmul_bias", 1},
                                                             {"softmax", 1}}));
     expect_nodes_covered_once(g);
     EXPECT_EQ(g["summary"]["views"], 1);  // the Flatten
@@ -93,7 +93,7 @@ TEST_F(Compile, SmallNetFusesConvEpiloguesAndWritesATunableFolder) {
     EXPECT_EQ(proj["op_file"], "ops/conv2d_bias_add.op");
     EXPECT_EQ(proj["args"]["R"], g["kernels"][4]["output"]);  // the block's input
     // Generated ops are kept as files; bundled ones are not copied.
-    for (const char *op : {"conv2d_bias_add", "depthwise_conv2d_bias_relu", "matmul_nt_bias"})
+    for (const char *op : {"conv2d_bias_add", "depthwise_conv2d_bias_relu", "matmul_bias"})
         EXPECT_TRUE(fs::exists(dir / "out/ops" / (std::string(op) + ".op"))) << op;
     EXPECT_FALSE(fs::exists(dir / "out/ops/conv2d_bias_relu.op"));
     std::string dw = slurp(dir / "out/ops/depthwise_conv2d_bias_relu.op");
@@ -110,7 +110,7 @@ TEST_F(Compile, SmallNetFusesConvEpiloguesAndWritesATunableFolder) {
 }
 
 TEST_F(Compile, ResNetBlocksFuseTheResidualAddAndRelu) {
-    CommandRun r = compile("resnet_tiny.onnx");
+    CommandRun r = compile("resnet_tiny.onnx", "--nchw");
     ASSERT_EQ(r.status, 0) << r.err;
     json g = json::parse(slurp(dir / "out/graph.json"));
     EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_bias_relu", 7},
@@ -118,7 +118,7 @@ TEST_F(Compile, ResNetBlocksFuseTheResidualAddAndRelu) {
                                                             {"conv2d_bias", 2},
                                                             {"conv2d_bias_add_relu", 3},
                                                             {"avg_pool2d", 1},
-                                                            {"matmul_nt_bias", 1}}));
+                                                            {"matmul_bias", 1}}));
     expect_nodes_covered_once(g);
     // v1.5: the stride is on the 3x3 conv and on the projection, not on the first 1x1.
     EXPECT_EQ(g["kernels"][7]["shape"], "C=16,F=16,H=8,KH=3,KW=3,N=1,W=8,dilation=1,pad=1,stride=2");
@@ -135,6 +135,63 @@ TEST_F(Compile, ResNetBlocksFuseTheResidualAddAndRelu) {
     }
     std::string op = slurp(dir / "out/ops/conv2d_bias_add_relu.op");
     EXPECT_NE(op.find("Y[n, f, y, x] = max(Z[n, f, y, x] + bias[f] + R[n, f, y, x], 0.0)"), std::string::npos) << op;
+}
+
+// The classifier's Gemm (transB = 1) reads its weight's transpose, laid out at compile time.
+TEST_F(Compile, TheClassifierReadsItsWeightTransposed) {
+    CommandRun r = compile("small.onnx", "--nchw");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    const json &fc = g["kernels"][g["kernels"].size() - 2];
+    EXPECT_EQ(fc["op"], "matmul_bias");
+    EXPECT_EQ(fc["shape"], "K=32,M=1,N=10");
+    EXPECT_EQ(fc["args"]["B"], "fc_w@transpose");
+    bool found = false;
+    for (const auto &t : g["tensors"]) {
+        if (t["name"] != "fc_w@transpose") continue;
+        found = true;
+        EXPECT_EQ(t["dims"], json({32, 10}));
+        EXPECT_EQ(t["kind"], "weight");
+        EXPECT_EQ(t["relaid_from"], json({{"tensor", "fc_w"}, {"layout", "transpose"}}));
+    }
+    EXPECT_TRUE(found);
+    EXPECT_NE(slurp(dir / "out/ops/matmul_bias.op").find("input  B: f32[K, N]"), std::string::npos);
+}
+
+// By default convolutions keep their activations channel-blocked from one to the next: resnet_tiny
+// needs no reorder; the small net reorders around its depthwise and 24-channel convolutions.
+TEST_F(Compile, ConvolutionsKeepChannelBlockedActivations) {
+    CommandRun r = compile("resnet_tiny.onnx");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_bias_relu", 3},
+                                                            {"max_pool2d", 1},
+                                                            {"conv2d_nchw_nchwc_bias", 1},
+                                                            {"conv2d_nchw_nchwc_bias_add_relu", 1},
+                                                            {"conv2d_nchwc_bias_relu", 4},
+                                                            {"conv2d_nchwc_bias", 1},
+                                                            {"conv2d_nchwc_bias_add_relu", 2},
+                                                            {"avg_pool2d_nchwc", 1},
+                                                            {"matmul_bias", 1}}));
+    expect_nodes_covered_once(g);
+    std::string op = slurp(dir / "out/ops/conv2d_nchwc_bias_add_relu.op");
+    EXPECT_NE(op.find("input  Wt: f32[FB, CB, KH, KW, cb, fb]"), std::string::npos) << op;
+    EXPECT_NE(op.find("Y[n, fo, y, x, fi] = max(Z[n, fo, y, x, fi] + bias[fo, fi] + R[n, fo, y, x, fi], 0.0)"),
+              std::string::npos)
+        << op;
+    int blocked = 0, relaid = 0;
+    for (const auto &t : g["tensors"]) {
+        if (t.value("layout", "") == "nChw16c") blocked++;
+        if (t.contains("relaid_from") && t["relaid_from"]["layout"] == "OIhw16i16o") relaid++;
+    }
+    EXPECT_EQ(blocked, 9);  // the outputs of the 9 blocked convolutions (the global pool's 1 x 1 is NCHW)
+    EXPECT_EQ(relaid, 7);
+    r = compile("small.onnx");
+    ASSERT_EQ(r.status, 0) << r.err;
+    g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g)["reorder_nchwc_nchw"], 2);
+    EXPECT_EQ(kernels_by_op(g)["reorder_nchw_nchwc"], 1);
+    expect_nodes_covered_once(g);
 }
 
 TEST_F(Compile, BertAttentionReadsThroughTransposesAndGeluFuses) {
@@ -227,7 +284,7 @@ TEST_F(Compile, AFolderThatIsNotACompileOutputIsLeftAlone) {
     ASSERT_EQ(compile("bert_tiny.onnx").status, 0);
     ASSERT_EQ(compile("small.onnx").status, 0);
     EXPECT_FALSE(fs::exists(dir / "out/ops/layernorm_eps1em12.op"));
-    EXPECT_TRUE(fs::exists(dir / "out/ops/conv2d_bias_add.op"));
+    EXPECT_TRUE(fs::exists(dir / "out/ops/conv2d_nchwc_bias_add.op"));
     EXPECT_EQ(json::parse(slurp(dir / "out/graph.json"))["summary"]["nodes"], 20);
     EXPECT_EQ(leftovers(dir / "out"), 0);
 }

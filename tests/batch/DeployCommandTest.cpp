@@ -54,7 +54,7 @@ TEST_F(Deploy, TheFolderHoldsLibraryHeaderWeightsAndRunner) {
     EXPECT_NE(h.find("int small_load(const char *weights_path);"), std::string::npos) << h;
     EXPECT_NE(h.find("int small_run(const float *const *inputs, float *const *outputs);"), std::string::npos) << h;
     json d = json::parse(slurp(suite / "small.out/deploy.json"));
-    EXPECT_EQ(d["origins"], json({{"heuristic", 11}}));
+    EXPECT_EQ(d["origins"], json({{"heuristic", 14}}));  // blocked: 3 reorders (ChannelBlocking.h)
     const json &mem = d["memory"];
     // Liveness lets intermediates share: the arena is smaller than the intermediates side by side.
     EXPECT_LT(mem["arena_bytes"].get<int64_t>(), mem["intermediate_bytes"].get<int64_t>());
@@ -70,8 +70,8 @@ TEST_F(Deploy, RunLoadsChecksRunsAndTimes) {
     EXPECT_NE(r.out.find("latency: p50 "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(" over 5 runs, threads 1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("peak RSS: "), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("profile: 11 kernels"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("10: softmax M=1,N=10"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("profile: 14 kernels"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("13: softmax M=1,N=10"), std::string::npos) << r.out;
     std::string npy = slurp(dir / "softmax.npy");
     ASSERT_EQ(npy.size(), 128u + 10 * 4);
     EXPECT_NE(npy.find("'shape': (1, 10,)"), std::string::npos) << npy.substr(0, 128);

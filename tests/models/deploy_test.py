@@ -3,8 +3,9 @@
 (issue 21): the small MobileNet-style net with its kernels tuned into a fresh cache (a budget of
 2 trials per kernel, to keep the test short), then compiled again from the warm cache (every
 kernel "cached", nothing tuned); resnet_tiny and bert_tiny with Halide's heuristic points
-(--no-tune). Each library is run by `opgen run` (its generated runner) and its outputs compared
-with ONNX Runtime's within 1e-4 relative. A mismatch fails; so does an absent ONNX Runtime.
+(--no-tune), resnet_tiny also with NCHW activations (--nchw). Each library is run by `opgen run`
+(its generated runner) and its outputs compared with ONNX Runtime's within 1e-4 relative.
+A mismatch fails; so does an absent ONNX Runtime.
 usage: deploy_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import json
 import os
@@ -20,6 +21,11 @@ models = os.path.join(src, "scripts", "models")
 def origins(out):
     with open(os.path.join(out, "deploy.json")) as f:
         return json.load(f)["origins"]
+
+
+def ops(out):
+    with open(os.path.join(out, "deploy.json")) as f:
+        return {k["op"] for k in json.load(f)["distinct_kernels"]}
 
 
 def compile_model(tmp, name, out, *flags):
@@ -64,17 +70,27 @@ try:
     check(r.returncode == 0, "make_models.py failed: %s" % r.stderr)
     tuned = os.path.join(tmp, "small.tuned")
     compile_model(tmp, "small", tuned, "--trials", "2", "--min-time", "5", "--quiet")
-    check(origins(tuned) == {"tuned": 11}, "small: expected 11 tuned kernels, got %s" % origins(tuned))
+    # 14 distinct kernels: blocked convolutions and pools, reorders around the depthwise and
+    # 24-channel convolutions, the classifier with its weight transposed.
+    check(origins(tuned) == {"tuned": 14}, "small: expected 14 tuned kernels, got %s" % origins(tuned))
+    want = {"conv2d_nchw_nchwc_bias_relu", "conv2d_nchwc_bias_add", "reorder_nchw_nchwc", "reorder_nchwc_nchw",
+            "avg_pool2d_nchwc", "matmul_bias"}
+    check(want <= ops(tuned), "small: expected blocked kernels %s, got %s" % (sorted(want), sorted(ops(tuned))))
     run_and_compare(tmp, "small", tuned)
     warm = os.path.join(tmp, "small.warm")
     compile_model(tmp, "small", warm, "--compile-jobs", "2")
-    check(origins(warm) == {"cached": 11}, "small again: expected 11 cached kernels, got %s" % origins(warm))
+    check(origins(warm) == {"cached": 14}, "small again: expected 14 cached kernels, got %s" % origins(warm))
     run_and_compare(tmp, "small", warm)
     for name in ("resnet_tiny", "bert_tiny"):
         out = os.path.join(tmp, name + ".out")
         compile_model(tmp, name, out, "--no-tune")
         check(list(origins(out)) == ["heuristic"], "%s: expected heuristic points, got %s" % (name, origins(out)))
         run_and_compare(tmp, name, out)
+    # The row-major layouts (no channel blocking) still compute the same.
+    out = os.path.join(tmp, "resnet_tiny.nchw")
+    compile_model(tmp, "resnet_tiny", out, "--no-tune", "--nchw")
+    check(not any("nchwc" in op for op in ops(out)), "resnet_tiny --nchw: blocked kernels %s" % sorted(ops(out)))
+    run_and_compare(tmp, "resnet_tiny", out)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 print("ok")
