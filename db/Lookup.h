@@ -33,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "db/CodeLoader.h"
 #include "db/KernelCache.h"
@@ -55,6 +56,14 @@ struct LookupRequest {
     std::string tuner_version;
 };
 
+// One candidate the lookup ranked for a shape with no exact kernel (LookupAnswer::ranked).
+struct RankedCandidate {
+    AnswerKind kind = AnswerKind::None;  // Derived, Predicted or Generic
+    std::string from_shape;              // Derived, Generic: the tuned shape the schedule came from
+    std::string schedule_json;           // Derived: re-fitted; Generic: the source's, as it runs
+    double score = 0;                    // the cost model's score at the shape; higher is faster
+};
+
 struct LookupAnswer {
     AnswerKind kind = AnswerKind::None;
     // Exact: the cached row. Derived: the neighbour's row with key.shape set to the requested
@@ -65,6 +74,15 @@ struct LookupAnswer {
     std::string from_shape; // Derived: the tuned shape the schedule came from
     double distance = 0;    // Derived: the log-distance between the shapes
     std::string reason;     // None: why there is no answer; otherwise empty
+    // Derived and Predicted answers are schedules: they must be compiled before they run, which
+    // the runtime's hot path cannot do. Exact and Generic answers need no compiler (kernel()
+    // returns them at once when the cache holds their code); a Derived or Predicted answer
+    // sets this, and kernel() meanwhile serves the best-ranked generic kernel.
+    bool needs_compile = false;
+    // With an extension that ranks (LookupExtension::rank), every candidate ranked, best first:
+    // the neighbours' refits, the model's pick and the generic kernels that serve the shape. The
+    // answer is the first. Empty for Exact answers and when nothing ranked them.
+    std::vector<RankedCandidate> ranked;
 };
 
 // The loop extents of an op at one shape, and the shape's canonical text (every parameter and
@@ -105,6 +123,20 @@ public:
                                              const ShapeInfo &shape) {
         (void)request;
         return refit_schedule(schedule_json, shape.extents);
+    }
+    // The cost model's scores of `schedules` (schedule points of the request's op, as JSON) each
+    // run at `shape` as it stands, in order; higher is faster, comparable only among one call's
+    // schedules. A schedule is not re-fitted first: a generic kernel runs its source shape's
+    // factors at every shape. One that cannot be read or scored gets -infinity. Empty when this
+    // extension cannot rank for the request (another target, an unknown op); the lookup then
+    // falls back to shape distance. Called once per shape (the lookup remembers its choices), on
+    // features computed from the schedule and the shape alone: microseconds per schedule.
+    virtual std::vector<double> rank(const LookupRequest &request, const ShapeInfo &shape,
+                                     const std::vector<std::string> &schedules) {
+        (void)request;
+        (void)shape;
+        (void)schedules;
+        return {};
     }
 };
 
