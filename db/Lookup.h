@@ -1,17 +1,22 @@
 // The online lookup of the kernel cache (library opgen_cache): "which kernel for this op at this
 // shape on this target?", answered in microseconds by an inference runtime.
 //
-// An answer is, in order of preference:
-//   Exact      the tuned winner of exactly this shape;
-//   Derived    the winner of the nearest tuned shape of the same op, dtype and target, its schedule
-//              re-fitted to the new shape's loop extents (refit_schedule);
+// An answer is one of:
+//   Exact      the tuned winner of exactly this shape, always preferred;
+//   Derived    the winner of one of the nearest tuned shapes of the same op, dtype and target,
+//              its schedule re-fitted to the new shape's loop extents (refit_schedule);
 //   Predicted  the cost model's pick over the new shape's legal space;
 //   Generic    shape-generic code of the op (GenericKernels.h), compiled once from a tuned shape's
 //              schedule with symbolic sizes and checked against the reference when built; the
 //              only answer besides Exact that needs no extension;
 //   None       nothing could be said (the reason is given).
-// Every answer says which it is. Every query filters by target: a winner tuned on one target is
-// never the answer on another.
+// Without an exact kernel, the candidates (the 4 nearest tuned shapes' refits, the model's
+// pick, every generic kernel that serves the shape) are ranked by the extension's cost model
+// (LookupExtension::rank) and the best answers; without a ranking, the nearest refit, else the
+// model's pick, else the generic kernel from the nearest tuned shape. Derived and Predicted
+// answers are schedules that need compiling (LookupAnswer::needs_compile); kernel() meanwhile
+// serves the best-ranked generic kernel. Every answer says which it is. Every query filters by
+// target: a winner tuned on one target is never the answer on another.
 //
 // db/ knows nothing of Halide or of op definitions. What needs them, the loop extents of a shape
 // (for Derived) and the legal space and cost model (for Predicted), comes from a LookupExtension
@@ -20,8 +25,9 @@
 // names.
 //
 // An Exact answer whose kernel has compiled code in the cache (KernelCode.h), or else a shape that
-// generic code serves, can also be had as a callable kernel, kernel() (LoadedKernel::generic()
-// says which): loaded into executable memory after the checks of CodeLoader.h, with
+// generic code serves (the generic kernel the extension ranks fastest, or without one the one
+// from the nearest tuned shape), can also be had as a callable kernel, kernel()
+// (LoadedKernel::generic() says which): loaded into executable memory after the checks of CodeLoader.h, with
 // no compiler in the process. The loaded kernel is kept by the lookup, so asking again loads
 // nothing; it stays callable as long as the caller holds its shared_ptr, even after the lookup is
 // destroyed. Calls of one loaded kernel may run on several threads at once.

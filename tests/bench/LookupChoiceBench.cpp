@@ -14,7 +14,10 @@
 //   tuned    T's exact kernel.
 // All three outputs must agree with each other (relative 1e-3). Prints one line: the medians of
 // the rounds' per-call times, the ratios over tuned, the chosen answer's kind, the candidates as
-// ranked, and the first find()'s time (ranking included) and a repeated one's.
+// ranked, and the first find()'s time (ranking included) and a repeated one's. With
+// --all-generic 1 it then times every generic kernel that serves S against the tuned one (3
+// rounds each) and prints a line per kernel with its model score: whether the ranking or the set
+// of kernels limits the generic answer.
 #include "db/CodeLoader.h"
 #include "db/Lookup.h"
 #include "opgen/CompiledCode.h"
@@ -29,6 +32,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +45,7 @@ struct Args {
     std::string db, tuned_db, target, op, shape;
     int rounds = 7;
     double min_ms = 40;
+    bool all_generic = false;
 };
 
 Args parse(int argc, char **argv) {
@@ -54,6 +59,7 @@ Args parse(int argc, char **argv) {
         else if (k == "--shape") a.shape = v;
         else if (k == "--rounds") a.rounds = std::atoi(v.c_str());
         else if (k == "--min-ms") a.min_ms = std::atof(v.c_str());
+        else if (k == "--all-generic") a.all_generic = v == "1";
     }
     if (a.db.empty() || a.tuned_db.empty() || a.target.empty() || a.op.empty() || a.shape.empty()) {
         std::fprintf(stderr, "usage: opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S\n");
@@ -190,5 +196,26 @@ int main(int argc, char **argv) {
                 a.op.c_str(), generic->shape().c_str(), mg, mc, mt, mg / mt, mc / mt,
                 opgen::db::answer_kind_name(answer.kind), generic_from.c_str(),
                 first_us, again_us, ranked.c_str());
+    if (!a.all_generic) return 0;
+    std::map<std::string, double> scores;
+    for (const opgen::db::RankedCandidate &r : answer.ranked) {
+        if (r.kind == opgen::db::AnswerKind::Generic) scores[r.from_shape] = r.score;
+    }
+    for (const opgen::db::GenericCodeRecord &row : opgen::db::open_kernel_cache(a.db, opgen::db::OpenMode::ReadOnly)
+                                                       ->generic_code_for(a.op, a.target)) {
+        auto loaded = opgen::db::load_kernel_code(row.code, "generic code from " + row.key.shape);
+        auto bound = opgen::db::bind_generic_kernel(loaded, row.code, request.shape);
+        if (!bound) continue;
+        Tensors tb(*bound);
+        time_calls(*bound, tb, 1);
+        if (!(worst_difference(tb, tt) < 1e-3)) fail("generic code from " + row.key.shape + " differs");
+        std::vector<double> b, t2;
+        for (int r = 0; r < 3; r++) {
+            b.push_back(time_calls(*bound, tb, a.min_ms));
+            t2.push_back(time_calls(*tuned, tt, a.min_ms));
+        }
+        std::printf("  %s %s generic-from %s ratio %.3f score %.3g\n", a.op.c_str(), generic->shape().c_str(),
+                    row.key.shape.c_str(), median(b) / median(t2), scores.count(row.key.shape) ? scores[row.key.shape] : NAN);
+    }
     return 0;
 }
