@@ -12,6 +12,8 @@
 #       full tune in all.db is the reference. opgen_choice_bench times, in interleaved rounds, the
 #       generic kernel the lookup serves (ranked by the cost model), the answer find() chooses
 #       (compiled when it is a schedule) and the full tune, and prints medians and worst ratios.
+#       With OPGEN_BENCH_ALL_GENERIC=1 it also times every generic kernel that serves each shape
+#       and reports the best of them per shape (what a perfect ranking of generic kernels gives).
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
 #   -DOPGEN_BUILD_CACHE_BENCH=ON.
 set -euo pipefail
@@ -55,6 +57,8 @@ time)
         python3 -c 'import json,sys; print(json.load(sys.stdin)["by_target_and_op"][0]["target"])')"
     echo "generic-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), target $target, $trials trials per tune"
     export HL_NUM_THREADS=1
+    extra=()
+    if [ "${OPGEN_BENCH_ALL_GENERIC:-0}" = 1 ]; then extra=(--all-generic 1); fi
     for s in "${shapes[@]}"; do
         set -- $s
         # A copy of all.db that never tuned this shape: every row of the shape removed.
@@ -73,7 +77,7 @@ db.commit()
 db.execute("VACUUM")
 PY
         "$build/tests/db/opgen_choice_bench" --db "$work/loo.db" --tuned-db "$work/all.db" \
-            --target "$target" --op "$1" --shape "$2"
+            --target "$target" --op "$1" --shape "$2" "${extra[@]}"
     done | tee "$work/choices.txt"
     python3 - "$work/choices.txt" <<'PY'
 import statistics, sys
@@ -87,6 +91,17 @@ for op, v in list(by.items()) + [("all", allr)]:
     for i, what in ((0, "generic"), (1, "chosen")):
         w = max(v, key=lambda x: x[i])
         print(f"{op:12s} {what:8s} median {statistics.median([x[i] for x in v]):.3f}  worst {w[i]:.3f} ({w[2]})  n={len(v)}")
+best = {}
+for l in open(sys.argv[1]):
+    if ' generic-from ' in l:
+        r = l.split()
+        key = (r[0], r[1])
+        best[key] = min(best.get(key, float('inf')), float(r[r.index('ratio') + 1]))
+ops = {}
+for (op, shape), b in best.items(): ops.setdefault(op, []).append((b, shape))
+for op, v in ops.items():
+    w = max(v)
+    print(f"{op:12s} best-generic median {statistics.median([x for x, _ in v]):.3f}  worst {w[0]:.3f} ({w[1]})  n={len(v)}")
 PY
     ;;
 *)

@@ -17,10 +17,13 @@
 // ranked, and the first find()'s time (ranking included) and a repeated one's. With
 // --all-generic 1 it then times every generic kernel that serves S against the tuned one (3
 // rounds each) and prints a line per kernel with its model score: whether the ranking or the set
-// of kernels limits the generic answer.
+// of kernels limits the generic answer. With --as-is 1 as well, each of those kernels' source
+// schedules is also compiled for exactly S as it stands (constant sizes, no re-fit) and timed:
+// what the symbolic sizes cost beside what the source's tiles cost at S.
 #include "db/CodeLoader.h"
 #include "db/Lookup.h"
 #include "opgen/CompiledCode.h"
+#include "opgen/Error.h"
 #include "opgen/OpLibrary.h"
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
@@ -46,6 +49,8 @@ struct Args {
     int rounds = 7;
     double min_ms = 40;
     bool all_generic = false;
+    bool as_is = false;
+    std::string only_from;  // --all-generic: only the generic kernel from this tuned shape
 };
 
 Args parse(int argc, char **argv) {
@@ -60,6 +65,8 @@ Args parse(int argc, char **argv) {
         else if (k == "--rounds") a.rounds = std::atoi(v.c_str());
         else if (k == "--min-ms") a.min_ms = std::atof(v.c_str());
         else if (k == "--all-generic") a.all_generic = v == "1";
+        else if (k == "--as-is") a.as_is = v == "1";
+        else if (k == "--only-from") a.only_from = v;
     }
     if (a.db.empty() || a.tuned_db.empty() || a.target.empty() || a.op.empty() || a.shape.empty()) {
         std::fprintf(stderr, "usage: opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S\n");
@@ -203,6 +210,7 @@ int main(int argc, char **argv) {
     }
     for (const opgen::db::GenericCodeRecord &row : opgen::db::open_kernel_cache(a.db, opgen::db::OpenMode::ReadOnly)
                                                        ->generic_code_for(a.op, a.target)) {
+        if (!a.only_from.empty() && row.key.shape != a.only_from) continue;
         auto loaded = opgen::db::load_kernel_code(row.code, "generic code from " + row.key.shape);
         auto bound = opgen::db::bind_generic_kernel(loaded, row.code, request.shape);
         if (!bound) continue;
@@ -214,8 +222,27 @@ int main(int argc, char **argv) {
             b.push_back(time_calls(*bound, tb, a.min_ms));
             t2.push_back(time_calls(*tuned, tt, a.min_ms));
         }
-        std::printf("  %s %s generic-from %s ratio %.3f score %.3g\n", a.op.c_str(), generic->shape().c_str(),
-                    row.key.shape.c_str(), median(b) / median(t2), scores.count(row.key.shape) ? scores[row.key.shape] : NAN);
+        double as_is = NAN;
+        if (a.as_is) try {
+            const opgen::ComputeDef def = library.load(a.op);
+            opgen::BoundShape shape = opgen::bind_shape(def, generic->shape());
+            opgen::SchedulePoint point = opgen::SchedulePoint::from_json(nlohmann::json::parse(row.code.schedule_json));
+            auto exact = opgen::db::load_kernel_code(
+                opgen::compile_kernel_code(def, shape, point, target, row.code.schedule_json), "as-is");
+            Tensors te(*exact);
+            time_calls(*exact, te, 1);
+            std::vector<double> e, t3;
+            for (int r = 0; r < 3; r++) {
+                e.push_back(time_calls(*exact, te, a.min_ms));
+                t3.push_back(time_calls(*tuned, tt, a.min_ms));
+            }
+            as_is = median(e) / median(t3);
+        } catch (const opgen::UserError &) {
+            // a tile above the shape's extent: no exact kernel of that schedule at S
+        }
+        std::printf("  %s %s generic-from %s ratio %.3f as-is-exact %.3f score %.3g\n", a.op.c_str(),
+                    generic->shape().c_str(), row.key.shape.c_str(), median(b) / median(t2), as_is,
+                    scores.count(row.key.shape) ? scores[row.key.shape] : NAN);
     }
     return 0;
 }
