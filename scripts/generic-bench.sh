@@ -87,6 +87,14 @@ for r in rows:
     f = dict(zip(r[2::2], r[3::2]))
     by.setdefault(r[0], []).append((float(f['generic_ratio']), float(f['chosen_ratio']), r[1]))
 allr = [x for v in by.values() for x in v]
+kinds = {}
+times = {"find_first_us": [], "predict_us": [], "rank_us": [], "find_again_us": [], "candidates": []}
+for r in rows:
+    f = dict(zip(r[2::2], r[3::2]))
+    kinds[f["chosen"]] = kinds.get(f["chosen"], 0) + 1
+    for k in times: times[k].append(float(f[k]))
+print("chosen kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+print("lookup: " + ", ".join(f"{k} median {statistics.median(v):.1f} max {max(v):.1f}" for k, v in times.items()))
 for op, v in list(by.items()) + [("all", allr)]:
     for i, what in ((0, "generic"), (1, "chosen")):
         w = max(v, key=lambda x: x[i])

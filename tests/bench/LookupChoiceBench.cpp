@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -133,7 +134,8 @@ int main(int argc, char **argv) {
     opgen::Target target = opgen::host_target();
     if (a.target != target.name + ":t1") fail("the cache's target '" + a.target + "' is not this host's at one thread");
     auto lookup = opgen::db::open_kernel_lookup(a.db);
-    lookup->set_extension(opgen::tuner::make_lookup_extension(library, target, 1, a.db));
+    std::shared_ptr<opgen::db::LookupExtension> extension = opgen::tuner::make_lookup_extension(library, target, 1, a.db);
+    lookup->set_extension(extension);
     opgen::db::LookupRequest request;
     request.op_name = a.op;
     request.shape = a.shape;
@@ -146,6 +148,18 @@ int main(int argc, char **argv) {
     lookup->find(request);
     double again_us = micros_since(t0);
     if (answer.kind == opgen::db::AnswerKind::None) fail("no answer for " + a.shape + ": " + answer.reason);
+    // The parts of a first find(), the model loaded: the model's pick over a sample of the legal
+    // space, and the ranking of every candidate.
+    std::optional<opgen::db::ShapeInfo> info = extension->resolve(a.op, a.shape);
+    if (!info) fail("the extension does not resolve " + a.shape);
+    t0 = Clock::now();
+    extension->predict(request, *info);
+    double predict_us = micros_since(t0);
+    std::vector<std::string> schedules;
+    for (const opgen::db::RankedCandidate &r : answer.ranked) schedules.push_back(r.schedule_json);
+    t0 = Clock::now();
+    extension->rank(request, *info, schedules);
+    double rank_us = micros_since(t0);
     if (answer.kind == opgen::db::AnswerKind::Exact) fail(a.db + " has a kernel of " + a.shape + ": not a never-tuned shape");
 
     std::string why;
@@ -199,10 +213,10 @@ int main(int argc, char **argv) {
                   (r.from_shape.empty() ? "model" : r.from_shape) + ")=" + score;
     }
     std::printf("%s %s generic_ms %.4f chosen_ms %.4f tuned_ms %.4f generic_ratio %.3f chosen_ratio %.3f chosen %s "
-                "generic_from %s find_first_us %.0f find_again_us %.1f ranked [%s]\n",
+                "generic_from %s find_first_us %.0f find_again_us %.1f predict_us %.0f rank_us %.0f candidates %zu ranked [%s]\n",
                 a.op.c_str(), generic->shape().c_str(), mg, mc, mt, mg / mt, mc / mt,
                 opgen::db::answer_kind_name(answer.kind), generic_from.c_str(),
-                first_us, again_us, ranked.c_str());
+                first_us, again_us, predict_us, rank_us, answer.ranked.size(), ranked.c_str());
     if (!a.all_generic) return 0;
     std::map<std::string, double> scores;
     for (const opgen::db::RankedCandidate &r : answer.ranked) {
