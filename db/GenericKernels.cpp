@@ -39,8 +39,9 @@ const std::string &GenericKernels::refusal_of(const GenericCodeRecord &row) {
     return found->second;
 }
 
-const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
-                                                const LookupRequest &request, std::string &why) {
+std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection &connection,
+                                                               const LookupRequest &request,
+                                                               std::string &why) {
     std::string key = request.target + '\n' + request.op_name + '\n' + request.dtype + '\n' +
                       request.op_hash + '\n' + request.halide_version + '\n' + request.tuner_version;
     auto found = rows_.find(key);
@@ -50,9 +51,7 @@ const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
                                                      request.halide_version, request.tuner_version))
                     .first;
     }
-    std::optional<std::map<std::string, int64_t>> wanted = parse_values(request.shape);
-    const GenericCodeRecord *best = nullptr;
-    double best_distance = std::numeric_limits<double>::infinity();
+    std::vector<const GenericCodeRecord *> rows;
     std::string first_why;
     std::string refused;
     for (const GenericCodeRecord &row : found->second) {
@@ -66,39 +65,71 @@ const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
             if (first_why.empty()) first_why = reason;
             continue;
         }
-        std::optional<std::map<std::string, int64_t>> from = parse_values(row.key.shape);
-        double d = wanted && from ? log_distance(split_names(row.code.symbols), *wanted, *from)
-                                  : std::numeric_limits<double>::infinity();
-        if (!best || d < best_distance) {
-            best = &row;
-            best_distance = d;
-        }
+        rows.push_back(&row);
     }
-    if (!best && !refused.empty()) {
+    if (rows.empty() && !refused.empty()) {
         throw DbError("database '" + connection.path() + "': " + refused);
     }
-    if (!best) {
+    if (rows.empty()) {
         why = found->second.empty()
                   ? "no generic code of op '" + request.op_name + "' on target '" + request.target +
                         "'; run 'opgen db compile --generic' on the cache"
                   : "no generic code of op '" + request.op_name + "' serves shape '" +
                         request.shape + "': " + first_why;
     }
+    return rows;
+}
+
+const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
+                                                const LookupRequest &request, std::string &why,
+                                                const GenericScorer &scorer) {
+    std::vector<const GenericCodeRecord *> rows = serving(connection, request, why);
+    if (rows.size() <= 1) {
+        return rows.empty() ? nullptr : rows.front();
+    }
+    if (scorer) {
+        std::vector<double> score = scorer(rows);
+        if (score.size() == rows.size()) {
+            // The first of the best scores: key order breaks ties.
+            size_t best = 0;
+            for (size_t i = 1; i < rows.size(); i++) {
+                if (score[i] > score[best]) best = i;
+            }
+            if (score[best] > -std::numeric_limits<double>::infinity()) return rows[best];
+        }
+    }
+    std::optional<std::map<std::string, int64_t>> wanted = parse_values(request.shape);
+    const GenericCodeRecord *best = nullptr;
+    double best_distance = std::numeric_limits<double>::infinity();
+    for (const GenericCodeRecord *row : rows) {
+        std::optional<std::map<std::string, int64_t>> from = parse_values(row->key.shape);
+        double d = wanted && from ? log_distance(split_names(row->code.symbols), *wanted, *from)
+                                  : std::numeric_limits<double>::infinity();
+        if (!best || d < best_distance) {
+            best = row;
+            best_distance = d;
+        }
+    }
     return best;
 }
 
 std::optional<LookupAnswer> GenericKernels::answer(SqliteConnection &connection,
-                                                   const LookupRequest &request, std::string &why) {
-    const GenericCodeRecord *row = choose(connection, request, why);
+                                                   const LookupRequest &request, std::string &why,
+                                                   const GenericScorer &scorer) {
+    const GenericCodeRecord *row = choose(connection, request, why, scorer);
     if (!row) {
         return std::nullopt;
     }
+    return generic_answer(*row, bind_generic(row->code, request.shape)->canonical);
+}
+
+LookupAnswer generic_answer(const GenericCodeRecord &row, const std::string &canonical) {
     LookupAnswer answer;
     answer.kind = AnswerKind::Generic;
-    answer.from_shape = row->key.shape;
-    answer.kernel.key = row->key;
-    answer.kernel.key.shape = bind_generic(row->code, request.shape)->canonical;
-    answer.kernel.schedule_json = row->code.schedule_json;
+    answer.from_shape = row.key.shape;
+    answer.kernel.key = row.key;
+    answer.kernel.key.shape = canonical;
+    answer.kernel.schedule_json = row.code.schedule_json;
     answer.kernel.verified = true;  // checked against the reference when it was built
     answer.kernel.time_ms = std::numeric_limits<double>::quiet_NaN();
     return answer;
@@ -106,8 +137,9 @@ std::optional<LookupAnswer> GenericKernels::answer(SqliteConnection &connection,
 
 std::shared_ptr<const LoadedKernel> GenericKernels::kernel(SqliteConnection &connection,
                                                            const LookupRequest &request,
-                                                           std::string &why) {
-    const GenericCodeRecord *row = choose(connection, request, why);
+                                                           std::string &why,
+                                                           const GenericScorer &scorer) {
+    const GenericCodeRecord *row = choose(connection, request, why, scorer);
     if (!row) {
         return nullptr;
     }

@@ -1,8 +1,10 @@
 // The lookup's shape-generic answers (schema version 5, GenericSignature.h): a shape no kernel was
 // tuned for is served at once by generic code of its op, checked against the reference when it
 // was built, bound to the shape with no compiler. Among the generic rows that serve the shape
-// (same target, op, dtype, filters and fixed values) the one compiled from the tuned shape nearest
-// to it answers (the sum of |log2| differences over the symbols; ties in key order).
+// (same target, op, dtype, filters and fixed values) the one the cost model ranks fastest at the
+// shape answers (a GenericScorer, from the lookup's extension); without scores, the one compiled
+// from the tuned shape nearest to it (the sum of |log2| differences over the symbols; ties in key
+// order).
 // Used only inside db/, by Lookup.cpp, under the lookup's lock.
 #ifndef OPGEN_DB_GENERIC_KERNELS_H
 #define OPGEN_DB_GENERIC_KERNELS_H
@@ -12,6 +14,7 @@
 #include "db/Lookup.h"
 #include "db/Sqlite.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,18 +23,32 @@
 
 namespace opgen::db {
 
+// The cost model's scores of `rows`' schedules at the requested shape, in order, higher faster
+// (LookupExtension::rank); empty when it cannot rank them.
+using GenericScorer = std::function<std::vector<double>(const std::vector<const GenericCodeRecord *> &rows)>;
+
+// The answer of kind Generic of `row` at `canonical` (the requested shape, canonical): from_shape
+// the tuned shape, schedule_json its schedule, verified (checked when built), time_ms NaN.
+LookupAnswer generic_answer(const GenericCodeRecord &row, const std::string &canonical);
+
 class GenericKernels {
 public:
+    // Every generic row that serves the request's shape and passes its checks, in key order;
+    // empty, with `why`, when none does. Raises DbError with the refusal when only refused code
+    // could have. The pointers stay valid until forget().
+    std::vector<const GenericCodeRecord *> serving(SqliteConnection &connection,
+                                                   const LookupRequest &request, std::string &why);
     // The chosen generic row for the request's shape, as an answer of kind Generic (the key's
     // shape the canonical shape, from_shape the tuned shape, schedule_json its schedule);
     // nullopt, with `why`, when no generic code serves the shape. Raises DbError with the
     // refusal when only refused code could have.
     std::optional<LookupAnswer> answer(SqliteConnection &connection, const LookupRequest &request,
-                                       std::string &why);
+                                       std::string &why, const GenericScorer &scorer = {});
     // The chosen row's code loaded (once per digest) and bound to the shape; nullptr with `why`
     // when none serves it. Raises DbError when its code is refused or cannot be loaded.
     std::shared_ptr<const LoadedKernel> kernel(SqliteConnection &connection,
-                                               const LookupRequest &request, std::string &why);
+                                               const LookupRequest &request, std::string &why,
+                                               const GenericScorer &scorer = {});
     // Forgets the rows read and their checks (the file changed); loaded code stays, found again
     // by digest once a row of that digest passes its checks again.
     void forget() {
@@ -41,7 +58,7 @@ public:
 
 private:
     const GenericCodeRecord *choose(SqliteConnection &connection, const LookupRequest &request,
-                                    std::string &why);
+                                    std::string &why, const GenericScorer &scorer);
 
     std::map<std::string, std::vector<GenericCodeRecord>> rows_;  // by request, without shape
     // code_refusal of the row, computed once per digest (a digest names the row's whole contents).

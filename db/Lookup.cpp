@@ -40,6 +40,9 @@ using Clock = std::chrono::steady_clock;
 // statement (about a microsecond), which would double a repeated lookup's cost.
 constexpr Clock::duration kKernelRecheck = std::chrono::milliseconds(10);
 
+// Tuned shapes whose schedules, re-fitted, are ranked for a shape with no exact kernel.
+constexpr size_t kNeighbours = 4;
+
 // Resolved shapes kept per lookup before they are all forgotten.
 constexpr size_t kMaxRememberedShapes = 65536;
 
@@ -192,22 +195,71 @@ public:
         if (answers_.size() >= kMaxRememberedAnswers) {
             answers_.clear();
         }
-        if (derived_locked(request, *info, answer, had_neighbour)) {
-            return answers_.emplace(memo_key, answer).first->second;
-        }
+        // The candidates: the nearest tuned shapes' schedules re-fitted, the model's pick, and
+        // the generic kernels that serve the shape. With a ranking extension the cost model
+        // orders them all; without one, the nearest refit, else the pick, else generic code.
+        std::vector<LookupAnswer> options = derived_locked(request, *info, had_neighbour);
         if (auto predicted = extension_->predict(request, *info)) {
-            answer = std::move(*predicted);
-            answer.kind = AnswerKind::Predicted;
-            answer.kernel.key.shape = canonical;
-            return answers_.emplace(memo_key, answer).first->second;
+            options.push_back(std::move(*predicted));
+            options.back().kind = AnswerKind::Predicted;
+            options.back().kernel.key.shape = canonical;
         }
-        return generic_or_none(
-            request, had_neighbour
-                         ? "op '" + request.op_name + "' at " + canonical + " on target '" +
-                               request.target + "': the lookup extension has no schedule for "
-                               "this shape (its legal space may be empty)"
-                         : "no kernel of op '" + request.op_name + "' on target '" +
-                               request.target + "' to derive from, and the model has no prediction");
+        for (LookupAnswer &option : options) {
+            option.needs_compile = true;
+        }
+        size_t compiled = options.size(); // options[compiled..] are generic kernels
+        std::vector<const GenericCodeRecord *> generic_rows;
+        if (!options.empty()) {
+            refresh_if_changed();
+            std::string no_generic;
+            try {
+                generic_rows = generic_.serving(*connection_, request, no_generic);
+            } catch (const DbError &) {
+                generic_rows.clear(); // only refused code: kernel() reports it
+            }
+            for (const GenericCodeRecord *row : generic_rows) {
+                options.push_back(generic_answer(*row, canonical));
+            }
+        }
+        if (options.empty()) {
+            return generic_or_none(
+                request, had_neighbour
+                             ? "op '" + request.op_name + "' at " + canonical + " on target '" +
+                                   request.target + "': the lookup extension has no schedule for "
+                                   "this shape (its legal space may be empty)"
+                             : "no kernel of op '" + request.op_name + "' on target '" +
+                                   request.target + "' to derive from, and the model has no prediction");
+        }
+        std::vector<std::string> schedules;
+        for (const LookupAnswer &option : options) {
+            schedules.push_back(option.kernel.schedule_json);
+        }
+        std::vector<double> score = extension_->rank(request, *info, schedules);
+        if (score.size() != options.size()) {
+            // No ranking: the nearest refit, else the model's pick (options is not empty, so
+            // one of them is first).
+            return answers_.emplace(memo_key, std::move(options.front())).first->second;
+        }
+        std::vector<size_t> order(options.size());
+        for (size_t i = 0; i < order.size(); i++) {
+            order[i] = i;
+        }
+        // Best score first; among equals the generic kernel (callable at once), then the
+        // candidates' own order.
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            if (score[a] != score[b]) {
+                return score[a] > score[b];
+            }
+            return (a >= compiled) > (b >= compiled);
+        });
+        std::vector<RankedCandidate> ranked;
+        for (size_t i : order) {
+            ranked.push_back({options[i].kind, options[i].from_shape, options[i].kernel.schedule_json,
+                              score[i]});
+        }
+        answer = std::move(options[order.front()]);
+        answer.ranked = std::move(ranked);
+        return answers_.emplace(memo_key, std::move(answer)).first->second;
     }
 
     std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
@@ -233,7 +285,7 @@ public:
         std::string reason, generic_reason;
         std::shared_ptr<const LoadedKernel> loaded = load_exact(request, reason);
         if (!loaded) {
-            loaded = generic_.kernel(*connection_, request, generic_reason);
+            loaded = generic_.kernel(*connection_, request, generic_reason, generic_scorer(request));
         }
         if (!loaded) {
             if (why) {
@@ -271,12 +323,32 @@ private:
     LookupAnswer generic_or_none(const LookupRequest &request, const std::string &reason) {
         refresh_if_changed();
         std::string why;
-        if (std::optional<LookupAnswer> generic = generic_.answer(*connection_, request, why)) {
+        if (std::optional<LookupAnswer> generic =
+                generic_.answer(*connection_, request, why, generic_scorer(request))) {
             return *generic;
         }
         LookupAnswer answer;
-        answer.reason = reason + "; " + why;
+        answer.reason = reason.empty() ? why : reason + "; " + why;
         return answer;
+    }
+
+    // The extension's ranking of generic rows at the request's shape; empty (shape distance then
+    // chooses) without an extension or when it cannot resolve the shape.
+    GenericScorer generic_scorer(const LookupRequest &request) {
+        if (!extension_) {
+            return {};
+        }
+        const ShapeInfo *info = resolved(request);
+        if (!info) {
+            return {};
+        }
+        return [this, &request, info](const std::vector<const GenericCodeRecord *> &rows) {
+            std::vector<std::string> schedules;
+            for (const GenericCodeRecord *row : rows) {
+                schedules.push_back(row->code.schedule_json);
+            }
+            return extension_->rank(request, *info, schedules);
+        };
     }
 
     std::string describe(const LookupRequest &request, const std::string &shape) const {
@@ -442,12 +514,16 @@ private:
         return candidates_.emplace(std::move(key), std::move(groups)).first->second;
     }
 
-    // Sets `had_neighbour` when a tuned shape was found, whether or not it could be re-fitted.
-    bool derived_locked(const LookupRequest &request, const ShapeInfo &info, LookupAnswer &answer,
-                        bool &had_neighbour) {
+    // The schedules of the kNeighbours tuned shapes nearest to the request's, each re-fitted to
+    // it (Derived answers, nearest first; among equals the faster kernel, then the list's order:
+    // shape, time, op hash, versions, row). Sets `had_neighbour` when a tuned shape was found,
+    // whether or not it could be re-fitted.
+    std::vector<LookupAnswer> derived_locked(const LookupRequest &request, const ShapeInfo &info,
+                                             bool &had_neighbour) {
+        std::vector<LookupAnswer> answers;
         std::optional<ShapeValues> wanted = parse_shape(info.canonical);
         if (!wanted) {
-            return false;
+            return answers;
         }
         std::vector<std::string> names;
         std::vector<double> logs;
@@ -455,10 +531,8 @@ private:
             names.push_back(name);
             logs.push_back(log_size(value));
         }
-        // Nearest first (the sum of |log_size differences|); among equals the faster kernel, then the
-        // first in the list's order (shape, time, op hash, versions, row): deterministic.
-        const Candidate *best = nullptr;
-        double best_distance = std::numeric_limits<double>::infinity();
+        // Distance: the sum of |log_size differences|.
+        std::vector<std::pair<double, const Candidate *>> nearest;
         for (const CandidateGroup &group : candidates(request)) {
             if (group.names != names) {
                 continue; // other names: infinitely far
@@ -468,40 +542,53 @@ private:
                 for (size_t i = 0; i < logs.size(); i++) {
                     d += std::fabs(logs[i] - c.logs[i]);
                 }
-                if (d < best_distance || (d == best_distance && best && c.time_ms < best->time_ms)) {
-                    best = &c;
-                    best_distance = d;
-                }
+                nearest.emplace_back(d, &c);
             }
         }
-        if (!best) {
-            return false;
+        auto closer = [](const std::pair<double, const Candidate *> &a,
+                         const std::pair<double, const Candidate *> &b) {
+            if (a.first != b.first) {
+                return a.first < b.first;
+            }
+            return a.second->time_ms < b.second->time_ms;
+        };
+        size_t keep = std::min(nearest.size(), kNeighbours);
+        std::partial_sort(nearest.begin(), nearest.begin() + ptrdiff_t(keep), nearest.end(), closer);
+        // partial_sort is not stable: among exact ties the list's order decides.
+        std::stable_sort(nearest.begin(), nearest.begin() + ptrdiff_t(keep),
+                         [&](const auto &a, const auto &b) {
+                             return closer(a, b) || (!closer(b, a) && a.second < b.second);
+                         });
+        nearest.resize(keep);
+        had_neighbour = !nearest.empty();
+        for (const auto &[distance, candidate] : nearest) {
+            SqliteQuery query(*connection_,
+                              std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                                  " FROM kernels WHERE rowid = ?1",
+                              "reading a kernel near to " + describe(request, info.canonical));
+            query.bind(1, candidate->rowid);
+            if (!query.step()) {
+                continue; // removed meanwhile; the next call re-reads the list
+            }
+            KernelRecord record;
+            record.key = read_key(query, 0);
+            read_record(query, 7, record);
+            std::optional<std::string> fitted = extension_->refit(request, record.schedule_json, info);
+            if (!fitted) {
+                continue;
+            }
+            LookupAnswer answer;
+            answer.kind = AnswerKind::Derived;
+            answer.from_shape = record.key.shape;
+            answer.distance = distance;
+            record.key.shape = info.canonical;
+            record.schedule_json = std::move(*fitted);
+            record.schedule_source.clear(); // printed for the neighbour's extents, not these
+            record.trials = 0;
+            answer.kernel = std::move(record);
+            answers.push_back(std::move(answer));
         }
-        had_neighbour = true;
-        SqliteQuery query(*connection_,
-                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
-                              " FROM kernels WHERE rowid = ?1",
-                          "reading the kernel nearest to " + describe(request, info.canonical));
-        query.bind(1, best->rowid);
-        if (!query.step()) {
-            return false; // removed meanwhile; the next call re-reads the list
-        }
-        KernelRecord record;
-        record.key = read_key(query, 0);
-        read_record(query, 7, record);
-        std::optional<std::string> fitted = extension_->refit(request, record.schedule_json, info);
-        if (!fitted) {
-            return false;
-        }
-        answer.kind = AnswerKind::Derived;
-        answer.from_shape = record.key.shape;
-        answer.distance = best_distance;
-        record.key.shape = info.canonical;
-        record.schedule_json = std::move(*fitted);
-        record.schedule_source.clear(); // printed for the neighbour's extents, not these
-        record.trials = 0;
-        answer.kernel = std::move(record);
-        return true;
+        return answers;
     }
 
     std::mutex mutex_;

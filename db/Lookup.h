@@ -1,17 +1,22 @@
 // The online lookup of the kernel cache (library opgen_cache): "which kernel for this op at this
 // shape on this target?", answered in microseconds by an inference runtime.
 //
-// An answer is, in order of preference:
-//   Exact      the tuned winner of exactly this shape;
-//   Derived    the winner of the nearest tuned shape of the same op, dtype and target, its schedule
-//              re-fitted to the new shape's loop extents (refit_schedule);
+// An answer is one of:
+//   Exact      the tuned winner of exactly this shape, always preferred;
+//   Derived    the winner of one of the nearest tuned shapes of the same op, dtype and target,
+//              its schedule re-fitted to the new shape's loop extents (refit_schedule);
 //   Predicted  the cost model's pick over the new shape's legal space;
 //   Generic    shape-generic code of the op (GenericKernels.h), compiled once from a tuned shape's
 //              schedule with symbolic sizes and checked against the reference when built; the
 //              only answer besides Exact that needs no extension;
 //   None       nothing could be said (the reason is given).
-// Every answer says which it is. Every query filters by target: a winner tuned on one target is
-// never the answer on another.
+// Without an exact kernel, the candidates (the 4 nearest tuned shapes' refits, the model's
+// pick, every generic kernel that serves the shape) are ranked by the extension's cost model
+// (LookupExtension::rank) and the best answers; without a ranking, the nearest refit, else the
+// model's pick, else the generic kernel from the nearest tuned shape. Derived and Predicted
+// answers are schedules that need compiling (LookupAnswer::needs_compile); kernel() meanwhile
+// serves the best-ranked generic kernel. Every answer says which it is. Every query filters by
+// target: a winner tuned on one target is never the answer on another.
 //
 // db/ knows nothing of Halide or of op definitions. What needs them, the loop extents of a shape
 // (for Derived) and the legal space and cost model (for Predicted), comes from a LookupExtension
@@ -20,8 +25,9 @@
 // names.
 //
 // An Exact answer whose kernel has compiled code in the cache (KernelCode.h), or else a shape that
-// generic code serves, can also be had as a callable kernel, kernel() (LoadedKernel::generic()
-// says which): loaded into executable memory after the checks of CodeLoader.h, with
+// generic code serves (the generic kernel the extension ranks fastest, or without one the one
+// from the nearest tuned shape), can also be had as a callable kernel, kernel()
+// (LoadedKernel::generic() says which): loaded into executable memory after the checks of CodeLoader.h, with
 // no compiler in the process. The loaded kernel is kept by the lookup, so asking again loads
 // nothing; it stays callable as long as the caller holds its shared_ptr, even after the lookup is
 // destroyed. Calls of one loaded kernel may run on several threads at once.
@@ -33,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "db/CodeLoader.h"
 #include "db/KernelCache.h"
@@ -55,6 +62,14 @@ struct LookupRequest {
     std::string tuner_version;
 };
 
+// One candidate the lookup ranked for a shape with no exact kernel (LookupAnswer::ranked).
+struct RankedCandidate {
+    AnswerKind kind = AnswerKind::None;  // Derived, Predicted or Generic
+    std::string from_shape;              // Derived, Generic: the tuned shape the schedule came from
+    std::string schedule_json;           // Derived: re-fitted; Generic: the source's, as it runs
+    double score = 0;                    // the cost model's score at the shape; higher is faster
+};
+
 struct LookupAnswer {
     AnswerKind kind = AnswerKind::None;
     // Exact: the cached row. Derived: the neighbour's row with key.shape set to the requested
@@ -65,6 +80,15 @@ struct LookupAnswer {
     std::string from_shape; // Derived: the tuned shape the schedule came from
     double distance = 0;    // Derived: the log-distance between the shapes
     std::string reason;     // None: why there is no answer; otherwise empty
+    // Derived and Predicted answers are schedules: they must be compiled before they run, which
+    // the runtime's hot path cannot do. Exact and Generic answers need no compiler (kernel()
+    // returns them at once when the cache holds their code); a Derived or Predicted answer
+    // sets this, and kernel() meanwhile serves the best-ranked generic kernel.
+    bool needs_compile = false;
+    // With an extension that ranks (LookupExtension::rank), every candidate ranked, best first:
+    // the neighbours' refits, the model's pick and the generic kernels that serve the shape. The
+    // answer is the first. Empty for Exact answers and when nothing ranked them.
+    std::vector<RankedCandidate> ranked;
 };
 
 // The loop extents of an op at one shape, and the shape's canonical text (every parameter and
@@ -105,6 +129,20 @@ public:
                                              const ShapeInfo &shape) {
         (void)request;
         return refit_schedule(schedule_json, shape.extents);
+    }
+    // The cost model's scores of `schedules` (schedule points of the request's op, as JSON) each
+    // run at `shape` as it stands, in order; higher is faster, comparable only among one call's
+    // schedules. A schedule is not re-fitted first: a generic kernel runs its source shape's
+    // factors at every shape. One that cannot be read or scored gets -infinity. Empty when this
+    // extension cannot rank for the request (another target, an unknown op); the lookup then
+    // falls back to shape distance. Called once per shape (the lookup remembers its choices), on
+    // features computed from the schedule and the shape alone: microseconds per schedule.
+    virtual std::vector<double> rank(const LookupRequest &request, const ShapeInfo &shape,
+                                     const std::vector<std::string> &schedules) {
+        (void)request;
+        (void)shape;
+        (void)schedules;
+        return {};
     }
 };
 

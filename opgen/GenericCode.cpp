@@ -177,6 +177,22 @@ void guard_splits_except(Halide::Internal::Definition &d, const std::set<std::st
     }
 }
 
+// The tile of each output variable the output's schedule splits (the largest constant factor of a
+// split of the variable itself), above 1.
+std::map<std::string, int64_t> output_tiles(const LoweredOp &op) {
+    std::map<std::string, int64_t> factor;
+    for (const Halide::Internal::Split &s : op.output.function().definition().schedule().splits()) {
+        const int64_t *f = Halide::Internal::as_const_int(s.factor);
+        if (s.is_split() && f && s.old_var.find('.') == std::string::npos) factor[s.old_var] = std::max(factor[s.old_var], *f);
+    }
+    std::map<std::string, int64_t> tiles;
+    for (const Halide::Var &v : op.output.args()) {
+        auto it = factor.find(v.name());
+        if (it != factor.end() && it->second > 1) tiles.insert(*it);
+    }
+    return tiles;
+}
+
 // A guarded tail is computed scalar where its loop is vectorized, which at a ragged edge of a
 // large tile costs more than recomputing a shifted one (the schedule's own ShiftInwards). So the
 // output gets one specialization per set of dimensions whose extents cover their cache tile (the
@@ -184,17 +200,18 @@ void guard_splits_except(Halide::Internal::Definition &d, const std::set<std::st
 // those dimensions and guarding the others; guard_tails then guards every dimension of the
 // remaining case. At most 2^3 - 1 specializations: beyond three tiled dimensions only all of them.
 void specialize_full_tiles(LoweredOp &op) {
-    std::map<std::string, int64_t> factor;
-    for (const Halide::Internal::Split &s : op.output.function().definition().schedule().splits()) {
-        const int64_t *f = Halide::Internal::as_const_int(s.factor);
-        if (s.is_split() && f && s.old_var.find('.') == std::string::npos) factor[s.old_var] = std::max(factor[s.old_var], *f);
-    }
+    std::map<std::string, int64_t> factor = output_tiles(op);
     std::vector<Halide::Var> args = op.output.args();
     std::vector<std::pair<std::string, Halide::Expr>> tiled;  // variable, "its extent covers the tile"
     for (size_t d = 0; d < args.size(); d++) {
         auto it = factor.find(args[d].name());
-        if (it != factor.end() && it->second > 1)
-            tiled.emplace_back(args[d].name(), op.output.output_buffer().dim(int(d)).extent() >= int(it->second));
+        if (it == factor.end()) continue;
+        // The lowering's own condition when it has one: the same expression, so that within the
+        // all-covered specialization the simplifier knows the unclamped reads are the ones taken.
+        auto lowered = op.full_tile.find(it->first);
+        tiled.emplace_back(args[d].name(), lowered != op.full_tile.end()
+                                               ? lowered->second
+                                               : op.output.output_buffer().dim(int(d)).extent() >= int(it->second));
     }
     std::vector<unsigned> masks;
     unsigned all = (1u << tiled.size()) - 1;
@@ -262,7 +279,16 @@ void guard_tails(LoweredOp &op) {
 
 LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                         const Target &target) {
-    LoweredOp op = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math);
+    // Lowered twice: the schedule's output tiles, read off a first lowering, decide where the
+    // second reads its inputs unclamped (where every tile is covered, ShiftInwards keeps each
+    // read in bounds; clamped reads there would turn the shifted last tile's loads into gathers).
+    std::map<std::string, int64_t> tiles;
+    {
+        LoweredOp probe = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math);
+        apply_schedule(probe, point, target);
+        tiles = output_tiles(probe);
+    }
+    LoweredOp op = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math, tiles);
     apply_schedule(op, point, target);
     specialize_full_tiles(op);
     guard_tails(op);

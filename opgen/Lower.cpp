@@ -379,6 +379,37 @@ void lower_statements(LoweredOp &op, bool fast_math) {
     op.output = op.stage(def.output().name).func;
 }
 
+// Where every output extent of `full_tiles` covers its tile, each unpadded input reads its
+// buffer directly (promised in bounds); elsewhere its repeated edge. Sets op.full_tile.
+void promise_full_tile_reads(LoweredOp &op, const std::map<std::string, int64_t> &full_tiles) {
+    const ComputeDef &def = *op.def;
+    const Statement &out = *def.statement_for(def.output().name);
+    Halide::Expr all = Halide::Internal::const_true();
+    for (size_t i = 0; i < out.vars.size(); i++) {
+        auto tile = full_tiles.find(out.vars[i]);
+        if (tile == full_tiles.end()) continue;
+        Halide::Expr covers = size_expr(op, def.output().dims[i]) >= int(tile->second);
+        op.full_tile[out.vars[i]] = covers;
+        all = all && covers;
+    }
+    for (size_t i = 0; i < op.params.size(); i++) {
+        const TensorDecl *t = def.find_tensor(op.param_names[i]);
+        if (t->zero_pad) continue;
+        Halide::ImageParam p = op.params[i];
+        std::vector<Halide::Var> vars;
+        std::vector<Halide::Expr> at;
+        for (int d = 0; d < p.dimensions(); d++) {
+            vars.emplace_back();
+            Halide::Expr lo = p.dim(d).min(), hi = p.dim(d).max();
+            at.push_back(Halide::select(all, Halide::unsafe_promise_clamped(vars.back(), lo, hi),
+                                        Halide::clamp(vars.back(), lo, hi)));
+        }
+        Halide::Func in(t->name + "_in");
+        in(vars) = p(at);
+        op.input_funcs[t->name] = in;
+    }
+}
+
 } // namespace
 
 std::string printed_rvar(const ComputeDef &def, const Statement &s, const std::string &var) {
@@ -404,12 +435,14 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool f
 }
 
 LoweredOp lower_to_halide_generic(const ComputeDef &def, const BoundShape &shape,
-                                  const std::vector<std::string> &symbolic, bool fast_math) {
+                                  const std::vector<std::string> &symbolic, bool fast_math,
+                                  const std::map<std::string, int64_t> &full_tiles) {
     LoweredOp op;
     op.def = &def;
     op.shape = shape;
     lower_inputs(op, true);
     bind_symbols(op, symbolic);
+    if (!full_tiles.empty()) promise_full_tile_reads(op, full_tiles);
     for (size_t i = 0; i < op.params.size(); i++)
         constrain_generic(op, op.params[i], *def.find_tensor(op.param_names[i]), false);
     lower_statements(op, fast_math);

@@ -58,6 +58,11 @@ struct LoweredOp {
     // Generic lowering only (lower_to_halide_generic): the symbolic parameters and every let, as
     // Halide expressions of the input buffers' extents. Empty when every size is a constant.
     std::map<std::string, Halide::Expr> symbols;
+    // Generic lowering with `full_tiles` only: per output variable named there, "the output's
+    // extent along it covers its tile" (extent >= the tile). Where all of them hold, the inputs
+    // are read unclamped (see lower_to_halide_generic); a specialization on exactly these
+    // expressions (opgen/GenericCode.cpp) lets the simplifier drop the clamps there.
+    std::map<std::string, Halide::Expr> full_tile;
 
     LoweredStage &stage(const std::string &tensor);
     const LoweredStage *find_stage(const std::string &tensor) const;
@@ -79,8 +84,14 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool f
 // extent its declaration gives, and the output the extents of its shape (Halide checks both at
 // each call). Raises UserError naming the op and the parameter when a symbolic parameter is no
 // input's extent.
+//
+// `full_tiles` (output variable -> tile) names the tiles a schedule keeps whole where the output
+// covers them (ShiftInwards, opgen/GenericCode.cpp): where every such extent covers its tile, an
+// unpadded input is read unclamped, promised in bounds (each read of such a schedule is), since
+// clamped reads at a shifted last tile become gathers; elsewhere it reads its repeated edge.
 LoweredOp lower_to_halide_generic(const ComputeDef &def, const BoundShape &shape,
-                                  const std::vector<std::string> &symbolic, bool fast_math = false);
+                                  const std::vector<std::string> &symbolic, bool fast_math = false,
+                                  const std::map<std::string, int64_t> &full_tiles = {});
 
 Halide::Type halide_type(DType t);
 

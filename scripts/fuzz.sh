@@ -2,10 +2,11 @@
 # Fuzzes the op-language parser (default) or the kernel-code loader with libFuzzer for SECONDS
 # seconds (default 60):
 #   scripts/fuzz.sh 600            the parser, seeded with ops/*.op and the op-language dictionary
-#   scripts/fuzz.sh 600 loader     the code loader (db/CodeLoader.h) on corrupt kernel_code rows,
-#                                  seeded with a real kernel row: the main build's opgen (build/,
-#                                  or $OPGEN_BUILD_DIR) tunes a small matmul and its code row is
-#                                  written out as the fuzzer's input format
+#   scripts/fuzz.sh 600 loader     the code loader (db/CodeLoader.h) on corrupt kernel_code and
+#                                  generic_code rows, seeded with a real kernel row and a real
+#                                  generic row: the main build's opgen (build/, or
+#                                  $OPGEN_BUILD_DIR) tunes a small matmul and builds its generic
+#                                  code, and both rows are written out as the fuzzer's input format
 # Configures tests/fuzz with clang in its own build folder (build-fuzz, or $OPGEN_FUZZ_BUILD),
 # builds the fuzzer with AddressSanitizer and UBSan and runs it on one core. The corpus grows in
 # <build>/corpus (<build>/loader-corpus) across runs; a crash leaves its input as
@@ -37,14 +38,24 @@ if [ "$which" = loader ]; then
     rm -f "$seed_db"*
     "$opgen" tune --op matmul --shape M=24,N=56,K=40 --trials 2 --min-time 5 --threads 1 --jobs 1 \
         --quiet --db "$seed_db" >/dev/null
-    python3 - "$seed_db" "$build/loader-seeds/row" <<'PY'
+    "$opgen" db compile --generic --op matmul --db "$seed_db" >/dev/null
+    python3 - "$seed_db" "$build/loader-seeds" <<'PY'
 import sqlite3, sys
-row = sqlite3.connect(sys.argv[1]).execute(
+db = sqlite3.connect(sys.argv[1])
+row = db.execute(
     "SELECT format, abi_version, halide_target, cpu_features, signature, size, digest, bytes "
     "FROM kernel_code").fetchone()
 head = "\n".join(str(v) for v in row[:7]) + "\n"
 # The first byte even: the digest is the row's own, so the row goes through load_kernel_code.
-open(sys.argv[2], "wb").write(b"\x00" + head.encode() + row[7])
+open(sys.argv[2] + "/row", "wb").write(b"\x00" + head.encode() + row[7])
+# Bit 1 set: a generic row, with its symbols, fixed values, defaults and a shape to bind.
+g = db.execute(
+    "SELECT format, abi_version, halide_target, cpu_features, signature, size, digest, symbols, fixed, "
+    "defaults, bytes FROM generic_code").fetchone()
+head = "\n".join(str(v) for v in g[:10]) + "\nM=61,N=129,K=67\n"
+open(sys.argv[2] + "/generic-row", "wb").write(b"\x02" + head.encode() + g[10])
+# And with bit 0 set: the digest recomputed, so every check behind it sees the generic fields.
+open(sys.argv[2] + "/generic-row-checked", "wb").write(b"\x03" + head.encode() + g[10])
 PY
     rm -f "$seed_db"*
     cd "$build"

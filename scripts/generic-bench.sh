@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Shape-generic kernels against full tunes (issue 20). Two phases, each under its own lock:
+# Shape-generic kernels and the lookup's chosen answers against full tunes (issue 20), on 10
+# shapes per op (matmul, conv2d_nchw, softmax) that the answering cache never tuned. Two phases,
+# each under its own lock:
 #   flock -s /tmp/opgen-measure.lock scripts/generic-bench.sh tune
-#       tunes three source shapes per op (matmul, conv2d_nchw, softmax) into generic.db and builds
-#       their generic code (`opgen db compile --generic`), then fully tunes every bench shape (none
-#       of them a source shape) into tuned.db with its code; both with the same trial budget
-#       (OPGEN_BENCH_TRIALS, default 24), one thread. Kept: a second run tunes nothing again.
+#       tunes three extra source shapes per op and every bench shape into all.db (one thread,
+#       OPGEN_BENCH_TRIALS trials each, default 24), code included, then builds the generic code
+#       of every tuned shape (`opgen db compile --generic`). Kept: a second run tunes nothing again.
 #   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time
-#       times each bench shape's generic kernel against its full tune's kernel (opgen_generic_bench,
-#       one thread, interleaved rounds) and prints the median and worst ratio per op and overall.
+#       for each bench shape S, leave-one-out: a copy of all.db without any row of S (kernel,
+#       code, generic code, measurements, runs) answers S, as a cache that never tuned S; S's own
+#       full tune in all.db is the reference. opgen_choice_bench times, in interleaved rounds, the
+#       generic kernel the lookup serves (ranked by the cost model), the answer find() chooses
+#       (compiled when it is a schedule) and the full tune, and prints medians and worst ratios.
+#       With OPGEN_BENCH_ALL_GENERIC=1 it also times every generic kernel that serves each shape
+#       and reports the best of them per shape (what a perfect ranking of generic kernels gives).
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
 #   -DOPGEN_BUILD_CACHE_BENCH=ON.
 set -euo pipefail
@@ -17,51 +23,93 @@ work="$build/generic-bench"
 opgen="$build/opgen/opgen"
 trials="${OPGEN_BENCH_TRIALS:-24}"
 mkdir -p "$work"
-# Three tuned shapes per op, none of them a bench shape: the lookup serves each bench shape with
-# the generic kernel from the nearest of them.
+# Tuned shapes that are never bench shapes.
 sources=("matmul M=256,N=256,K=256" "matmul M=64,N=512,K=128" "matmul M=128,N=128,K=128"
     "conv2d_nchw N=1,C=32,H=28,W=28,F=32" "conv2d_nchw N=1,C=16,H=14,W=14,F=32"
     "conv2d_nchw N=1,C=64,H=56,W=56,F=64"
     "softmax M=256,N=1024" "softmax M=64,N=128" "softmax M=1024,N=256")
 shapes=(
     "matmul M=200,N=300,K=150" "matmul M=384,N=128,K=512" "matmul M=100,N=700,K=100"
-    "matmul M=333,N=333,K=333" "matmul M=64,N=1000,K=256"
+    "matmul M=333,N=333,K=333" "matmul M=64,N=1000,K=256" "matmul M=500,N=250,K=100"
+    "matmul M=150,N=150,K=600" "matmul M=48,N=768,K=384" "matmul M=700,N=90,K=300"
+    "matmul M=260,N=520,K=260"
     "conv2d_nchw N=1,C=16,H=56,W=56,F=24" "conv2d_nchw N=1,C=48,H=20,W=20,F=40"
     "conv2d_nchw N=2,C=32,H=14,W=14,F=64" "conv2d_nchw N=1,C=24,H=33,W=33,F=24"
-    "conv2d_nchw N=1,C=64,H=7,W=7,F=96"
+    "conv2d_nchw N=1,C=64,H=7,W=7,F=96" "conv2d_nchw N=1,C=32,H=40,W=40,F=48"
+    "conv2d_nchw N=1,C=8,H=64,W=64,F=16" "conv2d_nchw N=1,C=96,H=10,W=10,F=64"
+    "conv2d_nchw N=4,C=16,H=16,W=16,F=16" "conv2d_nchw N=1,C=40,H=25,W=25,F=80"
     "softmax M=100,N=1000" "softmax M=512,N=333" "softmax M=37,N=4096" "softmax M=2000,N=64"
-    "softmax M=256,N=1500")
-tune() {  # db op shape
-    "$opgen" tune --op "$2" --shape "$3" --trials "$trials" --min-time 20 --threads 1 --jobs 1 --quiet \
-        --seed 1 --db "$1" >/dev/null
+    "softmax M=256,N=1500" "softmax M=300,N=700" "softmax M=64,N=2048" "softmax M=1500,N=128"
+    "softmax M=800,N=800" "softmax M=10,N=10000")
+tune() {  # op shape
+    "$opgen" tune --op "$1" --shape "$2" --trials "$trials" --min-time 20 --threads 1 --jobs 1 --quiet \
+        --seed 1 --db "$work/all.db" >/dev/null
 }
 case "${1:-}" in
 tune)
     cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
-    cmake --build "$build" -j2 --target opgen_generic_bench opgen >/dev/null
-    for s in "${sources[@]}"; do set -- $s; tune "$work/generic.db" "$1" "$2"; done
-    "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/generic.db"
-    for s in "${shapes[@]}"; do set -- $s; echo "full tune: $1 $2"; tune "$work/tuned.db" "$1" "$2"; done
+    cmake --build "$build" -j2 --target opgen_choice_bench opgen >/dev/null
+    for s in "${sources[@]}" "${shapes[@]}"; do set -- $s; tune "$1" "$2"; done
+    "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/all.db"
     ;;
 time)
-    target="$("$opgen" db stats --db "$work/generic.db" --json |
+    target="$("$opgen" db stats --db "$work/all.db" --json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["by_target_and_op"][0]["target"])')"
     echo "generic-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), target $target, $trials trials per tune"
     export HL_NUM_THREADS=1
+    extra=()
+    if [ "${OPGEN_BENCH_ALL_GENERIC:-0}" = 1 ]; then extra=(--all-generic 1); fi
     for s in "${shapes[@]}"; do
         set -- $s
-        "$build/tests/db/opgen_generic_bench" --generic-db "$work/generic.db" --tuned-db "$work/tuned.db" \
-            --target "$target" --op "$1" --shape "$2"
-    done | tee "$work/ratios.txt"
-    python3 - "$work/ratios.txt" <<'PY'
+        # A copy of all.db that never tuned this shape: every row of the shape removed.
+        python3 - "$work/all.db" "$work/loo.db" "$1" "$2" <<'PY'
+import shutil, sqlite3, sys
+src, dst, op, shape = sys.argv[1:]
+shutil.copyfile(src, dst)
+want = dict(p.split('=') for p in shape.split(','))
+db = sqlite3.connect(dst)
+keys = [s for (s,) in db.execute("SELECT DISTINCT shape FROM kernels WHERE op_name = ?", (op,))
+        if all(dict(p.split('=') for p in s.split(',')).get(k) == v for k, v in want.items())]
+assert len(keys) == 1, f"{op} {shape}: {len(keys)} tuned rows"
+for table in ("kernels", "kernel_code", "generic_code", "measurements", "kernel_variants", "tuning_runs"):
+    db.execute(f"DELETE FROM {table} WHERE op_name = ? AND shape = ?", (op, keys[0]))
+db.commit()
+db.execute("VACUUM")
+PY
+        "$build/tests/db/opgen_choice_bench" --db "$work/loo.db" --tuned-db "$work/all.db" \
+            --target "$target" --op "$1" --shape "$2" "${extra[@]}"
+    done | tee "$work/choices.txt"
+    python3 - "$work/choices.txt" <<'PY'
 import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if ' ratio ' in l]
+rows = [l.split() for l in open(sys.argv[1]) if ' chosen_ratio ' in l]
 by = {}
-for r in rows: by.setdefault(r[0], []).append((float(r[-1]), r[1]))
+for r in rows:
+    f = dict(zip(r[2::2], r[3::2]))
+    by.setdefault(r[0], []).append((float(f['generic_ratio']), float(f['chosen_ratio']), r[1]))
 allr = [x for v in by.values() for x in v]
+kinds = {}
+times = {"find_first_us": [], "predict_us": [], "rank_us": [], "find_again_us": [], "candidates": []}
+for r in rows:
+    f = dict(zip(r[2::2], r[3::2]))
+    kinds[f["chosen"]] = kinds.get(f["chosen"], 0) + 1
+    for k in times: times[k].append(float(f[k]))
+print("chosen kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+print("lookup: " + ", ".join(f"{k} median {statistics.median(v):.1f} max {max(v):.1f}" for k, v in times.items()))
 for op, v in list(by.items()) + [("all", allr)]:
+    for i, what in ((0, "generic"), (1, "chosen")):
+        w = max(v, key=lambda x: x[i])
+        print(f"{op:12s} {what:8s} median {statistics.median([x[i] for x in v]):.3f}  worst {w[i]:.3f} ({w[2]})  n={len(v)}")
+best = {}
+for l in open(sys.argv[1]):
+    if ' generic-from ' in l:
+        r = l.split()
+        key = (r[0], r[1])
+        best[key] = min(best.get(key, float('inf')), float(r[r.index('ratio') + 1]))
+ops = {}
+for (op, shape), b in best.items(): ops.setdefault(op, []).append((b, shape))
+for op, v in ops.items():
     w = max(v)
-    print(f"{op:12s} median {statistics.median([x for x, _ in v]):.3f}  worst {w[0]:.3f} ({w[1]})  n={len(v)}")
+    print(f"{op:12s} best-generic median {statistics.median([x for x, _ in v]):.3f}  worst {w[0]:.3f} ({w[1]})  n={len(v)}")
 PY
     ;;
 *)

@@ -138,6 +138,49 @@ public:
         }
     }
 
+    // The model that predict() ranks with (the bundled one, else the cache's), on each schedule's
+    // stage-group features at the shape; the negated roofline estimate without a model. The
+    // features come from the schedule and the shape alone (no Halide lowering), so a few
+    // candidates cost microseconds each.
+    std::vector<double> rank(const db::LookupRequest &request, const db::ShapeInfo &info,
+                             const std::vector<std::string> &schedules) override {
+        if (request.target != target_key_) return {};
+        const ComputeDef *def = op(request.op_name);
+        if (!def) return {};
+        std::vector<double> score(schedules.size(), -std::numeric_limits<double>::infinity());
+        try {
+            BoundShape shape = bind_shape(*def, info.canonical);
+            TilingRules space = make_tiling_rules(*def, shape, target_, threads_);
+            const costmodel::CostModel *model = model_for(*def);
+            costmodel::FeatureBatch batch;
+            batch.num_features = num_features();
+            std::vector<size_t> scored;
+            std::vector<float> rows;
+            for (size_t i = 0; i < schedules.size(); i++) {
+                try {
+                    SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(schedules[i]));
+                    if (!model) {
+                        score[i] = -roofline_seconds(*def, shape, target_, space, p, threads_);
+                        continue;
+                    }
+                    rows.clear();
+                    int n = group_features(*def, shape, target_, space, p, threads_, rows);
+                    batch.add_candidate(rows.data(), n);
+                    scored.push_back(i);
+                } catch (const UserError &) {
+                } catch (const nlohmann::json::exception &) {
+                }  // not a point of this op: never chosen
+            }
+            if (model && !scored.empty()) {
+                std::vector<double> predicted = model->predict(batch);
+                for (size_t k = 0; k < scored.size(); k++) score[scored[k]] = predicted[k];
+            }
+            return score;
+        } catch (const UserError &) {
+            return {};
+        }
+    }
+
 private:
     // The op's definition, parsed once; nullptr when the library has no such op.
     const ComputeDef *op(const std::string &name) {

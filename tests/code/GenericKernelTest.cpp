@@ -8,8 +8,13 @@
 #include <HalideRuntime.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <functional>
 
 #include "db/CodeLoader.h"
+#include "db/GenericSignature.h"
 #include "db/Lookup.h"
 #include "db/opgen_cache.h"
 #include "tests/code/CodeTestSupport.h"
@@ -264,6 +269,119 @@ TEST_F(GenericKernelTest, RefusesBadBuffersAndBadGenericRows) {
         std::string why = refusal();
         EXPECT_NE(why.find("refused: its code is truncated or padded"), std::string::npos) << why;
     }
+}
+
+// Knows matmul's loop extents (m=M, n=N, k=K); ranks schedules by `score`, predicts nothing.
+class RankingExtension : public db::LookupExtension {
+public:
+    explicit RankingExtension(std::function<double(const std::string &)> score) : score_(std::move(score)) {}
+    std::optional<db::ShapeInfo> resolve(const std::string &op_name, const std::string &shape) override {
+        std::optional<std::string> sorted = db::sorted_shape(shape);
+        if (op_name != "matmul" || !sorted) return std::nullopt;
+        db::ShapeInfo info;
+        info.canonical = *sorted;
+        std::optional<std::map<std::string, int64_t>> values = db::parse_values(*sorted);
+        if (!values) return std::nullopt;
+        for (const auto &[name, value] : *values) {
+            info.extents[std::string(1, char(std::tolower(name[0])))] = value;
+        }
+        return info;
+    }
+    std::optional<db::LookupAnswer> predict(const db::LookupRequest &, const db::ShapeInfo &) override {
+        return std::nullopt;
+    }
+    std::vector<double> rank(const db::LookupRequest &, const db::ShapeInfo &,
+                             const std::vector<std::string> &schedules) override {
+        std::vector<double> scores;
+        for (const std::string &s : schedules) scores.push_back(score_(s));
+        calls++;
+        return scores;
+    }
+    int calls = 0;
+
+private:
+    std::function<double(const std::string &)> score_;
+};
+
+// Scores the first of three schedules (find()'s refit) 5, a marked schedule 2, others 1.
+class CallRankingExtension : public RankingExtension {
+public:
+    CallRankingExtension() : RankingExtension([](const std::string &s) { return s.find("marker") != std::string::npos ? 2.0 : 1.0; }) {}
+    std::vector<double> rank(const db::LookupRequest &r, const db::ShapeInfo &i,
+                             const std::vector<std::string> &schedules) override {
+        std::vector<double> scores = RankingExtension::rank(r, i, schedules);
+        if (schedules.size() == 3) scores[0] = 5.0;
+        return scores;
+    }
+};
+
+// The lookup ranks its candidates (the neighbour's refit, the generic kernels) with the
+// extension's cost model, not by shape distance: a second generic matmul, from a far shape and
+// with a marked schedule, is served once the model ranks it first, and a refit ranked first is
+// the answer, which then says it needs compiling while kernel() serves the best generic kernel.
+TEST_F(GenericKernelTest, RanksCandidatesWithTheModelNotByDistance) {
+    db::GenericCodeRecord far;
+    {
+        auto cache = db::open_kernel_cache(path_);
+        far = cache->generic_code_for("matmul", target_).at(0);
+        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
+        schedule["marker"] = true;  // the same code, told apart by its schedule
+        far.code.schedule_json = schedule.dump();
+        far.code.digest = db::code_digest(far.code);
+        far.key.shape = "K=900,M=900,N=900";
+        cache->put_generic_code(far);
+    }
+    const std::string near_digest = [&] {
+        auto cache = db::open_kernel_cache(path_);
+        for (const db::GenericCodeRecord &r : cache->generic_code_for("matmul", target_))
+            if (r.key.shape != far.key.shape) return r.code.digest;
+        return std::string();
+    }();
+    ASSERT_FALSE(near_digest.empty());
+    auto marked = [](const std::string &s) { return s.find("marker") != std::string::npos; };
+
+    // Without ranking: the generic kernel from the nearest tuned shape.
+    auto plain = db::open_kernel_lookup(path_);
+    ASSERT_TRUE(plain->kernel(request("matmul", "M=20,N=50,K=30")));
+    EXPECT_EQ(plain->kernel(request("matmul", "M=20,N=50,K=30"))->digest(), near_digest);
+
+    // The model ranks the far one first: it is served, and it answers find().
+    auto lookup = db::open_kernel_lookup(path_);
+    auto prefers_far = std::make_shared<RankingExtension>([&](const std::string &s) { return marked(s) ? 3.0 : 1.0; });
+    lookup->set_extension(prefers_far);
+    std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", "M=20,N=50,K=30"));
+    ASSERT_TRUE(k);
+    EXPECT_TRUE(k->generic());
+    EXPECT_EQ(k->digest(), far.code.digest);
+    EXPECT_LT(run_matmul(*lookup, 20, 50, 30), 1e-6);
+    db::LookupAnswer a = lookup->find(request("matmul", "M=20,N=50,K=30"));
+    ASSERT_EQ(a.kind, db::AnswerKind::Generic) << a.reason;
+    EXPECT_EQ(a.from_shape, far.key.shape);
+    EXPECT_FALSE(a.needs_compile);
+    ASSERT_EQ(a.ranked.size(), 3u);  // the neighbour's refit and both generic kernels
+    EXPECT_EQ(a.ranked[0].kind, db::AnswerKind::Generic);
+    EXPECT_DOUBLE_EQ(a.ranked[0].score, 3.0);
+    // Among equal scores the generic kernel, which is callable at once, before the refit.
+    EXPECT_EQ(a.ranked[1].kind, db::AnswerKind::Generic);
+    EXPECT_EQ(a.ranked[2].kind, db::AnswerKind::Derived);
+    EXPECT_EQ(a.ranked[2].from_shape, "K=40,M=24,N=56");
+
+    // A refit ranked first is the answer; it needs compiling, and kernel() serves the best
+    // generic kernel meanwhile.
+    auto other = db::open_kernel_lookup(path_);
+    // find() ranks the refit first in its list, then the generic kernels; kernel() ranks the
+    // generic kernels alone.
+    other->set_extension(std::make_shared<CallRankingExtension>());
+    db::LookupAnswer b;
+    b = other->find(request("matmul", "M=20,N=50,K=30"));
+    ASSERT_EQ(b.kind, db::AnswerKind::Derived) << b.reason;
+    EXPECT_TRUE(b.needs_compile);
+    EXPECT_EQ(b.ranked.front().kind, db::AnswerKind::Derived);
+    EXPECT_DOUBLE_EQ(b.ranked.front().score, 5.0);
+    std::shared_ptr<const db::LoadedKernel> served = other->kernel(request("matmul", "M=20,N=50,K=30"));
+    ASSERT_TRUE(served);
+    EXPECT_TRUE(served->generic());
+    EXPECT_EQ(served->digest(), far.code.digest);
 }
 
 }  // namespace

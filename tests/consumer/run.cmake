@@ -70,19 +70,20 @@ if(NOT run_output MATCHES "libopgen_cache")
     message(FATAL_ERROR "consumer_kernels does not link opgen_cache:\n${run_output}")
 endif()
 
-# The manifest's winners as one static library (`opgen library`), linked by another project
-# through find_package(opgen_library); a shape the manifest lists but nobody tuned is reported.
+# The manifest's winners as one static library (`opgen library`), installed into the prefix that
+# holds opgen's package and linked by another project through find_package(opgen_library) beside
+# find_package(opgen); a shape the manifest lists but nobody tuned is reported.
 file(WRITE ${WORK_DIR}/library.json [=[
 {"entries": [{"op": "matmul", "shapes": ["M=24,N=56,K=40", "M=25,N=56,K=40"]},
              {"op": "conv2d_nchw", "shapes": ["N=1,C=8,H=14,W=14,F=16"]},
              {"op": "softmax", "shapes": ["M=16,N=100"]}]}
 ]=])
-run(${OPGEN_EXE} library ${WORK_DIR}/library.json -o ${WORK_DIR}/library --db ${kernels} --threads 1)
+run(${OPGEN_EXE} library ${WORK_DIR}/library.json -o ${WORK_DIR}/prefix --db ${kernels} --threads 1)
 if(NOT run_output MATCHES "3 kernel\\(s\\), 1 task\\(s\\) without a tuned kernel, 3 generic kernel\\(s\\)")
     message(FATAL_ERROR "opgen library printed:\n${run_output}")
 endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/library -B ${WORK_DIR}/library-build -G Ninja
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/library)
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/library-build)
 run(${WORK_DIR}/library-build/library_consumer)
 message(STATUS "library_consumer:\n${run_output}")

@@ -9,7 +9,14 @@
 // (scripts/fuzz.sh loader writes it); it loads only as far as the dynamic loader, which refuses
 // it here for want of the Halide runtime, so no fuzzed byte ever runs. Build and run with
 // scripts/fuzz.sh SECONDS loader.
+//
+// When the first byte has bit 1 set the row is shape-generic code (db/GenericSignature.h): four
+// more lines follow the seven (symbols, fixed values, defaults, and a shape to bind it to), and
+// the generic signature's parser, the expression evaluator and bind_generic see them too; a
+// binding that succeeds must give every dim within 1..2^31-1. The second seed is a real generic
+// row (`opgen db compile --generic` of the seed's matmul).
 #include "db/CodeLoader.h"
+#include "db/GenericSignature.h"
 #include "db/HostCpu.h"
 #include "db/KernelCache.h"
 #include "db/KernelCode.h"
@@ -52,6 +59,7 @@ int64_t number(const std::string &text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     bool fix_digest = (data[0] & 1) != 0;
+    bool generic = (data[0] & 2) != 0;
     data++;
     size--;
     KernelCode code;
@@ -62,6 +70,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     code.signature = next_line(data, size);
     code.size = number(next_line(data, size));
     code.digest = next_line(data, size);
+    std::string shape;
+    if (generic) {
+        code.generic = true;
+        code.symbols = next_line(data, size);
+        code.fixed = next_line(data, size);
+        code.defaults = next_line(data, size);
+        shape = next_line(data, size);
+    }
     code.function = "opgen_matmul";
     code.bytes.assign(data, data + size);
     if (code.size < 0 || code.size > int64_t(code.bytes.size()) + 16) code.size = int64_t(code.bytes.size());
@@ -71,6 +87,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (auto arguments = parse_signature(code.signature)) {
         check(!arguments->empty() && arguments->back().is_output, "a parsed signature ends in its output");
         check(parse_signature(signature_text(*arguments)).has_value(), "a printed signature parses");
+    }
+
+    if (generic) {
+        parse_generic_signature(code.signature, split_names(code.symbols));
+        if (auto values = parse_values(shape)) eval_size_expression(code.signature, *values);
+        if (auto binding = bind_generic(code, shape)) {
+            for (const CodeArgument &a : binding->arguments) {
+                for (int64_t d : a.dims) check(d >= 1 && d <= INT32_MAX, "a bound dim is within 1..2^31-1");
+            }
+        }
     }
 
     if (fix_digest) {
@@ -85,6 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     try {
         std::shared_ptr<const LoadedKernel> kernel = load_kernel_code(code, "fuzzed row");
         check(code_digest(code) == code.digest, "loaded code matches its digest");
+        if (generic) bind_generic_kernel(kernel, code, shape);
     } catch (const DbError &) {
     }
     return 0;

@@ -1,7 +1,9 @@
 /* Calls the kernels of a library built by `opgen library` at their tuned shapes and at shapes
  * nobody tuned (served by each op's generic kernel) and checks every output element against a
  * naive loop; a conv with a window the generic kernel was not compiled for must answer
- * OPGEN_LIBRARY_NO_KERNEL. Prints one line per call; exits 1 on any failure. */
+ * OPGEN_LIBRARY_NO_KERNEL. Links opgen's lookup library too, from the same prefix. Prints one line
+ * per call; exits 1 on any failure. */
+#include <db/opgen_cache.h>
 #include <opgen_library.h>
 
 #include <stdio.h>
@@ -15,6 +17,16 @@ static int check(const char *what, int rc, double error, double tolerance) {
 
 int main(void) {
     int failed = 0;
+    {
+        /* opgen's lookup library, found beside the kernel library: a missing cache is refused
+         * with its reason. */
+        opgen_cache *cache = NULL;
+        char *error = NULL;
+        int rc = opgen_cache_open("no-such-cache.db", &cache, &error);
+        printf("opgen_cache beside the library: open of a missing cache %s\n", rc != 0 && error ? "refused" : "accepted");
+        failed |= !(rc != 0 && error);
+        opgen_cache_free_string(error);
+    }
     {
         const long long M = 24, N = 56, K = 40;
         const int64_t shape[] = {K, M, N}; /* the header's order: K, M, N */

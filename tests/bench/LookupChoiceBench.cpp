@@ -1,0 +1,262 @@
+// Benchmark of the lookup's answers for never-tuned shapes against full tunes (issue 20, run by
+// scripts/generic-bench.sh). For one op and shape:
+//
+//   opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S [--rounds 7] [--min-ms 40]
+//
+// L is a cache without S (no kernel, no generic code of S): its lookup, with the tuner's
+// extension attached (one thread, L's measurements), answers S. T holds a full tune of exactly S
+// with its code. Three kernels are timed against each other in interleaved rounds (per round:
+// calls of each until --min-ms have passed):
+//   generic  L's kernel() for S: the generic kernel the cost model ranks fastest, no compiler;
+//   chosen   the answer find() chooses among the neighbours' refits, the model's pick and the
+//            generic kernels; a Derived or Predicted answer (needs_compile) is compiled here
+//            ahead of time like `opgen db compile` and loaded through the same loader;
+//   tuned    T's exact kernel.
+// All three outputs must agree with each other (relative 1e-3). Prints one line: the medians of
+// the rounds' per-call times, the ratios over tuned, the chosen answer's kind, the candidates as
+// ranked, and the first find()'s time (ranking included) and a repeated one's. With
+// --all-generic 1 it then times every generic kernel that serves S against the tuned one (3
+// rounds each) and prints a line per kernel with its model score: whether the ranking or the set
+// of kernels limits the generic answer. With --as-is 1 as well, each of those kernels' source
+// schedules is also compiled for exactly S as it stands (constant sizes, no re-fit) and timed:
+// what the symbolic sizes cost beside what the source's tiles cost at S.
+#include "db/CodeLoader.h"
+#include "db/Lookup.h"
+#include "opgen/CompiledCode.h"
+#include "opgen/Error.h"
+#include "opgen/OpLibrary.h"
+#include "opgen/Schedule.h"
+#include "opgen/Shape.h"
+#include "opgen/Target.h"
+#include "tuner/Predict.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+    std::string db, tuned_db, target, op, shape;
+    int rounds = 7;
+    double min_ms = 40;
+    bool all_generic = false;
+    bool as_is = false;
+    std::string only_from;  // --all-generic: only the generic kernel from this tuned shape
+};
+
+Args parse(int argc, char **argv) {
+    Args a;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string k = argv[i], v = argv[i + 1];
+        if (k == "--db") a.db = v;
+        else if (k == "--tuned-db") a.tuned_db = v;
+        else if (k == "--target") a.target = v;
+        else if (k == "--op") a.op = v;
+        else if (k == "--shape") a.shape = v;
+        else if (k == "--rounds") a.rounds = std::atoi(v.c_str());
+        else if (k == "--min-ms") a.min_ms = std::atof(v.c_str());
+        else if (k == "--all-generic") a.all_generic = v == "1";
+        else if (k == "--as-is") a.as_is = v == "1";
+        else if (k == "--only-from") a.only_from = v;
+    }
+    if (a.db.empty() || a.tuned_db.empty() || a.target.empty() || a.op.empty() || a.shape.empty()) {
+        std::fprintf(stderr, "usage: opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S\n");
+        std::exit(2);
+    }
+    return a;
+}
+
+[[noreturn]] void fail(const std::string &message) {
+    std::fprintf(stderr, "error: %s\n", message.c_str());
+    std::exit(1);
+}
+
+// One kernel's tensors: seeded inputs in [-1, 1) (the same for every kernel), an output of its own.
+struct Tensors {
+    std::vector<std::vector<float>> data;
+    std::vector<void *> pointers;
+    explicit Tensors(const opgen::db::LoadedKernel &k) {
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+        for (const opgen::db::CodeArgument &a : k.arguments()) {
+            data.emplace_back(size_t(a.elements()));
+            if (!a.is_output) for (float &x : data.back()) x = uniform(rng);
+        }
+        for (auto &d : data) pointers.push_back(d.data());
+    }
+};
+
+// Per-call milliseconds of calls until `min_ms` have passed.
+double time_calls(const opgen::db::LoadedKernel &k, Tensors &t, double min_ms) {
+    int calls = 0;
+    Clock::time_point t0 = Clock::now();
+    double ms = 0;
+    while (ms < min_ms || calls < 3) {
+        if (k.call(t.pointers.data(), t.pointers.size()) != 0) fail("a kernel failed");
+        calls++;
+        ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    }
+    return ms / calls;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+double worst_difference(const Tensors &a, const Tensors &b) {
+    const std::vector<float> &x = a.data.back(), &y = b.data.back();
+    if (x.size() != y.size()) return INFINITY;
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); i++) worst = std::max(worst, double(std::fabs(x[i] - y[i])) / (1 + std::fabs(y[i])));
+    return worst;
+}
+
+double micros_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Args a = parse(argc, argv);
+    opgen::OpLibrary library = opgen::OpLibrary::standard();
+    opgen::Target target = opgen::host_target();
+    if (a.target != target.name + ":t1") fail("the cache's target '" + a.target + "' is not this host's at one thread");
+    auto lookup = opgen::db::open_kernel_lookup(a.db);
+    std::shared_ptr<opgen::db::LookupExtension> extension = opgen::tuner::make_lookup_extension(library, target, 1, a.db);
+    lookup->set_extension(extension);
+    opgen::db::LookupRequest request;
+    request.op_name = a.op;
+    request.shape = a.shape;
+    request.target = a.target;
+
+    Clock::time_point t0 = Clock::now();
+    opgen::db::LookupAnswer answer = lookup->find(request);
+    double first_us = micros_since(t0);
+    t0 = Clock::now();
+    lookup->find(request);
+    double again_us = micros_since(t0);
+    if (answer.kind == opgen::db::AnswerKind::None) fail("no answer for " + a.shape + ": " + answer.reason);
+    // The parts of a first find(), the model loaded: the model's pick over a sample of the legal
+    // space, and the ranking of every candidate.
+    std::optional<opgen::db::ShapeInfo> info = extension->resolve(a.op, a.shape);
+    if (!info) fail("the extension does not resolve " + a.shape);
+    t0 = Clock::now();
+    extension->predict(request, *info);
+    double predict_us = micros_since(t0);
+    std::vector<std::string> schedules;
+    for (const opgen::db::RankedCandidate &r : answer.ranked) schedules.push_back(r.schedule_json);
+    t0 = Clock::now();
+    extension->rank(request, *info, schedules);
+    double rank_us = micros_since(t0);
+    if (answer.kind == opgen::db::AnswerKind::Exact) fail(a.db + " has a kernel of " + a.shape + ": not a never-tuned shape");
+
+    std::string why;
+    std::shared_ptr<const opgen::db::LoadedKernel> generic = lookup->kernel(request, &why);
+    if (!generic || !generic->generic()) fail("no generic kernel for " + a.shape + ": " + why);
+    request.shape = generic->shape();  // canonical, as the tuned cache keys it
+    auto tuned_lookup = opgen::db::open_kernel_lookup(a.tuned_db);
+    std::shared_ptr<const opgen::db::LoadedKernel> tuned = tuned_lookup->kernel(request, &why);
+    if (!tuned || tuned->generic()) fail("no exact kernel of " + a.shape + " in " + a.tuned_db + ": " + why);
+
+    std::shared_ptr<const opgen::db::LoadedKernel> chosen = generic;
+    if (answer.needs_compile) {
+        const opgen::ComputeDef def = library.load(a.op);
+        opgen::BoundShape shape = opgen::bind_shape(def, answer.kernel.key.shape);
+        opgen::SchedulePoint point = opgen::SchedulePoint::from_json(nlohmann::json::parse(answer.kernel.schedule_json));
+        opgen::db::KernelCode code = opgen::compile_kernel_code(def, shape, point, target, answer.kernel.schedule_json);
+        chosen = opgen::db::load_kernel_code(code, "the chosen answer for " + a.shape);
+    } else if (answer.kind != opgen::db::AnswerKind::Generic) {
+        fail("unexpected answer kind");
+    } else if (answer.from_shape.empty()) {
+        fail("a generic answer without its source shape");
+    }
+
+    Tensors tg(*generic), tc(*chosen), tt(*tuned);
+    time_calls(*generic, tg, 1);
+    time_calls(*chosen, tc, 1);
+    time_calls(*tuned, tt, 1);
+    double dg = worst_difference(tg, tt), dc = worst_difference(tc, tt);
+    if (!(dg < 1e-3) || !(dc < 1e-3)) {
+        fail(a.op + " " + a.shape + ": outputs differ from the tuned kernel's by " + std::to_string(dg) + " (generic), " +
+             std::to_string(dc) + " (chosen)");
+    }
+    std::vector<double> g, c, t;
+    for (int r = 0; r < a.rounds; r++) {
+        g.push_back(time_calls(*generic, tg, a.min_ms));
+        c.push_back(time_calls(*chosen, tc, a.min_ms));
+        t.push_back(time_calls(*tuned, tt, a.min_ms));
+    }
+    double mg = median(g), mc = median(c), mt = median(t);
+    std::string ranked, generic_from = "-";
+    for (const opgen::db::RankedCandidate &r : answer.ranked) {
+        if (r.kind == opgen::db::AnswerKind::Generic) {
+            generic_from = r.from_shape;  // the first generic ranked is the one kernel() serves
+            break;
+        }
+    }
+    for (const opgen::db::RankedCandidate &r : answer.ranked) {
+        char score[32];
+        std::snprintf(score, sizeof score, "%.3g", r.score);
+        ranked += std::string(ranked.empty() ? "" : " ") + opgen::db::answer_kind_name(r.kind) + "(" +
+                  (r.from_shape.empty() ? "model" : r.from_shape) + ")=" + score;
+    }
+    std::printf("%s %s generic_ms %.4f chosen_ms %.4f tuned_ms %.4f generic_ratio %.3f chosen_ratio %.3f chosen %s "
+                "generic_from %s find_first_us %.0f find_again_us %.1f predict_us %.0f rank_us %.0f candidates %zu ranked [%s]\n",
+                a.op.c_str(), generic->shape().c_str(), mg, mc, mt, mg / mt, mc / mt,
+                opgen::db::answer_kind_name(answer.kind), generic_from.c_str(),
+                first_us, again_us, predict_us, rank_us, answer.ranked.size(), ranked.c_str());
+    if (!a.all_generic) return 0;
+    std::map<std::string, double> scores;
+    for (const opgen::db::RankedCandidate &r : answer.ranked) {
+        if (r.kind == opgen::db::AnswerKind::Generic) scores[r.from_shape] = r.score;
+    }
+    for (const opgen::db::GenericCodeRecord &row : opgen::db::open_kernel_cache(a.db, opgen::db::OpenMode::ReadOnly)
+                                                       ->generic_code_for(a.op, a.target)) {
+        if (!a.only_from.empty() && row.key.shape != a.only_from) continue;
+        auto loaded = opgen::db::load_kernel_code(row.code, "generic code from " + row.key.shape);
+        auto bound = opgen::db::bind_generic_kernel(loaded, row.code, request.shape);
+        if (!bound) continue;
+        Tensors tb(*bound);
+        time_calls(*bound, tb, 1);
+        if (!(worst_difference(tb, tt) < 1e-3)) fail("generic code from " + row.key.shape + " differs");
+        std::vector<double> b, t2;
+        for (int r = 0; r < 3; r++) {
+            b.push_back(time_calls(*bound, tb, a.min_ms));
+            t2.push_back(time_calls(*tuned, tt, a.min_ms));
+        }
+        double as_is = NAN;
+        if (a.as_is) try {
+            const opgen::ComputeDef def = library.load(a.op);
+            opgen::BoundShape shape = opgen::bind_shape(def, generic->shape());
+            opgen::SchedulePoint point = opgen::SchedulePoint::from_json(nlohmann::json::parse(row.code.schedule_json));
+            auto exact = opgen::db::load_kernel_code(
+                opgen::compile_kernel_code(def, shape, point, target, row.code.schedule_json), "as-is");
+            Tensors te(*exact);
+            time_calls(*exact, te, 1);
+            std::vector<double> e, t3;
+            for (int r = 0; r < 3; r++) {
+                e.push_back(time_calls(*exact, te, a.min_ms));
+                t3.push_back(time_calls(*tuned, tt, a.min_ms));
+            }
+            as_is = median(e) / median(t3);
+        } catch (const opgen::UserError &) {
+            // a tile above the shape's extent: no exact kernel of that schedule at S
+        }
+        std::printf("  %s %s generic-from %s ratio %.3f as-is-exact %.3f score %.3g\n", a.op.c_str(),
+                    generic->shape().c_str(), row.key.shape.c_str(), median(b) / median(t2), as_is,
+                    scores.count(row.key.shape) ? scores[row.key.shape] : NAN);
+    }
+    return 0;
+}
