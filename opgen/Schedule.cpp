@@ -846,6 +846,11 @@ void rfactor_lanes(Recorder &rec, LoweredStage &st, const BoundShape &shape, int
         iu.unroll(u);
         rec.line(in + ".update().unroll(" + u.name() + ");");
     }
+    // The lanes combined as one vector reduction (a tree of vector adds, then a horizontal one)
+    // instead of `lanes` dependent scalar adds, which cost as much as the partial sums themselves
+    // on a 768-wide row.
+    upd.atomic().vectorize(ri);
+    rec.line(acc + ".update().atomic().vectorize(" + ri.name() + ");");
 }
 
 // A reduction at root or tile: partial results in `lanes` lanes (1: across its own innermost pure
