@@ -350,3 +350,24 @@ TEST(ScheduleKnobs, TransposedOperandPanelsMatchTheReference) {
     }
     EXPECT_EQ(blocked_seen.size(), 2u);
 }
+
+// The heuristic point of Q K^T packs B, keeps the rows of a batch in one cache tile (B packed once
+// per batch) and, where half the vector registers hold it, widens the register tile to 4 vectors;
+// it lies in the legal space and matches the reference.
+TEST(ScheduleKnobs, TransposedOperandHeuristicPointMatchesTheReference) {
+    ComputeDef def = OpLibrary::standard().load("batch_matmul_nt");
+    Target host = host_target();
+    const int v = host.vector_lanes(4);
+    BoundShape shape = bind_shape(def, "BATCH=2,M=96,N=" + std::to_string(8 * v) + ",K=32");
+    SchedulePoint p = heuristic_point(def, shape, host);
+    EXPECT_EQ(p.packed, std::vector<std::string>{"B"});
+    ASSERT_GE(p.axes.size(), 2u);
+    EXPECT_EQ(p.axes[1].tile, 96);  // above the default 64-row tile
+    int64_t want_reg = 4 * p.axes[1].reg <= host.vector_registers / 2 ? 4 * v : 2 * v;
+    EXPECT_EQ(p.axes[0].reg, want_reg) << p.summary();
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    EXPECT_TRUE(s.contains(p)) << p.summary();
+    TaskContext task(def, shape, host, 31);
+    MeasureResult r = measure(task, p, 0.5, 1);
+    EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
+}
