@@ -105,12 +105,13 @@ std::vector<int> reduction_lanes(const Statement &s, const BoundShape &shape, in
     std::vector<int> lanes{1};
     if (s.reduce == ReduceKind::None || s.reduce_vars.empty() || vector_lanes <= 1) return lanes;
     int64_t extent = shape.eval(s.reduce_vars.back().extent);  // the innermost reduction loop
-    for (int l : {2 * vector_lanes, vector_lanes}) {
-        if (extent % l == 0 && extent > l) {
-            lanes.push_back(l);
-            break;
-        }
+    auto fits = [&](int l) { return extent % l == 0 && extent > l; };
+    // Several vectors of partial results are independent add chains: a vector add's latency is
+    // about four times its issue interval, so one or two chains leave the adder mostly idle.
+    for (int vectors : {2, 4, 8}) {
+        if (fits(vectors * vector_lanes)) lanes.push_back(vectors * vector_lanes);
     }
+    if (lanes.size() == 1 && fits(vector_lanes)) lanes.push_back(vector_lanes);
     return lanes;
 }
 

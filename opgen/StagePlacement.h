@@ -31,8 +31,8 @@ bool fast_math_applies(const ComputeDef &def);
 std::string stage_placement_error(const ComputeDef &def, const std::vector<StageChoice> &stages);
 
 // Partial-result lane counts offered for reduction statement `s` at `shape` with `vector_lanes`
-// lanes per vector: 1, and 2 vectors' worth or else one vector's worth where that many divides
-// the innermost reduction extent. Largest last.
+// lanes per vector: 1, and 2, 4 and 8 vectors' worth, or else one vector's worth, where that many
+// divides the innermost reduction extent and leaves a loop. Ascending.
 std::vector<int> reduction_lanes(const Statement &s, const BoundShape &shape, int vector_lanes);
 
 // Every realisable placement of the placeable statements from these options, in a fixed order:

@@ -44,3 +44,24 @@ TEST(ParallelLoops, HeuristicPointGivesEveryCoreATile) {
         EXPECT_GE(fused_trips(trips, p.parallel_loops), 2) << name << " " << p.summary();
     }
 }
+
+// Row operations hand each core one tile of whole rows (Halide's pool pays per task: 32-128 small
+// row tiles on 2 threads ran no faster than one thread); on one core the row tile stays as few
+// rows as fit 16 KiB of L1.
+TEST(ParallelLoops, RowOpsHandEachCoreOneRowTile) {
+    Target two = host_target();
+    two.cores = 2;
+    Target one = two;
+    one.cores = 1;
+    for (const std::string name : {"softmax", "layernorm"}) {
+        ComputeDef def = OpLibrary::standard().load(name);
+        BoundShape shape = bind_shape(def, "M=128,N=768");
+        SchedulePoint p2 = heuristic_point(def, shape, two);
+        ASSERT_EQ(p2.axes.size(), 2u);
+        EXPECT_EQ(p2.axes[1].tile, 64) << name << " " << p2.summary();
+        EXPECT_EQ(p2.axes[0].tile, 768) << name << " " << p2.summary();
+        EXPECT_EQ(p2.parallel_loops, 1) << name << " " << p2.summary();
+        SchedulePoint p1 = heuristic_point(def, shape, one);
+        EXPECT_EQ(p1.axes[1].tile, 4) << name << " " << p1.summary();  // 4 rows of 3 KiB
+    }
+}

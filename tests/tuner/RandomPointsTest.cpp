@@ -3,6 +3,7 @@
 // extents on purpose, so tails are exercised. Parameterised by op so a failure names it.
 #include "opgen/OpLibrary.h"
 #include "opgen/ParallelLoops.h"
+#include "opgen/StagePlacement.h"
 #include "tuner/Measurer.h"
 #include "tuner/TilingSpace.h"
 
@@ -220,6 +221,51 @@ TEST(StagePlans, EveryPlanOfTheRowOpsMatchesTheReference) {
     }
 }
 
+// Rows of 16 vectors: every reduction may keep 2, 4 or 8 vectors of partial sums (independent add
+// chains, combined by one vector reduction). Each lane count, with the reductions in the output's
+// tile and at root, on a sampled tiling with exact and fast math, matches the reference.
+TEST(StagePlans, EveryPartialSumWidthMatchesTheReference) {
+    Target host = host_target();
+    const int v = host.vector_lanes(4);
+    const std::string dims = "M=5,N=" + std::to_string(16 * v);
+    for (const std::string name : {"softmax", "layernorm"}) {
+        ComputeDef def = OpLibrary::standard().load(name);
+        BoundShape shape = bind_shape(def, dims);
+        std::vector<int> want{1};
+        if (v > 1) want = {1, 2 * v, 4 * v, 8 * v};
+        EXPECT_EQ(reduction_lanes(*def.statement_for(name == "softmax" ? "rsum" : "mean"), shape, v), want) << name;
+        TilingSpace s = make_tiling_space(def, shape, host, 2);
+        auto tilings = s.sample(8, 7);
+        ASSERT_FALSE(tilings.empty());
+        TaskContext task(def, shape, host, 29);
+        int tried = 0;
+        for (int lanes : want) {
+            for (const char *at : {"tile", "root"}) {
+                std::vector<StageChoice> plan = heuristic_placement(def, shape, host);
+                for (auto &c : plan) {
+                    if (c.lanes > 1 || def.statement_for(c.tensor)->reduce != ReduceKind::None) {
+                        c.lanes = lanes;
+                        c.at = at;
+                    }
+                    if (std::string(at) == "root") c.at = "root";  // nothing at root may read a tile
+                }
+                SchedulePoint p = tilings[size_t(tried) % tilings.size()];
+                p.stages = plan;
+                p.fast_math = tried % 2 == 1;
+                ASSERT_TRUE(s.contains(p)) << name << " " << p.summary();
+                if (lanes > 1) {
+                    LoweredOp op = lower_for_point(def, shape, &p);
+                    std::string src = apply_schedule(op, p, host).source();
+                    EXPECT_NE(src.find(".update().atomic().vectorize("), std::string::npos) << src;
+                }
+                MeasureResult r = measure(task, p, 0.5, 1);
+                EXPECT_EQ(r.status, "ok") << name << " " << p.summary() << ": " << r.error;
+                tried++;
+            }
+        }
+    }
+}
+
 // Output channels as the vectorized axis of an NCHW convolution (rows of 7 leave a partial vector):
 // unblocked and blocked reductions, weights read in place (gathered along f) or packed into a panel
 // re-laid out with f contiguous, the input packed, a bias-ReLU epilogue, two threads; every one
@@ -384,4 +430,25 @@ TEST(ScheduleKnobs, TransposedOperandPanelsMatchTheReference) {
         EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error << "\n" << src;
     }
     EXPECT_EQ(blocked_seen.size(), 2u);
+}
+
+// The heuristic point of Q K^T packs B, keeps the rows of a batch in one cache tile (B packed once
+// per batch) and, where half the vector registers hold it, widens the register tile to 4 vectors;
+// it lies in the legal space and matches the reference.
+TEST(ScheduleKnobs, TransposedOperandHeuristicPointMatchesTheReference) {
+    ComputeDef def = OpLibrary::standard().load("batch_matmul_nt");
+    Target host = host_target();
+    const int v = host.vector_lanes(4);
+    BoundShape shape = bind_shape(def, "BATCH=2,M=96,N=" + std::to_string(8 * v) + ",K=32");
+    SchedulePoint p = heuristic_point(def, shape, host);
+    EXPECT_EQ(p.packed, std::vector<std::string>{"B"});
+    ASSERT_GE(p.axes.size(), 2u);
+    EXPECT_EQ(p.axes[1].tile, 96);  // above the default 64-row tile
+    int64_t want_reg = 4 * p.axes[1].reg <= host.vector_registers / 2 ? 4 * v : 2 * v;
+    EXPECT_EQ(p.axes[0].reg, want_reg) << p.summary();
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    EXPECT_TRUE(s.contains(p)) << p.summary();
+    TaskContext task(def, shape, host, 31);
+    MeasureResult r = measure(task, p, 0.5, 1);
+    EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
 }
