@@ -10,6 +10,7 @@
 //       times and their ratio, generic over tuned.
 #include "db/CodeLoader.h"
 #include "db/Lookup.h"
+#include "tests/bench/KernelTiming.h"
 
 #include <algorithm>
 #include <chrono>
@@ -49,41 +50,9 @@ Args parse(int argc, char **argv) {
     return a;
 }
 
-// One kernel's tensors: seeded inputs in [-1, 1), an output of its own.
-struct Tensors {
-    std::vector<std::vector<float>> data;
-    std::vector<void *> pointers;
-    explicit Tensors(const opgen::db::LoadedKernel &k) {
-        std::mt19937 rng(5);
-        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-        for (const opgen::db::CodeArgument &a : k.arguments()) {
-            data.emplace_back(size_t(a.elements()));
-            if (!a.is_output) for (float &x : data.back()) x = uniform(rng);
-        }
-        for (auto &d : data) pointers.push_back(d.data());
-    }
-};
-
-// Per-call milliseconds of calls until `min_ms` have passed.
-double time_calls(const opgen::db::LoadedKernel &k, Tensors &t, double min_ms) {
-    int calls = 0;
-    Clock::time_point t0 = Clock::now();
-    double ms = 0;
-    while (ms < min_ms || calls < 3) {
-        if (k.call(t.pointers.data(), t.pointers.size()) != 0) {
-            std::fprintf(stderr, "error: the kernel failed\n");
-            std::exit(1);
-        }
-        calls++;
-        ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    }
-    return ms / calls;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using opgen::bench::median;
+using opgen::bench::time_calls;
+using Tensors = opgen::bench::KernelTensors;
 
 std::shared_ptr<const opgen::db::LoadedKernel> kernel_of(const std::string &db, const Args &a, bool generic) {
     auto lookup = opgen::db::open_kernel_lookup(db);

@@ -28,6 +28,7 @@
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
 #include "opgen/Target.h"
+#include "tests/bench/KernelTiming.h"
 #include "tuner/Predict.h"
 
 #include <algorithm>
@@ -81,38 +82,9 @@ Args parse(int argc, char **argv) {
     std::exit(1);
 }
 
-// One kernel's tensors: seeded inputs in [-1, 1) (the same for every kernel), an output of its own.
-struct Tensors {
-    std::vector<std::vector<float>> data;
-    std::vector<void *> pointers;
-    explicit Tensors(const opgen::db::LoadedKernel &k) {
-        std::mt19937 rng(5);
-        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-        for (const opgen::db::CodeArgument &a : k.arguments()) {
-            data.emplace_back(size_t(a.elements()));
-            if (!a.is_output) for (float &x : data.back()) x = uniform(rng);
-        }
-        for (auto &d : data) pointers.push_back(d.data());
-    }
-};
-
-// Per-call milliseconds of calls until `min_ms` have passed.
-double time_calls(const opgen::db::LoadedKernel &k, Tensors &t, double min_ms) {
-    int calls = 0;
-    Clock::time_point t0 = Clock::now();
-    double ms = 0;
-    while (ms < min_ms || calls < 3) {
-        if (k.call(t.pointers.data(), t.pointers.size()) != 0) fail("a kernel failed");
-        calls++;
-        ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    }
-    return ms / calls;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using opgen::bench::median;
+using opgen::bench::time_calls;
+using Tensors = opgen::bench::KernelTensors;
 
 double worst_difference(const Tensors &a, const Tensors &b) {
     const std::vector<float> &x = a.data.back(), &y = b.data.back();

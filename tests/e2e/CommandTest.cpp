@@ -55,6 +55,35 @@ int64_t count_rows(const fs::path &db, const char *table) {
     return n;
 }
 
+// The text of file `f` (empty when missing).
+std::string read_text(const fs::path &f) {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Rebuilds kernel `name` from the generator source `opgen emit` wrote in dir/kernel, with Halide's
+// own generator driver, as a user would, into dir/kernel/regen; "" on success, else the log.
+std::string rebuild_generator(const fs::path &dir, const std::string &name) {
+    std::string regen = "cd '" + dir.string() + "/kernel' && mkdir -p regen && c++ -std=c++17 -O0 -I '" +
+                        std::string(OPGEN_HALIDE_INCLUDE) + "' " + name + "_generator.cpp '" + std::string(OPGEN_GENGEN) +
+                        "' '" + std::string(OPGEN_HALIDE_LIB) + "' -lpthread -ldl -o gen 2> gen.txt && ./gen -g " + name +
+                        " -o regen -e static_library,h target=host 2>> gen.txt";
+    if (std::system(regen.c_str()) == 0) return "";
+    return "generator rebuild failed: " + read_text(dir / "kernel" / "gen.txt");
+}
+
+// Builds dir/main.cpp against the static library `lib` (with its header beside it) and runs it;
+// its stdout, or the build log when it fails to build or run.
+std::string build_and_run(const fs::path &dir, const std::string &include, const std::string &lib) {
+    std::string build = "cd '" + dir.string() + "' && c++ -std=c++17 -O1 -I " + include +
+                        " -I /usr/include/halide14 main.cpp " + lib + " -lpthread -ldl -o prog 2> build.txt && ./prog > run.txt";
+    int rc = std::system(build.c_str());
+    std::string out = read_text(dir / "run.txt");
+    return rc == 0 ? out : read_text(dir / "build.txt") + out;
+}
+
 class Command : public ::testing::Test {
 protected:
     fs::path dir;
@@ -209,26 +238,10 @@ int main() {
     return 0;
 }
 )";
-    std::string build = "cd '" + dir.string() + "' && c++ -std=c++17 -O1 -I kernel -I /usr/include/halide14 main.cpp kernel/mm48.a -lpthread -ldl -o prog 2> build.txt && ./prog > run.txt";
-    int rc = std::system(build.c_str());
-    std::ifstream run(dir / "run.txt"), log(dir / "build.txt");
-    std::stringstream out, blog;
-    out << run.rdbuf();
-    blog << log.rdbuf();
-    EXPECT_EQ(rc, 0) << blog.str() << out.str();
-    EXPECT_EQ(out.str(), "ok\n");
+    EXPECT_EQ(build_and_run(dir, "kernel", "kernel/mm48.a"), "ok\n");
 
     // The generator source is self-contained: Halide's own generator driver rebuilds the kernel.
-    std::string regen = "cd '" + dir.string() + "/kernel' && mkdir -p regen && c++ -std=c++17 -O0 -I '" +
-                        std::string(OPGEN_HALIDE_INCLUDE) + "' mm48_generator.cpp '" + std::string(OPGEN_GENGEN) + "' '" +
-                        std::string(OPGEN_HALIDE_LIB) + "' -lpthread -ldl -o gen 2> gen.txt && ./gen -g mm48 -o regen " +
-                        "-e static_library,h target=host 2>> gen.txt";
-    EXPECT_EQ(std::system(regen.c_str()), 0) << [&] {
-        std::ifstream g(dir / "kernel" / "gen.txt");
-        std::stringstream ss;
-        ss << g.rdbuf();
-        return ss.str();
-    }();
+    EXPECT_EQ(rebuild_generator(dir, "mm48"), "");
     EXPECT_TRUE(fs::exists(dir / "kernel" / "regen" / "mm48.a"));
 
     // Emitting from a key that was never tuned says so and writes nothing.
@@ -244,16 +257,7 @@ TEST_F(Command, EmittedRowOpGeneratorRebuildsAndComputesSoftmax) {
     ASSERT_EQ(t.status, 0) << t.err;
     CommandRun e = opgen("emit --op softmax --shape M=6,N=40 --threads 1 --db k.db --out kernel --name sm", dir);
     ASSERT_EQ(e.status, 0) << e.err;
-    std::string regen = "cd '" + dir.string() + "/kernel' && mkdir -p regen && c++ -std=c++17 -O0 -I '" +
-                        std::string(OPGEN_HALIDE_INCLUDE) + "' sm_generator.cpp '" + std::string(OPGEN_GENGEN) + "' '" +
-                        std::string(OPGEN_HALIDE_LIB) + "' -lpthread -ldl -o gen 2> gen.txt && ./gen -g sm -o regen " +
-                        "-e static_library,h target=host 2>> gen.txt";
-    ASSERT_EQ(std::system(regen.c_str()), 0) << [&] {
-        std::ifstream g(dir / "kernel" / "gen.txt");
-        std::stringstream ss;
-        ss << g.rdbuf();
-        return ss.str();
-    }();
+    ASSERT_EQ(rebuild_generator(dir, "sm"), "");
     std::ofstream(dir / "main.cpp") << R"(
 #include "sm.h"
 #include "HalideBuffer.h"
@@ -277,14 +281,7 @@ int main() {
     return 0;
 }
 )";
-    std::string build = "cd '" + dir.string() + "' && c++ -std=c++17 -O1 -I kernel/regen -I /usr/include/halide14 main.cpp kernel/regen/sm.a -lpthread -ldl -o prog 2> build.txt && ./prog > run.txt";
-    int rc = std::system(build.c_str());
-    std::ifstream run(dir / "run.txt"), log(dir / "build.txt");
-    std::stringstream out, blog;
-    out << run.rdbuf();
-    blog << log.rdbuf();
-    EXPECT_EQ(rc, 0) << blog.str() << out.str();
-    EXPECT_EQ(out.str(), "ok\n");
+    EXPECT_EQ(build_and_run(dir, "kernel/regen", "kernel/regen/sm.a"), "ok\n");
 }
 
 TEST_F(Command, HelpDescribesEveryCommand) {

@@ -1,0 +1,55 @@
+// Timing a kernel loaded from a cache (db/CodeLoader.h) in the cache benchmarks
+// (opgen_generic_bench, opgen_choice_bench): its tensors, per-call times, medians.
+#pragma once
+
+#include "db/CodeLoader.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+namespace opgen::bench {
+
+// One kernel's tensors: seeded inputs in [-1, 1) (the same for every kernel of a shape), an output
+// of its own.
+struct KernelTensors {
+    std::vector<std::vector<float>> data;
+    std::vector<void *> pointers;
+    explicit KernelTensors(const db::LoadedKernel &k) {
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+        for (const db::CodeArgument &a : k.arguments()) {
+            data.emplace_back(size_t(a.elements()));
+            if (!a.is_output) for (float &x : data.back()) x = uniform(rng);
+        }
+        for (auto &d : data) pointers.push_back(d.data());
+    }
+};
+
+// Per-call milliseconds of calls (at least 3) until `min_ms` have passed. Exits with an `error:`
+// line when a call fails.
+inline double time_calls(const db::LoadedKernel &k, KernelTensors &t, double min_ms) {
+    using Clock = std::chrono::steady_clock;
+    int calls = 0;
+    Clock::time_point t0 = Clock::now();
+    double ms = 0;
+    while (ms < min_ms || calls < 3) {
+        if (k.call(t.pointers.data(), t.pointers.size()) != 0) {
+            std::fprintf(stderr, "error: a kernel call failed\n");
+            std::exit(1);
+        }
+        calls++;
+        ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    }
+    return ms / calls;
+}
+
+inline double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace opgen::bench
