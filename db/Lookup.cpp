@@ -186,7 +186,6 @@ public:
                                               "for derived or predicted answers";
             return generic_or_none(request, reason);
         }
-        bool had_neighbour = false;
         std::string memo_key = request_key(request) + '\n' + canonical;
         refresh_if_changed();
         if (auto found = answers_.find(memo_key); found != answers_.end()) {
@@ -195,32 +194,9 @@ public:
         if (answers_.size() >= kMaxRememberedAnswers) {
             answers_.clear();
         }
-        // The candidates: the nearest tuned shapes' schedules re-fitted, the model's pick, and
-        // the generic kernels that serve the shape. With a ranking extension the cost model
-        // orders them all; without one, the nearest refit, else the pick, else generic code.
-        std::vector<LookupAnswer> options = derived_locked(request, *info, had_neighbour);
-        if (auto predicted = extension_->predict(request, *info)) {
-            options.push_back(std::move(*predicted));
-            options.back().kind = AnswerKind::Predicted;
-            options.back().kernel.key.shape = canonical;
-        }
-        for (LookupAnswer &option : options) {
-            option.needs_compile = true;
-        }
-        size_t compiled = options.size(); // options[compiled..] are generic kernels
-        std::vector<const GenericCodeRecord *> generic_rows;
-        if (!options.empty()) {
-            refresh_if_changed();
-            std::string no_generic;
-            try {
-                generic_rows = generic_.serving(*connection_, request, no_generic);
-            } catch (const DbError &) {
-                generic_rows.clear(); // only refused code: kernel() reports it
-            }
-            for (const GenericCodeRecord *row : generic_rows) {
-                options.push_back(generic_answer(*row, canonical));
-            }
-        }
+        bool had_neighbour = false;
+        size_t compiled = 0;
+        std::vector<LookupAnswer> options = candidate_answers(request, *info, canonical, had_neighbour, compiled);
         if (options.empty()) {
             return generic_or_none(
                 request, had_neighbour
@@ -230,36 +206,7 @@ public:
                              : "no kernel of op '" + request.op_name + "' on target '" +
                                    request.target + "' to derive from, and the model has no prediction");
         }
-        std::vector<std::string> schedules;
-        for (const LookupAnswer &option : options) {
-            schedules.push_back(option.kernel.schedule_json);
-        }
-        std::vector<double> score = extension_->rank(request, *info, schedules);
-        if (score.size() != options.size()) {
-            // No ranking: the nearest refit, else the model's pick (options is not empty, so
-            // one of them is first).
-            return answers_.emplace(memo_key, std::move(options.front())).first->second;
-        }
-        std::vector<size_t> order(options.size());
-        for (size_t i = 0; i < order.size(); i++) {
-            order[i] = i;
-        }
-        // Best score first; among equals the generic kernel (callable at once), then the
-        // candidates' own order.
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-            if (score[a] != score[b]) {
-                return score[a] > score[b];
-            }
-            return (a >= compiled) > (b >= compiled);
-        });
-        std::vector<RankedCandidate> ranked;
-        for (size_t i : order) {
-            ranked.push_back({options[i].kind, options[i].from_shape, options[i].kernel.schedule_json,
-                              score[i]});
-        }
-        answer = std::move(options[order.front()]);
-        answer.ranked = std::move(ranked);
-        return answers_.emplace(memo_key, std::move(answer)).first->second;
+        return answers_.emplace(memo_key, best_ranked(request, *info, std::move(options), compiled)).first->second;
     }
 
     std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
@@ -318,6 +265,72 @@ public:
     std::string path() const override { return connection_->path(); }
 
 private:
+    // The candidates for a shape with no exact kernel: the nearest tuned shapes' schedules
+    // re-fitted, the model's pick (all of them schedules still to compile), then the generic
+    // kernels that serve the shape, from index `compiled` on. Empty when there is no schedule;
+    // `had_neighbour` says whether a tuned shape was near.
+    std::vector<LookupAnswer> candidate_answers(const LookupRequest &request, const ShapeInfo &info,
+                                                const std::string &canonical, bool &had_neighbour,
+                                                size_t &compiled) {
+        std::vector<LookupAnswer> options = derived_locked(request, info, had_neighbour);
+        if (auto predicted = extension_->predict(request, info)) {
+            options.push_back(std::move(*predicted));
+            options.back().kind = AnswerKind::Predicted;
+            options.back().kernel.key.shape = canonical;
+        }
+        for (LookupAnswer &option : options) {
+            option.needs_compile = true;
+        }
+        compiled = options.size();
+        if (options.empty()) {
+            return options;
+        }
+        std::vector<const GenericCodeRecord *> generic_rows;
+        std::string no_generic;
+        try {
+            generic_rows = generic_.serving(*connection_, request, no_generic);
+        } catch (const DbError &) {
+            generic_rows.clear(); // only refused code: kernel() reports it
+        }
+        for (const GenericCodeRecord *row : generic_rows) {
+            options.push_back(generic_answer(*row, canonical));
+        }
+        return options;
+    }
+
+    // The best of `options` (not empty) by the extension's cost model, with the whole ranking
+    // attached: best score first, among equals a generic kernel (callable at once, index
+    // `compiled` on), then the candidates' own order. Without a ranking, the first option (the
+    // nearest refit, else the model's pick).
+    LookupAnswer best_ranked(const LookupRequest &request, const ShapeInfo &info, std::vector<LookupAnswer> options,
+                             size_t compiled) {
+        std::vector<std::string> schedules;
+        for (const LookupAnswer &option : options) {
+            schedules.push_back(option.kernel.schedule_json);
+        }
+        std::vector<double> score = extension_->rank(request, info, schedules);
+        if (score.size() != options.size()) {
+            return std::move(options.front());
+        }
+        std::vector<size_t> order(options.size());
+        for (size_t i = 0; i < order.size(); i++) {
+            order[i] = i;
+        }
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            if (score[a] != score[b]) {
+                return score[a] > score[b];
+            }
+            return (a >= compiled) > (b >= compiled);
+        });
+        std::vector<RankedCandidate> ranked;
+        for (size_t i : order) {
+            ranked.push_back({options[i].kind, options[i].from_shape, options[i].kernel.schedule_json, score[i]});
+        }
+        LookupAnswer best = std::move(options[order.front()]);
+        best.ranked = std::move(ranked);
+        return best;
+    }
+
     // A generic kernel's answer for a shape with no exact kernel (GenericKernels.h), else None
     // with `reason` and why no generic code serves it.
     LookupAnswer generic_or_none(const LookupRequest &request, const std::string &reason) {
