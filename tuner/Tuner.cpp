@@ -195,6 +195,20 @@ MeasureResult measure_default_schedule(const Task &t, Runner &runner) {
 
 // Throughputs scaled to one reference time, so that candidates timed in windows where the clock ran
 // at different speeds compare by their ratio to the reference in their own window.
+//
+// The ratio cancels a clock that runs slower for both kernels alike, not load that slows one more
+// than the other: with other processes on the machine (load 4-13 on 2 cores), a memory-bound or
+// finely parallel reference slowed 3-14x more than a compute-bound candidate, and the scaled
+// figures read 636 GFLOP/s on one core and 3483 on two, where the measured FMA peaks were 290 and
+// 577 (conv2d_nchwc winners in a cache tuned so). So the scaled time is never taken below the
+// candidate's own fastest call less the clock's wander between windows: an observed call bounds
+// what any window's clock can explain.
+constexpr double kClockWander = 0.25;  // the clock moves by 15-25% between windows
+
+double scaled_time_ms(double ratio, double ref_ms, double fastest_call_ms) {
+    return std::max(ratio * ref_ms, (1 - kClockWander) * fastest_call_ms);
+}
+
 struct ReferenceScale {
     double ref_ms = 0;
     double flops = 0;
@@ -202,7 +216,7 @@ struct ReferenceScale {
         if (!r.ok()) return;
         if (ref_ms <= 0 && r.reference_ms > 0) ref_ms = r.reference_ms;
         if (r.ratio > 0 && ref_ms > 0) {
-            r.timing.median_ms = r.ratio * ref_ms;
+            r.timing.median_ms = scaled_time_ms(r.ratio, ref_ms, r.timing.min_ms);
             r.gflops = flops / (r.timing.median_ms * 1e6);
         }
     }
@@ -438,9 +452,9 @@ void retrain(const Task &t, const RunState &s, TaskScorer &scorer) {
 // ---- The end: the winner -------------------------------------------------------------------------
 
 // The leading contenders re-measured interleaved (A B C A B C): the index of the trial whose median
-// ratio to the reference is lowest, and that ratio (infinite when none timed). `ok` holds the
-// correct trials.
-std::pair<size_t, double> final_rounds(const Task &t, const RunState &s, Runner &runner, std::vector<size_t> ok) {
+// scaled time is lowest, and that time in ms (infinite when none timed). `ok` holds the correct
+// trials.
+std::pair<size_t, double> final_rounds(const Task &t, RunState &s, Runner &runner, std::vector<size_t> ok) {
     std::stable_sort(ok.begin(), ok.end(), [&](size_t a, size_t b) {
         return s.result.trials[a].result.gflops > s.result.trials[b].result.gflops;
     });
@@ -449,20 +463,23 @@ std::pair<size_t, double> final_rounds(const Task &t, const RunState &s, Runner 
     for (size_t i : ok) finals.push_back({s.result.trials[i].point, ""});
     auto rounds = runner.measure_rounds(finals, t.po, std::max(1, t.o.final_rounds), t.flops);
     size_t winner = 0;
-    double winner_ratio = std::numeric_limits<double>::infinity();
+    double winner_ms = std::numeric_limits<double>::infinity();
     for (size_t c = 0; c < ok.size(); c++) {
-        std::vector<double> ratios;
+        std::vector<double> times;
         for (const auto &round : rounds) {
-            if (round[c].ok() && round[c].ratio > 0) ratios.push_back(round[c].ratio);
+            MeasureResult r = round[c];
+            if (!r.ok() || r.ratio <= 0) continue;
+            s.scale.correct(r);
+            times.push_back(r.timing.median_ms);
         }
-        if (ratios.empty()) continue;
-        double med = median_of(ratios);
-        if (med < winner_ratio) {
-            winner_ratio = med;
+        if (times.empty()) continue;
+        double med = median_of(times);
+        if (med < winner_ms) {
+            winner_ms = med;
             winner = c;
         }
     }
-    return {ok[winner], winner_ratio};
+    return {ok[winner], winner_ms};
 }
 
 // Names the winner by the final rounds (one pass of a noisy clock does not survive
@@ -476,12 +493,12 @@ void name_winner(const Task &t, RunState &s, Runner &runner) {
         say(t.o, "no candidate produced a correct result");
         return;
     }
-    auto [winner, ratio] = final_rounds(t, s, runner, std::move(ok));
+    auto [winner, time_ms] = final_rounds(t, s, runner, std::move(ok));
     TuneResult &r = s.result;
     r.best = r.trials[winner].point;
     r.best_result = r.trials[winner].result;
-    if (std::isfinite(ratio) && s.scale.ref_ms > 0) {
-        r.best_result.timing.median_ms = ratio * s.scale.ref_ms;
+    if (std::isfinite(time_ms) && s.scale.ref_ms > 0) {
+        r.best_result.timing.median_ms = time_ms;
         r.best_result.gflops = r.flops / (r.best_result.timing.median_ms * 1e6);
     }
     r.found = true;

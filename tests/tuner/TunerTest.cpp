@@ -3,6 +3,7 @@
 // without adding trials. Tiny shapes and short timings, so each test takes seconds.
 #include "opgen/OpLibrary.h"
 #include "tuner/ModelStore.h"
+#include "tuner/Runner.h"
 #include "tuner/Tuner.h"
 
 #include <gtest/gtest.h>
@@ -29,7 +30,56 @@ TuneOptions quick(uint64_t seed) {
     return o;
 }
 
+// A machine that came under load after the first trial, as the worker pool saw it: every
+// candidate's calls take 1.0-1.2 ms, but from the second trial on the reference beside them runs
+// 10x slower than in the first window (a memory-bound reference beside other processes), so their
+// candidate/reference ratios read 0.1.
+class LoadedReferenceRunner : public Runner {
+public:
+    void set_task(const WorkerTask &) override {}
+    std::vector<std::vector<MeasureResult>> measure_rounds(const std::vector<PoolCandidate> &candidates,
+                                                           const PoolOptions &, int rounds, double flops,
+                                                           const MeasuredCallback &done) override {
+        std::vector<std::vector<MeasureResult>> out(static_cast<size_t>(rounds));
+        for (auto &round : out) {
+            for (size_t i = 0; i < candidates.size(); i++) {
+                MeasureResult r;
+                r.timing.median_ms = 1.2;
+                r.timing.min_ms = 1.0;
+                r.timing.runs = 5;
+                r.reference_ms = results_++ < 2 ? 1.2 : 12.0;  // the default schedule, the first trial
+                r.ratio = r.timing.median_ms / r.reference_ms;
+                r.gflops = flops / (r.timing.median_ms * 1e6);
+                round.push_back(r);
+                if (done) done(i, r);
+            }
+        }
+        return out;
+    }
+
+private:
+    int results_ = 0;
+};
+
 }  // namespace
+
+TEST(Tuner, ALoadedReferenceCannotScaleATimeBelowTheCandidatesOwnCalls) {
+    Task t;
+    LoadedReferenceRunner runner;
+    TuneOptions o = quick(1);
+    o.pool = &runner;
+    TuneResult r = tune(t.def, t.shape, t.host, o);
+    ASSERT_TRUE(r.found);
+    // Scaled by the ratio alone, every later figure would read 0.12 ms, 10x faster than any call took.
+    // The clock wanders by at most a quarter between windows, so 0.75 ms is the floor.
+    for (const Trial &trial : r.trials) {
+        ASSERT_TRUE(trial.result.ok());
+        EXPECT_GE(trial.result.timing.median_ms, 0.75 - 1e-9);
+        EXPECT_LE(trial.result.timing.median_ms, 1.2);
+    }
+    EXPECT_GE(r.best_result.timing.median_ms, 0.75 - 1e-9);
+    EXPECT_LE(r.best_result.gflops, r.flops / (0.75e-3 * 1e9) + 1e-6);
+}
 
 TEST(Tuner, StartsFromTheDefaultModelUnlessToldNot) {
     Task t;
