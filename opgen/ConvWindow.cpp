@@ -18,6 +18,10 @@ constexpr int64_t kRowPixels = 7;
 constexpr int64_t kMaxVectors = 4;
 // Input channels per reduction block.
 constexpr int64_t kChannelBlock = 16;
+// Accumulators of a blocked convolution's register tile: 7 pixels x 2 rows of one channel vector.
+constexpr int64_t kBlockedAccumulators = 14;
+// Input-channel blocks per reduction block of a blocked convolution.
+constexpr int64_t kBlockedChannelBlocks = 4;
 
 // Whether index variable `v` appears in expression `e`.
 bool mentions(const ExprNode &e, const std::string &v) {
@@ -35,6 +39,14 @@ std::vector<const ExprNode *> accesses(const Statement &ms) {
         for (const Expr &a : e->args) stack.push_back(a.get());
     }
     return found;
+}
+
+// The register tile along a row: its largest divisor of at most kRowPixels pixels (7 of 14, 28, 56
+// or 7; 6 of 12).
+int64_t row_piece(int64_t row) {
+    int64_t r = std::min(row, kRowPixels);
+    while (row % r != 0) r--;
+    return r;
 }
 
 }  // namespace
@@ -110,6 +122,69 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
     for (const TensorDecl *t : def.inputs()) {
         if (std::any_of(read.begin(), read.end(), [&](const ExprNode *e) { return e->name == t->name; })) {
             p.packed.push_back(t->name);
+        }
+    }
+    return true;
+}
+
+bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+    const Statement &ms = main_statement(def);
+    const Statement &out = *def.statement_for(def.output().name);
+    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    if (lanes <= 1 || p.axes.size() < 4 || p.reduce.size() < 3 || ms.reduce == ReduceKind::None ||
+        !main_is_fusable(def) || ms.reduce_vars.size() < 3) {
+        return false;
+    }
+    // Channel-block loop outermost and channels innermost, neither sliding; the window between.
+    const std::string &blocks = ms.reduce_vars.front().name, &channels = ms.reduce_vars.back().name;
+    if (slides_window(ms, blocks) || slides_window(ms, channels)) return false;
+    for (size_t i = 1; i + 1 < ms.reduce_vars.size(); i++) {
+        if (!slides_window(ms, ms.reduce_vars[i].name)) return false;
+    }
+    // One vector of output channels innermost, then a row and a column that the window slides over.
+    const int64_t vector = shape.var_extent(out, p.axes[0].var);
+    if (vector != lanes || p.vector_width != lanes || p.vector_axis != 0) return false;
+    const int64_t row = shape.var_extent(out, p.axes[1].var), rows = shape.var_extent(out, p.axes[2].var);
+    const int64_t xr = row_piece(row);
+    if (xr < 4) return false;  // a row of no short divisor (13, 22): the generic point
+    int64_t yr = std::clamp<int64_t>(kBlockedAccumulators / xr, 1, rows);
+    while (rows % yr != 0) yr--;
+    // Whole rows per tile; with several cores, the row (else the column) in pieces of whole
+    // register tiles, one per core, or else one register tile of rows per tile.
+    int64_t xt = row, yt = rows;
+    if (target.cores > 1) {
+        if (row % (xr * target.cores) == 0) {
+            xt = row / target.cores;
+        } else if (rows % (yr * target.cores) == 0) {
+            yt = rows / target.cores;
+        } else {
+            yt = yr;
+        }
+    }
+    p.axes[0].reg = p.axes[0].tile = lanes;
+    p.axes[1].reg = xr;
+    p.axes[1].tile = xt;
+    p.axes[2].reg = yr;
+    p.axes[2].tile = yt;
+    for (size_t i = 3; i < p.axes.size(); i++) {
+        p.axes[i].reg = 1;
+        p.axes[i].tile = shape.var_extent(out, p.axes[i].var);
+    }
+    for (ReduceTiling &r : p.reduce) {
+        if (r.var != blocks) continue;
+        const int64_t extent = shape.eval(ms.reduce_vars.front().extent);
+        r.block = std::min(kBlockedChannelBlocks, extent);
+        while (extent % r.block != 0) r.block--;
+    }
+    // The input, read through the window, packed once per block; the weights are already laid out
+    // with the vector of output channels contiguous.
+    p.packed.clear();
+    for (const TensorDecl *t : def.inputs()) {
+        for (const ExprNode *e : accesses(ms)) {
+            if (e->name != t->name) continue;
+            bool windowed = false;
+            for (const Expr &a : e->args) windowed |= a->kind != ExprKind::IndexVar;
+            if (windowed && std::find(p.packed.begin(), p.packed.end(), t->name) == p.packed.end()) p.packed.push_back(t->name);
         }
     }
     return true;

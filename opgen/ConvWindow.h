@@ -1,6 +1,7 @@
 // Convolution windows (issue 18): which reduction loops of a statement slide a window over the
 // output (rx, ry of a convolution: an input is indexed by x*stride + rx - pad) and which step over
-// channels (c), and the starting point for a convolution whose rows are shorter than a vector.
+// channels (c), and the starting points for a convolution whose rows are shorter than a vector and
+// for a channel-blocked one.
 // An NCHW convolution reduces a window inside a channel loop; run as written, with the short
 // window loops unrolled inside each channel step, the compiler reuses a broadcast input value across
 // window steps and spills; the channel loop innermost (SchedulePoint::channels_innermost) is
@@ -40,6 +41,19 @@ bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_
 // a GEMM over pixels), input and weights packed (the weights
 // re-laid out channel-contiguous). Returns false, `p` unchanged, for any other op or shape.
 bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
+
+// For a channel-blocked convolution (conv2d_nchwc: output [n, fo, y, x, fi] with fi one vector of
+// output channels; reduction co, ry, rx, ci with the window inside the channel-block loop and the
+// channels of one block innermost): `p` set to oneDNN's blocked direct kernel. A register tile of
+// about 7 pixels of a row x up to 2 rows (14 accumulators of one channel vector: the embedded
+// broadcast of each input value serves one weight vector), whole rows and columns per cache tile
+// (on several cores the row split across them, else the column, else one register tile of rows
+// per tile), all output-channel blocks in one tile, input-channel blocks reduced 4 at a time (fewer
+// when 4 does not divide their count), the input packed. Returns false, `p` unchanged, for any
+// other op or shape (a depthwise convolution, whose reduction has no channel loop, included).
+// Measured on 2026-11-25 (docs/bench/2026-11-25-s8-conv.md): 13-14% faster than the 24-trial
+// winner at 14x14x256->256 on one thread, within 4% of the winners at 28x28, 56x56 and the 1x1.
+bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
 }  // namespace opgen
 

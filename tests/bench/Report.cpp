@@ -353,11 +353,13 @@ std::vector<std::string> notes(const BenchRun &run) {
         "the shape on every input and the output, Pipeline::auto_schedule(name, host, "
         "MachineParams(threads, last-level cache, 40)), JIT-compiled; scheduling plus compile "
         "time is in the setup column.",
-        "oneDNN: convolutions run as 'blocked+reorders' (format_tag::any, the NCHW input "
-        "reordered into the layout oneDNN picks and the output back on every call, timed) and "
-        "'NCHW' (plain layouts forced); 'blocked (conv only)' is the primitive alone, for "
-        "reference. Weights are reordered once, untimed. The oneDNN column and every '× oneDNN' "
-        "ratio use the faster of the first two; depthwise runs as a grouped convolution.",
+        "oneDNN: convolutions run as 'blocked+reorders' (format_tag::any; the NCHW input and the "
+        "OIHW weights reordered into the layouts oneDNN picks and the output back, on every call, "
+        "timed, as opgen's kernels pack inside the timed call) and 'NCHW' (plain layouts forced); "
+        "'blocked+reorders, weights untimed' (weights reordered once, as a framework does at model "
+        "load; the anchor before session 8) and 'blocked (conv only)' (the primitive alone) are "
+        "for reference. The oneDNN column and every '× oneDNN' ratio use the faster of the first "
+        "two; depthwise runs as a grouped convolution.",
         "Every contender's output is checked against opgen's reference interpreter (check_output "
         "on the reference sample, tolerance 1e-3 relative to 1 + |want|, output poisoned with NaN "
         "first) before it is timed; a wrong or failing contender is reported by its status and "

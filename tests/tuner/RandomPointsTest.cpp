@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace opgen;
 using namespace opgen::tuner;
@@ -329,6 +330,17 @@ TEST(ScheduleKnobs, ChannelsInnermostMatchesTheReference) {
     }
 }
 
+namespace {
+
+// The heuristic point on `t.cores` cores, serial on one (as the tuner's reference is).
+SchedulePoint starting_point(const ComputeDef &def, const BoundShape &shape, const Target &t) {
+    SchedulePoint p = heuristic_point(def, shape, t);
+    if (t.cores <= 1) p.parallel_loops = 0;
+    return p;
+}
+
+}  // namespace
+
 // The starting point of an NCHW convolution whose rows are shorter than a vector
 // (opgen/ConvWindow.h short_row_conv_point): output channels vectorized, channels in blocks of 16
 // innermost, input and weights packed. On the AVX-512 target (16 lanes, 32 registers) at ResNet-50's
@@ -346,8 +358,7 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
         for (int threads : {1, 2}) {
             Target t = avx512;
             t.cores = threads;
-            SchedulePoint p = heuristic_point(def, shape, t);
-            if (threads == 1) p.parallel_loops = 0;
+            SchedulePoint p = starting_point(def, shape, t);
             EXPECT_EQ(p.vector_axis, 2) << text;
             EXPECT_TRUE(p.channels_innermost) << text;
             EXPECT_EQ(p.axes[0].reg * p.axes[1].reg * p.axes[2].reg / 16, accumulators) << p.summary();
@@ -375,6 +386,61 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
     TaskContext task(def, small, host, 17);
     MeasureResult r = measure(task, p, 0.5, 1);
     EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
+}
+
+// The starting point of a channel-blocked convolution (opgen/ConvWindow.h blocked_conv_point): on
+// the AVX-512 target at ResNet-50's blocked shapes, one vector of output channels x 7 pixels x 2
+// rows (14 accumulators), whole rows per tile on one core and the row halved on two (a row of 7:
+// one row per tile), input-channel
+// blocks reduced 4 at a time (2 of 2), only the input packed; each a point of the space. The
+// depthwise twin (no channel loop) keeps the generic point. At small shapes with a row of 14 and
+// one of 7 it compiles on the host, on one and two threads, and matches the reference.
+TEST(ScheduleKnobs, BlockedConvolutionStartsFromRowPieces) {
+    Target avx512 = load_target("x86-64-avx512");
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchwc");
+    for (const auto &[text, row, blocks] : std::vector<std::tuple<const char *, int64_t, int64_t>>{
+             {"N=1,CB=16,H=14,W=14,FB=16", 14, 4},
+             {"N=1,CB=8,H=28,W=28,FB=8", 28, 4},
+             {"N=1,CB=4,H=56,W=56,FB=4", 56, 4},
+             {"N=1,CB=4,H=56,W=56,FB=16,KH=1,KW=1,pad=0", 56, 4},
+             {"N=1,CB=2,H=7,W=7,FB=32", 7, 2}}) {
+        BoundShape shape = bind_shape(def, text);
+        for (int threads : {1, 2}) {
+            Target t = avx512;
+            t.cores = threads;
+            SchedulePoint p = starting_point(def, shape, t);
+            EXPECT_EQ(p.vector_axis, 0) << text;
+            EXPECT_EQ(p.axes[0].reg, 16) << p.summary();
+            EXPECT_EQ(p.axes[1].reg, 7) << p.summary();
+            EXPECT_EQ(p.axes[2].reg, row == 7 ? 1 : 2) << p.summary();
+            EXPECT_EQ(p.axes[1].tile, threads == 1 || row == 7 ? row : row / 2) << p.summary();
+            EXPECT_EQ(p.axes[2].tile, threads == 2 && row == 7 ? 1 : row) << p.summary();
+            EXPECT_EQ(p.reduce.back().var, "co");
+            EXPECT_EQ(p.reduce.back().block, blocks) << p.summary();
+            EXPECT_EQ(p.packed, (std::vector<std::string>{"X"})) << p.summary();
+            TilingRules rules = make_tiling_rules(def, shape, t, threads);
+            EXPECT_TRUE(is_legal_point(rules, def, shape, t, p)) << text << " " << p.summary();
+        }
+    }
+    ComputeDef dw = OpLibrary::standard().load("depthwise_conv2d_nchwc");
+    SchedulePoint d = heuristic_point(dw, bind_shape(dw, "N=1,CB=2,H=112,W=112"), avx512);
+    EXPECT_NE(d.axes[1].reg, 7) << d.summary();
+
+    Target host = host_target();
+    const int lanes = host.vector_lanes(4);
+    for (const char *extents : {"H=5,W=14", "H=4,W=7"}) {
+        BoundShape small = bind_shape(def, std::string("N=1,CB=3,FB=2,") + extents + ",cb=" + std::to_string(lanes) +
+                                               ",fb=" + std::to_string(lanes));
+        for (int threads : {1, 2}) {
+            Target t = host;
+            t.cores = threads;
+            SchedulePoint p = heuristic_point(def, small, t);
+            ASSERT_EQ(p.axes[1].reg, 7) << p.summary();
+            TaskContext task(def, small, t, 23);
+            MeasureResult r = measure(task, p, 0.5, 1);
+            EXPECT_EQ(r.status, "ok") << extents << " " << threads << " threads, " << p.summary() << ": " << r.error;
+        }
+    }
 }
 
 // A GEMV streams its operand (opgen/Streaming.h): the space offers reduction blocks of 4 and 8
