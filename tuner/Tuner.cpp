@@ -514,7 +514,11 @@ void say_stopped(const Task &t, const TuneResult &r) {
 }  // namespace
 
 SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
-    SchedulePoint p = heuristic_point(def, shape, target);
+    // Planned for the cores the kernel will have: on one thread a 14x14 row is one 14-pixel tile,
+    // not two 7-pixel halves meant for two cores and then run one after the other.
+    Target planned = target;
+    if (threads >= 1 && threads < target.cores) planned.cores = threads;
+    SchedulePoint p = heuristic_point(def, shape, planned);
     if (threads <= 1) p.parallel_loops = 0;
     return p;
 }

@@ -115,7 +115,8 @@ db::KernelKey loaded_key(const db::KernelKey &key, double level);
 double contention_level_of(const std::string &target_key);
 
 // The reference kernel every timing is paired with: the hand-written starting point
-// (heuristic_point), serial when the kernels get one core (`threads` <= 1).
+// (heuristic_point) planned for `threads` cores where that is fewer than the target's, serial when
+// the kernels get one core (`threads` <= 1).
 SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
 
 // Tunes `def` at `shape` on `target`. When `cache` is given every measurement is recorded under
