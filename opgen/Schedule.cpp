@@ -890,16 +890,27 @@ void place_reduction(Recorder &rec, LoweredStage &st, const StageChoice &c, cons
 }
 
 // Where the statements placed at tile are computed: the innermost of the output's cache-tile loops
-// outside every loop over a variable that one of them lacks (softmax's rows, with the row kept
-// whole: the m loop outside the n loop), so none is computed twice for one row; all at the same
-// level, so a producer is never inside its consumer's. At root when there is no such loop (the
-// outermost loop, or the parallel loop fused from the outermost ones, runs over another
-// variable): inside it they would be recomputed once per tile of that variable.
-StagePlace tile_level(const TiledGroup &g, const SchedulePoint &p, const Target &target, const OutputTiles &t) {
+// outside every loop over a variable that one of them, or one placed at row, lacks (softmax's
+// rows, with the row kept whole: the m loop outside the n loop), so none is computed twice for
+// one row; all at the same level, so a producer is never inside its consumer's. At root when
+// there is no such loop (the outermost loop, or the parallel loop fused from the outermost ones,
+// runs over another variable): inside it they would be recomputed once per tile of that
+// variable. The statements at row count too, so that the row level (row_level) is at or inside
+// this one and a row statement never runs outside the tile statements it reads. Also returns, in
+// `inner`, the loops inside that level down to the register tile, outermost first, with their
+// variable and trip count (for row_level).
+struct InnerLoop {
+    Halide::Var var;
+    std::string axis;
+    int64_t trips = 1;
+};
+
+StagePlace tile_level(const TiledGroup &g, const SchedulePoint &p, const Target &target, const OutputTiles &t,
+                      std::vector<InnerLoop> *inner = nullptr) {
     const std::string out = clean_name(g.op.output.name());
     size_t n = t.outer.size(), shared = n;
     for (const StageChoice &c : p.stages) {
-        if (c.at != "tile") continue;
+        if (c.at != "tile" && c.at != "row") continue;
         const auto &vars = g.op.def->statement_for(c.tensor)->vars;
         size_t k = 0;  // outermost loops over variables the statement has
         while (k < n && std::find(vars.begin(), vars.end(), p.outer_order[n - 1 - k]) != vars.end()) k++;
@@ -907,6 +918,23 @@ StagePlace tile_level(const TiledGroup &g, const SchedulePoint &p, const Target 
     }
     size_t par = target.cores > 1 ? size_t(std::clamp(p.parallel_loops, 0, int(n))) : 0;
     if (shared == 0 || (par >= 2 && shared < par)) return StagePlace{};
+    if (inner) {
+        const Statement &os = *g.op.def->statement_for(g.op.def->output().name);
+        for (size_t i = n - shared; i-- > 0;) {  // the cache-tile loops inside the level
+            const AxisTiling &a = p.axes[axis_index(p, p.outer_order[i], "outer_order")];
+            int64_t e = g.op.shape.var_extent(os, a.var);
+            inner->push_back({t.outer[i], a.var, (e + a.tile - 1) / a.tile});
+        }
+        std::vector<std::string> tile_order = p.tile_order;  // register-tile loops, innermost first
+        if (tile_order.empty()) {
+            for (const AxisTiling &a : p.axes) tile_order.push_back(a.var);
+        }
+        for (size_t i = tile_order.size(); i-- > 0;) {
+            size_t k = axis_index(p, tile_order[i], "tile_order");
+            const AxisTiling &a = p.axes[k];
+            inner->push_back({t.vr[k], a.var, (a.tile + a.reg - 1) / a.reg});
+        }
+    }
     // The fused loop itself: the cache level when every cache-tile loop went into it (no handle
     // to it otherwise).
     if (par >= 2 && shared == par) {
@@ -917,19 +945,47 @@ StagePlace tile_level(const TiledGroup &g, const SchedulePoint &p, const Target 
     return {false, Halide::LoopLevel(g.op.output, v), out + ", " + v.name()};
 }
 
-// Every other statement, placed as the point says (issue 19): at root or in the output's cache
-// tile, reductions in partial-result lanes. UserError for a placement that cannot be realised.
+// Where the statements placed at row are computed: from the level of tile_level inward through
+// the loops over variables every row statement has, down to the register tile of the rows,
+// stepping over loops of one trip and stopping at the first loop over another variable. For
+// softmax tiled m:64/1 n:N/32, that is the m register loop: each row's exponentials (12 KiB at
+// N=3072) are made and consumed in L1 where a 64-row tile's would fill 768 KiB, beyond L2. The
+// same level as tile_level where no such loop is inside it.
+StagePlace row_level(const TiledGroup &g, const SchedulePoint &p, const Target &target, const OutputTiles &t) {
+    std::vector<InnerLoop> inner;
+    StagePlace place = tile_level(g, p, target, t, &inner);
+    if (place.root) return place;
+    const std::string out = clean_name(g.op.output.name());
+    for (const InnerLoop &loop : inner) {
+        bool every = std::all_of(p.stages.begin(), p.stages.end(), [&](const StageChoice &c) {
+            if (c.at != "row") return true;
+            const auto &vars = g.op.def->statement_for(c.tensor)->vars;
+            return std::find(vars.begin(), vars.end(), loop.axis) != vars.end();
+        });
+        if (every) {
+            place = {false, Halide::LoopLevel(g.op.output, loop.var), out + ", " + loop.var.name()};
+        } else if (loop.trips > 1) {
+            break;
+        }
+    }
+    return place;
+}
+
+// Every other statement, placed as the point says (issue 19): at root, in the output's cache tile
+// or per register tile of its rows, reductions in partial-result lanes. UserError for a placement
+// that cannot be realised.
 void place_stages(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
                   const OutputTiles &t) {
     if (p.stages.empty()) return;
     std::string error = stage_placement_error(*g.op.def, p.stages);
     user_check(error.empty()) << "schedule: " << error;
     StagePlace tile = tile_level(g, p, target, t);
+    StagePlace row = row_level(g, p, target, t);
     for (const StageChoice &c : p.stages) {
         if (c.at == "inline") continue;
         LoweredStage &st = g.op.stage(c.tensor);
         int vw = target.vector_lanes(dtype_bytes(g.op.def->find_tensor(c.tensor)->dtype));
-        const StagePlace &place = c.at == "tile" ? tile : StagePlace{};
+        const StagePlace &place = c.at == "tile" ? tile : c.at == "row" ? row : StagePlace{};
         if (st.is_reduction()) {
             place_reduction(rec, st, c, place, g.op.shape, target, vw);
         } else {
@@ -976,13 +1032,16 @@ namespace {
 
 // Row operations (softmax, layernorm: statements other than the output and a fused reduction):
 // every other statement placed per heuristic_placement, fast math (exp vectorized, one division
-// per row), and the output
-// tiled by whole rows, as few as keep a row tile in 16 KiB of L1, so the statements computed in
-// its tile read the rows from cache, inside the output's parallel loop over row tiles. On more
-// than one core, one row tile per core: Halide's thread pool pays for every task it hands out,
-// and measured 2026-11-25 (128 rows, 2 threads) 32-128 small tiles ran no faster than one
-// thread (layernorm 128x3072: 96 GFLOP/s at 1 row per tile, 171 at 32 rows, 1 thread 101;
-// rmsnorm 128x768: 53 at 4 rows, 146 at 64).
+// per row), and the output tiled by whole rows, as few as keep a row tile in 16 KiB of L1, so the
+// statements computed in its tile read the rows from cache, inside the output's parallel loop
+// over row tiles. On more than one core, one row tile per core: Halide's thread pool pays for
+// every task it hands out, and measured 2026-11-25 (128 rows, 2 threads) 32-128 small tiles ran
+// no faster than one thread (layernorm 128x3072: 96 GFLOP/s at 1 row per tile, 171 at 32 rows,
+// 1 thread 101; rmsnorm 128x768: 53 at 4 rows, 146 at 64). Such a tile holds more rows than L1,
+// so its statements are computed per row ("row", the register tile of rows being 1): softmax's
+// exponentials of a 64-row tile at N=3072 would fill 768 KiB, beyond L2. Measured 2026-11-25, 2
+// threads, 64-row tiles, GFLOP/s, stages at tile / per 4 rows / per row: softmax 128x768
+// 45.7 / 47.9 / 51.8, rmsnorm 128x768 134 / 105 / 141; softmax 128x3072 36.8 / - / 48.8.
 void place_rows(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
     p.stages = heuristic_placement(def, shape, target);
     if (p.stages.empty()) return;
@@ -993,11 +1052,17 @@ void place_rows(const ComputeDef &def, const BoundShape &shape, const Target &ta
     int64_t row_bytes = row.tile * dtype_bytes(def.output().dtype);
     AxisTiling &rows = p.axes[1];
     int64_t extent = shape.var_extent(*def.statement_for(def.output().name), rows.var);
-    int64_t n = 1;
-    while (n * 2 * row_bytes <= 16384 && n * 2 <= extent) n *= 2;
-    if (target.cores > 1) n = std::max(n, (extent + target.cores - 1) / target.cores);
+    int64_t in_l1 = 1;
+    while (in_l1 * 2 * row_bytes <= 16384 && in_l1 * 2 <= extent) in_l1 *= 2;
     rows.reg = 1;
-    rows.tile = n;
+    rows.tile = in_l1;
+    if (target.cores <= 1) return;
+    int64_t per_core = (extent + target.cores - 1) / target.cores;
+    if (per_core <= in_l1) return;
+    int64_t tile = in_l1;  // a power of two (or the extent), as the tiling space offers
+    while (tile < per_core) tile *= 2;
+    rows.tile = std::min(extent, tile);
+    p.stages = heuristic_placement(def, shape, target, "row");
 }
 
 // Operands read across their rows (B of A B^T, whose rows run along the reduction): packed into

@@ -40,10 +40,13 @@ struct ReduceTiling {
 // Where a statement other than the output and its fused main reduction is computed (issue 19):
 // "root" (its own parallel, vectorized loop nest before the output's), "tile" (inside the
 // output's cache tile, at the loop OutputTiles' cache level: the rows it needs stay in cache and
-// it runs inside the output's parallel loop) or "inline" (recomputed by every consumer; pointwise
-// statements only). A reduction with lanes > 1 keeps that many partial results (a multiple of the
-// vector width dividing its innermost reduction extent), rfactored and vectorized (Halide tutorial
-// lesson 18), combined at the end.
+// it runs inside the output's parallel loop), "row" (further in, per register tile of the rows
+// inside the cache tile, where the loops between are over its own variables or run once: a row's
+// intermediates stay in L1 however many rows a core's tile holds; as "tile" where there is no
+// such loop) or "inline" (recomputed by every consumer; pointwise statements only). A reduction
+// with lanes > 1 keeps that many partial results (a multiple of the vector width dividing its
+// innermost reduction extent), rfactored and vectorized (Halide tutorial lesson 18), combined at
+// the end.
 struct StageChoice {
     std::string tensor;
     std::string at = "root";

@@ -34,6 +34,13 @@ int stage_vector_lanes(const ComputeDef &def, const Statement &s, const Target &
 
 }  // namespace
 
+int placement_depth(const std::string &at) {
+    if (at == "root") return 0;
+    if (at == "tile") return 1;
+    if (at == "row") return 2;
+    return -1;
+}
+
 std::vector<const Statement *> placeable_statements(const ComputeDef &def) {
     const Statement &out = *def.statement_for(def.output().name);
     const Statement &ms = main_statement(def);
@@ -62,8 +69,8 @@ std::string stage_placement_error(const ComputeDef &def, const std::vector<Stage
         auto it = std::find_if(placeable.begin(), placeable.end(), [&](const Statement *s) { return s->tensor == c.tensor; });
         if (it == placeable.end()) return "'" + c.tensor + "' is not a statement a point places";
         if (at.count(c.tensor)) return "'" + c.tensor + "' is placed twice";
-        if (c.at != "root" && c.at != "tile" && c.at != "inline") {
-            return "'" + c.tensor + "' placed at '" + c.at + "' (root, tile or inline)";
+        if (placement_depth(c.at) < 0 && c.at != "inline") {
+            return "'" + c.tensor + "' placed at '" + c.at + "' (root, tile, row or inline)";
         }
         if (c.at == "inline" && (*it)->reduce != ReduceKind::None) return "reduction '" + c.tensor + "' cannot be inlined";
         if (c.lanes < 1 || (c.lanes > 1 && (*it)->reduce == ReduceKind::None)) {
@@ -87,14 +94,17 @@ std::string stage_placement_error(const ComputeDef &def, const std::vector<Stage
             if (p && p != &s && place(*p) == "inline" && p->tensor != def.output().name) reads(*p, out);
         }
     };
+    // A producer must be computed at its consumer's loop or outside it: one placed deeper in the
+    // output's loops is not yet computed when the consumer runs.
     for (const Statement *s : placeable) {
-        if (place(*s) != "root") continue;
+        int depth = placement_depth(place(*s));
+        if (depth < 0) continue;  // inlined: its reads count in its consumers
         std::set<std::string> r;
         reads(*s, r);
         for (const auto &t : r) {
             const Statement *p = def.statement_for(t);
-            if (p && at.count(t) && at[t] == "tile") {
-                return "'" + s->tensor + "' at root reads '" + t + "', placed at tile";
+            if (p && at.count(t) && placement_depth(at[t]) > depth) {
+                return "'" + s->tensor + "' at " + place(*s) + " reads '" + t + "', placed at " + at[t];
             }
         }
     }
@@ -121,9 +131,9 @@ std::vector<std::vector<StageChoice>> offered_placements(const ComputeDef &def, 
     for (const Statement *s : placeable_statements(def)) {
         std::vector<StageChoice> o;
         if (s->reduce == ReduceKind::None) {
-            for (const char *at : {"inline", "tile", "root"}) o.push_back({s->tensor, at, 1});
+            for (const char *at : {"inline", "tile", "root", "row"}) o.push_back({s->tensor, at, 1});
         } else {
-            for (const char *at : {"root", "tile"}) {
+            for (const char *at : {"root", "tile", "row"}) {
                 for (int l : reduction_lanes(*s, shape, stage_vector_lanes(def, *s, target))) o.push_back({s->tensor, at, l});
             }
         }
@@ -143,11 +153,12 @@ std::vector<std::vector<StageChoice>> offered_placements(const ComputeDef &def, 
     return out;
 }
 
-std::vector<StageChoice> heuristic_placement(const ComputeDef &def, const BoundShape &shape, const Target &target) {
+std::vector<StageChoice> heuristic_placement(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                             const std::string &at) {
     std::vector<StageChoice> out;
     for (const Statement *s : placeable_statements(def)) {
         if (s->reduce != ReduceKind::None) {
-            out.push_back({s->tensor, "tile", reduction_lanes(*s, shape, stage_vector_lanes(def, *s, target)).back()});
+            out.push_back({s->tensor, at, reduction_lanes(*s, shape, stage_vector_lanes(def, *s, target)).back()});
             continue;
         }
         int readers = 0;
@@ -156,9 +167,9 @@ std::vector<StageChoice> heuristic_placement(const ComputeDef &def, const BoundS
             collect_reads(t.body, r);
             readers += int(r.count(s->tensor));
         }
-        out.push_back({s->tensor, readers >= 2 ? "tile" : "inline", 1});
+        out.push_back({s->tensor, readers >= 2 ? at : "inline", 1});
     }
-    // Tile everywhere is realisable unless a root statement remains; none does here.
+    // One level everywhere is realisable unless a root statement remains; none does here.
     return out;
 }
 

@@ -24,10 +24,15 @@ std::vector<const Statement *> placeable_statements(const ComputeDef &def);
 // floating-point value by something other than a constant (lower_to_halide).
 bool fast_math_applies(const ComputeDef &def);
 
+// How deep in the output's loops a placement computes a statement: root 0, tile 1 (the output's
+// cache tile), row 2 (the register tile of rows inside it); -1 for anything else (inline).
+int placement_depth(const std::string &at);
+
 // Why `stages` cannot be realised for `def`, or "" when it can: every choice names a placeable
-// statement at most once, at root, tile or inline (inline for pointwise statements only); and no
-// statement at root reads, directly or through inlined statements, one placed at tile (a tile of
-// the output is not yet computed when a root statement runs). Lanes are checked by apply_schedule.
+// statement at most once, at root, tile, row or inline (inline for pointwise statements only); and
+// no statement reads, directly or through inlined statements, one placed deeper
+// (placement_depth): a root statement runs before any tile of the output, a tile statement before
+// the rows of its tile. Lanes are checked by apply_schedule.
 std::string stage_placement_error(const ComputeDef &def, const std::vector<StageChoice> &stages);
 
 // Partial-result lane counts offered for reduction statement `s` at `shape` with `vector_lanes`
@@ -36,15 +41,16 @@ std::string stage_placement_error(const ComputeDef &def, const std::vector<Stage
 std::vector<int> reduction_lanes(const Statement &s, const BoundShape &shape, int vector_lanes);
 
 // Every realisable placement of the placeable statements from these options, in a fixed order:
-// reductions at root or tile with each of reduction_lanes; pointwise statements inlined, at tile
-// or at root. Empty when the op has no placeable statement.
+// reductions at root, tile or row with each of reduction_lanes; pointwise statements inlined, at
+// tile, at root or at row. Empty when the op has no placeable statement.
 std::vector<std::vector<StageChoice>> offered_placements(const ComputeDef &def, const BoundShape &shape,
                                                          const Target &target);
 
-// The placement an untuned user gets: reductions at tile with the most lanes offered; pointwise
-// statements read by two or more statements at tile (computed once, kept in cache), others
-// inlined. Empty when the op has no placeable statement.
-std::vector<StageChoice> heuristic_placement(const ComputeDef &def, const BoundShape &shape, const Target &target);
+// The placement an untuned user gets: reductions at `at` ("tile" or "row") with the most lanes
+// offered; pointwise statements read by two or more statements at `at` (computed once, kept in
+// cache), others inlined. Empty when the op has no placeable statement.
+std::vector<StageChoice> heuristic_placement(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                                             const std::string &at = "tile");
 
 }  // namespace opgen
 

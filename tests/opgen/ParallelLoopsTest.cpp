@@ -46,8 +46,9 @@ TEST(ParallelLoops, HeuristicPointGivesEveryCoreATile) {
 }
 
 // Row operations hand each core one tile of whole rows (Halide's pool pays per task: 32-128 small
-// row tiles on 2 threads ran no faster than one thread); on one core the row tile stays as few
-// rows as fit 16 KiB of L1.
+// row tiles on 2 threads ran no faster than one thread), their other statements computed per row
+// ("row": a 64-row tile's intermediates would not stay in cache); on one core the row tile is as
+// many rows as fit 16 KiB of L1, its statements at tile.
 TEST(ParallelLoops, RowOpsHandEachCoreOneRowTile) {
     Target two = host_target();
     two.cores = 2;
@@ -59,9 +60,22 @@ TEST(ParallelLoops, RowOpsHandEachCoreOneRowTile) {
         SchedulePoint p2 = heuristic_point(def, shape, two);
         ASSERT_EQ(p2.axes.size(), 2u);
         EXPECT_EQ(p2.axes[1].tile, 64) << name << " " << p2.summary();
+        EXPECT_EQ(p2.axes[1].reg, 1) << name << " " << p2.summary();
         EXPECT_EQ(p2.axes[0].tile, 768) << name << " " << p2.summary();
         EXPECT_EQ(p2.parallel_loops, 1) << name << " " << p2.summary();
+        ASSERT_FALSE(p2.stages.empty()) << name;
+        for (const StageChoice &c : p2.stages) {
+            if (c.at != "inline") {
+                EXPECT_EQ(c.at, "row") << name << " " << p2.summary();
+            }
+        }
         SchedulePoint p1 = heuristic_point(def, shape, one);
+        EXPECT_EQ(p1.axes[1].reg, 1) << name << " " << p1.summary();
+        for (const StageChoice &c : p1.stages) {
+            if (c.at != "inline") {
+                EXPECT_EQ(c.at, "tile") << name << " " << p1.summary();
+            }
+        }
         EXPECT_EQ(p1.axes[1].tile, 4) << name << " " << p1.summary();  // 4 rows of 3 KiB
     }
 }

@@ -119,6 +119,60 @@ TEST_P(RandomPoints, ParallelLoopChoicesMatchTheReference) {
     EXPECT_FALSE(tried.empty()) << name;
 }
 
+// Every placement the stage knob offers (issue 19: each other statement at root, in the output's
+// cache tile, per register tile of its rows, or inlined), on every bundled op: for each choice, the
+// first plan holding it, on a sampled tiling made to have whole rows in cache tiles of several
+// register tiles of rows, the row loop outermost; compiled and checked against the reference.
+// A choice at row computes its statement at the rows' register-tile loop. An op with no statement
+// to place offers plans that place nothing (exact math, and fast math where it applies).
+TEST_P(RandomPoints, EveryStageChoiceMatchesTheReference) {
+    const std::string &name = GetParam();
+    ComputeDef def = OpLibrary::standard().load(name);
+    BoundShape shape = bind_shape(def, shapes().at(name));
+    Target host = host_target();
+    TilingSpace s = make_tiling_space(def, shape, host, 2);
+    const auto &plans = s.knobs.stage_plans;
+    if (placeable_statements(def).empty()) {
+        ASSERT_EQ(plans.size(), fast_math_applies(def) ? 2u : 1u) << name;  // exact and fast math
+        for (const auto &plan : plans) EXPECT_TRUE(plan.stages.empty()) << name;
+        return;
+    }
+    std::vector<SchedulePoint> rows_tiled;  // whole rows, several register tiles of rows per tile
+    const Statement &out = *def.statement_for(def.output().name);
+    for (SchedulePoint p : s.sample(400, 41)) {
+        if (p.axes.size() != 2 || p.axes[0].tile != shape.var_extent(out, p.axes[0].var) ||
+            p.axes[1].tile <= p.axes[1].reg) {
+            continue;
+        }
+        p.outer_order = {p.axes[0].var, p.axes[1].var};
+        snap_parallel_loops(s.knobs, p);
+        if (s.contains(p)) rows_tiled.push_back(p);
+    }
+    ASSERT_FALSE(rows_tiled.empty()) << name;
+    const std::string row_loop = ".compute_at(" + def.output().name + ", " + rows_tiled.front().axes[1].var + "__r)";
+    TaskContext task(def, shape, host, 43);
+    std::set<std::string> tried;  // "tensor@at/lanes"
+    for (const auto &plan : plans) {
+        for (const StageChoice &c : plan.stages) {
+            if (!tried.insert(c.tensor + "@" + c.at + "/" + std::to_string(c.lanes)).second) continue;
+            SchedulePoint p = rows_tiled[tried.size() % rows_tiled.size()];
+            p.stages = plan.stages;
+            p.fast_math = fast_math_applies(def) && tried.size() % 2 == 1;
+            ASSERT_TRUE(s.contains(p)) << name << " " << p.summary();
+            if (c.at == "row") {
+                LoweredOp op = lower_for_point(def, shape, &p);
+                std::string src = apply_schedule(op, p, host).source();
+                EXPECT_NE(src.find(row_loop), std::string::npos) << p.summary() << "\n" << src;
+            }
+            MeasureResult r = measure(task, p, 0.5, 1);
+            EXPECT_EQ(r.status, "ok") << name << " " << p.summary() << ": " << r.error;
+        }
+    }
+    std::set<std::string> places;
+    for (const auto &t : tried) places.insert(t.substr(t.find('@') + 1, t.find('/') - t.find('@') - 1));
+    EXPECT_TRUE(places.count("root") && places.count("tile") && places.count("row")) << name;
+}
+
 INSTANTIATE_TEST_SUITE_P(BundledOps, RandomPoints, ::testing::ValuesIn([] {
                              std::vector<std::string> names;
                              for (const auto &[n, s] : shapes()) names.push_back(n);
@@ -191,7 +245,7 @@ TEST(ScheduleKnobs, NonDividingReductionBlocksMatchTheReference) {
 }
 
 // Every stage plan of the row operations (issue 19: each other statement at root, in the output's
-// tile or inlined; reductions in one or several vectors of partial results; exp exact or fast),
+// tile, per register tile of its rows or inlined; reductions in one or several vectors of partial results; exp exact or fast),
 // each on a different sampled tiling, compiled and checked against the reference. Extents that
 // the lanes divide, so the partial-result choices are offered.
 TEST(StagePlans, EveryPlanOfTheRowOpsMatchesTheReference) {
