@@ -95,6 +95,14 @@ void merge_generic_code(SqliteConnection &out, const std::string &what) {
              "excluded.symbols, fixed = excluded.fixed, defaults = excluded.defaults, checked_shapes = "
              "excluded.checked_shapes WHERE generic_code.schedule_json <> excluded.schedule_json;",
              what);
+    // Timings of generic code follow it; a timing of code no longer the key's (replaced above,
+    // or by the input with older code) measured something else and is dropped.
+    out.exec("INSERT OR REPLACE INTO main.generic_timings SELECT * FROM src.generic_timings ORDER BY rowid;"
+             "DELETE FROM main.generic_timings AS t WHERE NOT EXISTS (SELECT 1 FROM main.generic_code AS g "
+             "WHERE g.target = t.target AND g.op_name = t.op_name AND g.dtype = t.dtype AND g.op_hash = "
+             "t.op_hash AND g.halide_version = t.halide_version AND g.tuner_version = t.tuner_version AND "
+             "g.shape = t.shape AND g.digest = t.digest);",
+             what);
 }
 
 // The ops, targets, kernels, variants and models of the attached input `src`, merged into main
