@@ -236,6 +236,13 @@ TEST(GenericSignature, MergeCarriesGenericTimingsOfTheCodeKept) {
     ASSERT_EQ(merged.size(), 1u);
     EXPECT_EQ(merged[0].digest, other.code.digest);
     EXPECT_DOUBLE_EQ(merged[0].ratio, 0.75);
+
+    std::ostringstream out;
+    export_kernel_cache(dir.file("merged.db"), false, out);
+    nlohmann::json doc = nlohmann::json::parse(out.str());
+    ASSERT_EQ(doc["generic_timings"].size(), 1u);
+    EXPECT_EQ(doc["generic_timings"][0]["digest"], other.code.digest);
+    EXPECT_EQ(doc["generic_timings"][0]["ratio"], 0.75);
 }
 
 TEST(GenericSignature, UpgradesVersion5AddingTheTimingsTableKeepingGenericCode) {
