@@ -95,6 +95,14 @@ void merge_generic_code(SqliteConnection &out, const std::string &what) {
              "excluded.symbols, fixed = excluded.fixed, defaults = excluded.defaults, checked_shapes = "
              "excluded.checked_shapes WHERE generic_code.schedule_json <> excluded.schedule_json;",
              what);
+    // Timings of generic code follow it; a timing of code no longer the key's (replaced above,
+    // or by the input with older code) measured something else and is dropped.
+    out.exec("INSERT OR REPLACE INTO main.generic_timings SELECT * FROM src.generic_timings ORDER BY rowid;"
+             "DELETE FROM main.generic_timings AS t WHERE NOT EXISTS (SELECT 1 FROM main.generic_code AS g "
+             "WHERE g.target = t.target AND g.op_name = t.op_name AND g.dtype = t.dtype AND g.op_hash = "
+             "t.op_hash AND g.halide_version = t.halide_version AND g.tuner_version = t.tuner_version AND "
+             "g.shape = t.shape AND g.digest = t.digest);",
+             what);
 }
 
 // The ops, targets, kernels, variants and models of the attached input `src`, merged into main
@@ -336,6 +344,28 @@ nlohmann::json exported_generic_code(SqliteConnection &connection) {
     return rows;
 }
 
+// Every timing of generic code at a tuned shape (schema version 6): the generic row's key and
+// digest, the tuned shape, both medians and the ratio.
+nlohmann::json exported_generic_timings(SqliteConnection &connection) {
+    nlohmann::json rows = nlohmann::json::array();
+    SqliteQuery query(connection,
+                      std::string("SELECT ") + kKeyColumns +
+                          ", digest, at_shape, time_ms, tuned_ms, ratio, created_at FROM generic_timings "
+                          "ORDER BY target, op_name, dtype, op_hash, halide_version, tuner_version, shape, at_shape",
+                      "exporting the generic kernel timings");
+    while (query.step()) {
+        nlohmann::json row = key_json(read_key(query, 0));
+        row.update({{"digest", query.text(7)},
+                    {"at_shape", query.text(8)},
+                    {"time_ms", query.real(9)},
+                    {"tuned_ms", query.real(10)},
+                    {"ratio", query.real(11)},
+                    {"created_at", query.text(12)}});
+        rows.push_back(row);
+    }
+    return rows;
+}
+
 // A code row's fields, its bytes in base64.
 nlohmann::json code_json(const KernelCode &code) {
     return {{"format", code.format},
@@ -489,6 +519,7 @@ void export_kernel_cache(const std::string &path, bool with_measurements, std::o
     doc["tuning_runs"] = exported_runs(connection);
     doc["variants"] = exported_variants(connection);
     doc["generic_code"] = exported_generic_code(connection);
+    doc["generic_timings"] = exported_generic_timings(connection);
     if (with_measurements) {
         doc["measurements"] = exported_measurements(path, connection);
     }

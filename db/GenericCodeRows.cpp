@@ -2,6 +2,8 @@
 
 #include "db/Rows.h"
 
+#include <cmath>
+
 namespace opgen::db {
 
 void write_generic_code(SqliteConnection &connection, const GenericCodeRecord &record,
@@ -57,6 +59,75 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
         row.code.fixed = query.text(20);
         row.code.defaults = query.text(21);
         row.checked_shapes = query.text(22);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+void write_generic_timing(SqliteConnection &connection, const GenericTimingRecord &record,
+                          const std::string &what) {
+    for (double v : {record.time_ms, record.tuned_ms, record.ratio}) {
+        if (!std::isfinite(v) || v <= 0) {
+            throw DbError("database '" + connection.path() + "': " + what +
+                          ": times and ratio must be positive and finite, got " +
+                          std::to_string(record.time_ms) + " ms, " + std::to_string(record.tuned_ms) +
+                          " ms, ratio " + std::to_string(record.ratio));
+        }
+    }
+    SqliteQuery code(connection,
+                     "SELECT 1 FROM generic_code WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND "
+                     "dtype = ?4 AND target = ?5 AND halide_version = ?6 AND tuner_version = ?7 AND "
+                     "digest = ?8",
+                     what);
+    bind_key(code, record.key);
+    code.bind(8, record.digest);
+    if (!code.step()) {
+        throw DbError("database '" + connection.path() + "': " + what + ": no generic code of digest " +
+                      record.digest + " is stored for its key");
+    }
+    SqliteQuery insert(connection, R"sql(
+INSERT OR REPLACE INTO generic_timings (op_name, op_hash, shape, dtype, target, halide_version,
+    tuner_version, digest, at_shape, time_ms, tuned_ms, ratio, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+)sql",
+                       what);
+    bind_key(insert, record.key);
+    insert.bind(8, record.digest)
+        .bind(9, record.at_shape)
+        .bind(10, record.time_ms)
+        .bind(11, record.tuned_ms)
+        .bind(12, record.ratio)
+        .bind(13, record.created_at);
+    insert.run();
+}
+
+std::vector<GenericTimingRecord> read_generic_timings(SqliteConnection &connection,
+                                                      const std::string &target,
+                                                      const std::string &op_name,
+                                                      const std::string &dtype,
+                                                      const std::string &op_hash,
+                                                      const std::string &halide_version,
+                                                      const std::string &tuner_version) {
+    static const std::string sql =
+        std::string("SELECT ") + kKeyColumns +
+        ", digest, at_shape, time_ms, tuned_ms, ratio, created_at FROM generic_timings WHERE "
+        "target = ?1 AND op_name = ?2 AND dtype = ?3 AND (?4 = '' OR op_hash = ?4) AND "
+        "(?5 = '' OR halide_version = ?5) AND (?6 = '' OR tuner_version = ?6) "
+        "ORDER BY op_hash, halide_version, tuner_version, shape, at_shape";
+    SqliteQuery query(connection, sql,
+                      "reading the generic kernel timings of op '" + op_name + "' on target '" + target + "'");
+    query.bind(1, target).bind(2, op_name).bind(3, dtype).bind(4, op_hash);
+    query.bind(5, halide_version).bind(6, tuner_version);
+    std::vector<GenericTimingRecord> rows;
+    while (query.step()) {
+        GenericTimingRecord row;
+        row.key = read_key(query, 0);
+        row.digest = query.text(7);
+        row.at_shape = query.text(8);
+        row.time_ms = query.real(9);
+        row.tuned_ms = query.real(10);
+        row.ratio = query.real(11);
+        row.created_at = query.text(12);
         rows.push_back(std::move(row));
     }
     return rows;

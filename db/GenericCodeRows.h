@@ -1,4 +1,5 @@
-// Reading and writing rows of the generic_code table (schema version 5), shared by the cache
+// Reading and writing rows of the generic_code table (schema version 5) and of the timings of
+// generic code (generic_timings, version 6), shared by the cache
 // (KernelCache.cpp) and the lookup library (Lookup.cpp, GenericKernels.cpp). Used only inside db/.
 #ifndef OPGEN_DB_GENERIC_CODE_ROWS_H
 #define OPGEN_DB_GENERIC_CODE_ROWS_H
@@ -25,6 +26,22 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
                                                  const std::string &op_hash = "",
                                                  const std::string &halide_version = "",
                                                  const std::string &tuner_version = "");
+
+// Inserts or replaces the timing (the caller holds the write transaction). Raises DbError naming
+// `what` when no generic code of the record's key has its digest, or a time or the ratio is not
+// positive and finite.
+void write_generic_timing(SqliteConnection &connection, const GenericTimingRecord &record,
+                          const std::string &what);
+
+// The timings of an op's generic code on a target with the dtype, filtered as read_generic_code
+// does; in key order, then at_shape.
+std::vector<GenericTimingRecord> read_generic_timings(SqliteConnection &connection,
+                                                      const std::string &target,
+                                                      const std::string &op_name,
+                                                      const std::string &dtype,
+                                                      const std::string &op_hash = "",
+                                                      const std::string &halide_version = "",
+                                                      const std::string &tuner_version = "");
 
 } // namespace opgen::db
 

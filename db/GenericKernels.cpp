@@ -3,6 +3,7 @@
 #include "db/GenericCodeRows.h"
 #include "db/GenericSignature.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -22,6 +23,22 @@ double log_distance(const std::vector<std::string> &symbols,
         d += std::fabs(std::log2(double(x->second)) - std::log2(double(y->second)));
     }
     return d;
+}
+
+// A generic kernel's ratio at a requested shape is estimated from its measured log ratios: their
+// mean over the kMeasuredNeighbours tuned shapes nearest to it, each weighted 1 / (kNearWeight +
+// log-distance), plus kSpreadPenalty times their standard deviation over every tuned shape, so
+// that a kernel fast at some shapes and erratic at others (a ragged tile turning it 2-6x slower)
+// ranks after a steady one. Chosen by leave-one-out over 10 never-tuned shapes per op
+// (docs/bench/2026-11-25-s8-cache.md): the nearest 3 alone picked a 6.2x kernel for one matmul.
+constexpr size_t kMeasuredNeighbours = 6;
+constexpr double kNearWeight = 0.25;
+constexpr double kSpreadPenalty = 0.5;
+
+// A generic row's timings are those of its key and its code.
+std::string timing_key(const KernelKey &key, const std::string &digest) {
+    return key.target + '\n' + key.op_hash + '\n' + key.dtype + '\n' + key.halide_version + '\n' +
+           key.tuner_version + '\n' + key.shape + '\n' + digest;
 }
 
 std::string describe(const GenericCodeRecord &row) {
@@ -50,6 +67,14 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
                                                      request.dtype, request.op_hash,
                                                      request.halide_version, request.tuner_version))
                     .first;
+        for (const GenericTimingRecord &t :
+             read_generic_timings(connection, request.target, request.op_name, request.dtype,
+                                  request.op_hash, request.halide_version, request.tuner_version)) {
+            std::optional<std::map<std::string, int64_t>> at = parse_values(t.at_shape);
+            if (at && t.ratio > 0 && std::isfinite(t.ratio)) {
+                timings_[timing_key(t.key, t.digest)].push_back({std::move(*at), std::log(t.ratio)});
+            }
+        }
     }
     std::vector<const GenericCodeRecord *> rows;
     std::string first_why;
@@ -87,6 +112,19 @@ const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
     if (rows.size() <= 1) {
         return rows.empty() ? nullptr : rows.front();
     }
+    // Measured evidence first: the lowest estimated ratio; the first of equals (key order).
+    const GenericCodeRecord *measured = nullptr;
+    double measured_best = std::numeric_limits<double>::infinity();
+    for (const GenericCodeRecord *row : rows) {
+        std::optional<double> r = measured_ratio(*row, request.shape);
+        if (r && *r < measured_best) {
+            measured = row;
+            measured_best = *r;
+        }
+    }
+    if (measured) {
+        return measured;
+    }
     if (scorer) {
         std::vector<double> score = scorer(rows);
         if (score.size() == rows.size()) {
@@ -111,6 +149,40 @@ const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
         }
     }
     return best;
+}
+
+std::optional<double> GenericKernels::measured_ratio(const GenericCodeRecord &row,
+                                                     const std::string &shape) const {
+    auto found = timings_.find(timing_key(row.key, row.code.digest));
+    std::optional<std::map<std::string, int64_t>> wanted = parse_values(shape);
+    if (found == timings_.end() || found->second.empty() || !wanted) {
+        return std::nullopt;
+    }
+    std::vector<std::string> symbols = split_names(row.code.symbols);
+    std::vector<std::pair<double, double>> near;  // (distance, log ratio)
+    double mean = 0, square = 0;
+    for (const Timing &t : found->second) {
+        near.emplace_back(log_distance(symbols, *wanted, t.at), t.log_ratio);
+        mean += t.log_ratio;
+        square += t.log_ratio * t.log_ratio;
+    }
+    mean /= double(near.size());
+    double spread = std::sqrt(std::max(0.0, square / double(near.size()) - mean * mean));
+    size_t keep = std::min(near.size(), kMeasuredNeighbours);
+    std::partial_sort(near.begin(), near.begin() + ptrdiff_t(keep), near.end());
+    double sum = 0, weights = 0;
+    for (size_t i = 0; i < keep; i++) {
+        if (!std::isfinite(near[i].first)) {
+            continue;
+        }
+        double w = 1 / (kNearWeight + near[i].first);
+        sum += w * near[i].second;
+        weights += w;
+    }
+    if (weights <= 0) {
+        return std::nullopt;
+    }
+    return std::exp(sum / weights + kSpreadPenalty * spread);
 }
 
 std::optional<LookupAnswer> GenericKernels::answer(SqliteConnection &connection,

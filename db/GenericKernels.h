@@ -5,6 +5,14 @@
 // shape answers (a GenericScorer, from the lookup's extension); without scores, the one compiled
 // from the tuned shape nearest to it (the sum of |log2| differences over the symbols; ties in key
 // order).
+//
+// Measured first (schema version 6): where `opgen db compile --generic` timed the generic kernels
+// at the op's tuned shapes (GenericTimingRecord), each serving row's ratio over a full tune at the
+// requested shape is estimated from its measured ratios at the tuned shapes nearest to it (a
+// geometric mean weighted by closeness, raised by the spread of all its ratios: see
+// GenericKernels.cpp), and the lowest estimate answers; a row never timed ranks after every
+// timed one. Only without timings do the scores or the
+// distance decide.
 // Used only inside db/, by Lookup.cpp, under the lookup's lock.
 #ifndef OPGEN_DB_GENERIC_KERNELS_H
 #define OPGEN_DB_GENERIC_KERNELS_H
@@ -44,6 +52,10 @@ public:
     // refusal when only refused code could have.
     std::optional<LookupAnswer> answer(SqliteConnection &connection, const LookupRequest &request,
                                        std::string &why, const GenericScorer &scorer = {});
+    // The estimated ratio of `row` (one of serving()'s) over a full tune at `shape` (canonical,
+    // or NAME=INT pairs), from its timings at the tuned shapes nearest to it; nullopt when it was
+    // never timed or the shape does not parse. Call serving() for the request first.
+    std::optional<double> measured_ratio(const GenericCodeRecord &row, const std::string &shape) const;
     // The chosen row's code loaded (once per digest) and bound to the shape; nullptr with `why`
     // when none serves it. Raises DbError when its code is refused or cannot be loaded.
     std::shared_ptr<const LoadedKernel> kernel(SqliteConnection &connection,
@@ -53,6 +65,7 @@ public:
     // by digest once a row of that digest passes its checks again.
     void forget() {
         rows_.clear();
+        timings_.clear();
         refusals_.clear();
     }
 
@@ -61,6 +74,13 @@ private:
                                     std::string &why, const GenericScorer &scorer);
 
     std::map<std::string, std::vector<GenericCodeRecord>> rows_;  // by request, without shape
+    // One timing of a generic row: the tuned shape's values and log(ratio).
+    struct Timing {
+        std::map<std::string, int64_t> at;
+        double log_ratio = 0;
+    };
+    // The timings of every row read into rows_, by the row's key and digest (timing_key).
+    std::map<std::string, std::vector<Timing>> timings_;
     // code_refusal of the row, computed once per digest (a digest names the row's whole contents).
     const std::string &refusal_of(const GenericCodeRecord &row);
 

@@ -434,6 +434,36 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
         return rows;
     }
 
+    void put_generic_timings(const std::vector<GenericTimingRecord> &records) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "storing " + std::to_string(records.size()) + " generic kernel timing(s)";
+        require_writable(what);
+        const std::string now = now_utc_iso8601();
+        SqliteTransaction transaction(*connection_, what);
+        for (const GenericTimingRecord &record : records) {
+            GenericTimingRecord stamped = record;
+            if (stamped.created_at.empty()) {
+                stamped.created_at = now;
+            }
+            write_generic_timing(*connection_, stamped,
+                                 "storing the timing at " + record.at_shape + " of the generic code of " +
+                                     describe(record.key));
+        }
+        transaction.commit();
+    }
+
+    std::vector<GenericTimingRecord> generic_timings_for(const std::string &op_name,
+                                                         const std::string &target) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<GenericTimingRecord> rows;
+        for (const char *dtype : {"f16", "f32", "i32", "i8"}) {
+            for (GenericTimingRecord &row : read_generic_timings(*connection_, target, op_name, dtype)) {
+                rows.push_back(std::move(row));
+            }
+        }
+        return rows;
+    }
+
     std::vector<KernelRecord> kernels_without_code() override {
         std::lock_guard<std::mutex> lock(mutex_);
         SqliteQuery query(*connection_,
@@ -667,7 +697,8 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                               "(SELECT count(*) FROM targets), (SELECT count(*) FROM tuning_runs), "
                               "(SELECT count(*) FROM kernel_variants), "
                               "(SELECT count(*) FROM kernel_code AS c JOIN kernels AS k ON " +
-                                  code_of_kernel("c", "k") + "), (SELECT count(*) FROM generic_code)",
+                                  code_of_kernel("c", "k") + "), (SELECT count(*) FROM generic_code), "
+                                  "(SELECT count(*) FROM generic_timings)",
                               "counting the rows");
             query.step();
             stats.kernels = query.integer(0);
@@ -678,6 +709,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             stats.variants = query.integer(5);
             stats.kernels_with_code = query.integer(6);
             stats.generic_code = query.integer(7);
+            stats.generic_timings = query.integer(8);
         }
         SqliteQuery version(*connection_, "PRAGMA user_version", "reading the schema version");
         version.step();

@@ -102,6 +102,7 @@ struct CacheStats {
     int64_t variants = 0;  // rows of kernel_variants (VariantStore.h)
     int64_t kernels_with_code = 0;  // kernels with code compiled from their current schedule
     int64_t generic_code = 0;       // rows of generic_code
+    int64_t generic_timings = 0;    // rows of generic_timings
     int schema_version = 0;
 };
 
@@ -112,6 +113,20 @@ struct GenericCodeRecord {
     KernelKey key;
     KernelCode code;
     std::string checked_shapes;
+};
+
+// A generic kernel timed at a tuned shape of its op (schema version 6): the generic code of
+// `digest` (GenericCodeRecord of `key`: key.shape is the shape it was compiled from) run at the
+// tuned shape `at_shape` (canonical) in turns with that shape's tuned kernel; `ratio` is the median
+// of the per-turn generic/tuned time ratios, `time_ms` and `tuned_ms` the two medians.
+struct GenericTimingRecord {
+    KernelKey key;
+    std::string digest;
+    std::string at_shape;
+    double time_ms = 0;
+    double tuned_ms = 0;
+    double ratio = 0;
+    std::string created_at;  // filled when stored
 };
 
 enum class OpenMode { ReadOnly, ReadWrite };
@@ -138,6 +153,14 @@ public:
     // The generic code of an op on a target (every op hash and version), in key order.
     virtual std::vector<GenericCodeRecord> generic_code_for(const std::string &op_name,
                                                             const std::string &target) = 0;
+    // Stores timings of generic code in one transaction, each replacing the timing of its key and
+    // at_shape. Raises DbError, storing nothing, when a timing names no stored generic code of its
+    // key and digest, or its times or ratio are not positive and finite.
+    virtual void put_generic_timings(const std::vector<GenericTimingRecord> &records) = 0;
+    // The timings of an op's generic code on a target (every op hash and version), in key order
+    // then at_shape.
+    virtual std::vector<GenericTimingRecord> generic_timings_for(const std::string &op_name,
+                                                                 const std::string &target) = 0;
     // Every kernel without code compiled from its current schedule, in key order.
     virtual std::vector<KernelRecord> kernels_without_code() = 0;
     // The op's definition text recorded by begin_run for this hash, if any.

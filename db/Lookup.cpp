@@ -40,6 +40,13 @@ using Clock = std::chrono::steady_clock;
 // statement (about a microsecond), which would double a repeated lookup's cost.
 constexpr Clock::duration kKernelRecheck = std::chrono::milliseconds(10);
 
+// A generic kernel whose measured ratio over a full tune, estimated at the requested shape from
+// the nearest tuned shapes (GenericKernels::measured_ratio, which leans high), is at most this
+// answers at once: it is callable, checked and measured, where a refit or the model's pick is a
+// schedule the model only scores, itself some 1.1-1.6x off a full tune on never-tuned shapes
+// (docs/bench/2026-11-25-s7-cache.md). Chosen by leave-one-out (docs/bench/2026-11-25-s8-cache.md).
+constexpr double kMeasuredGoodEnough = 1.2;
+
 // Tuned shapes whose schedules, re-fitted, are ranked for a shape with no exact kernel.
 constexpr size_t kNeighbours = 4;
 
@@ -196,7 +203,9 @@ public:
         }
         bool had_neighbour = false;
         size_t compiled = 0;
-        std::vector<LookupAnswer> options = candidate_answers(request, *info, canonical, had_neighbour, compiled);
+        std::vector<double> measured;
+        std::vector<LookupAnswer> options =
+            candidate_answers(request, *info, canonical, had_neighbour, compiled, measured);
         if (options.empty()) {
             return generic_or_none(
                 request, had_neighbour
@@ -206,7 +215,8 @@ public:
                              : "no kernel of op '" + request.op_name + "' on target '" +
                                    request.target + "' to derive from, and the model has no prediction");
         }
-        return answers_.emplace(memo_key, best_ranked(request, *info, std::move(options), compiled)).first->second;
+        return answers_.emplace(memo_key, best_ranked(request, *info, std::move(options), compiled, measured))
+            .first->second;
     }
 
     std::shared_ptr<const LoadedKernel> kernel(const LookupRequest &request,
@@ -267,24 +277,14 @@ public:
 private:
     // The candidates for a shape with no exact kernel: the nearest tuned shapes' schedules
     // re-fitted, the model's pick (all of them schedules still to compile), then the generic
-    // kernels that serve the shape, from index `compiled` on. Empty when there is no schedule;
-    // `had_neighbour` says whether a tuned shape was near.
+    // kernels that serve the shape, from index `compiled` on, with their measured ratios in
+    // `measured` (NaN for the others). When a generic kernel's measured ratio is good enough
+    // (kMeasuredGoodEnough) the generic kernels alone are the candidates: no schedule could win
+    // (best_ranked), so the model's pick, the costly part, is not made. Empty when there is no
+    // schedule; `had_neighbour` says whether a tuned shape was near.
     std::vector<LookupAnswer> candidate_answers(const LookupRequest &request, const ShapeInfo &info,
                                                 const std::string &canonical, bool &had_neighbour,
-                                                size_t &compiled) {
-        std::vector<LookupAnswer> options = derived_locked(request, info, had_neighbour);
-        if (auto predicted = extension_->predict(request, info)) {
-            options.push_back(std::move(*predicted));
-            options.back().kind = AnswerKind::Predicted;
-            options.back().kernel.key.shape = canonical;
-        }
-        for (LookupAnswer &option : options) {
-            option.needs_compile = true;
-        }
-        compiled = options.size();
-        if (options.empty()) {
-            return options;
-        }
+                                                size_t &compiled, std::vector<double> &measured) {
         std::vector<const GenericCodeRecord *> generic_rows;
         std::string no_generic;
         try {
@@ -292,39 +292,91 @@ private:
         } catch (const DbError &) {
             generic_rows.clear(); // only refused code: kernel() reports it
         }
+        std::vector<double> generic_measured;
+        bool good_enough = false;
         for (const GenericCodeRecord *row : generic_rows) {
-            options.push_back(generic_answer(*row, canonical));
+            generic_measured.push_back(
+                generic_.measured_ratio(*row, canonical).value_or(std::numeric_limits<double>::quiet_NaN()));
+            good_enough = good_enough || generic_measured.back() <= kMeasuredGoodEnough;
+        }
+        std::vector<LookupAnswer> options;
+        if (!good_enough) {
+            options = derived_locked(request, info, had_neighbour);
+            if (auto predicted = extension_->predict(request, info)) {
+                options.push_back(std::move(*predicted));
+                options.back().kind = AnswerKind::Predicted;
+                options.back().kernel.key.shape = canonical;
+            }
+            for (LookupAnswer &option : options) {
+                option.needs_compile = true;
+            }
+            if (options.empty()) {
+                return options;
+            }
+        }
+        compiled = options.size();
+        measured.assign(options.size(), std::numeric_limits<double>::quiet_NaN());
+        for (size_t i = 0; i < generic_rows.size(); i++) {
+            options.push_back(generic_answer(*generic_rows[i], canonical));
+            measured.push_back(generic_measured[i]);
         }
         return options;
     }
 
-    // The best of `options` (not empty) by the extension's cost model, with the whole ranking
-    // attached: best score first, among equals a generic kernel (callable at once, index
-    // `compiled` on), then the candidates' own order. Without a ranking, the first option (the
-    // nearest refit, else the model's pick).
+    // The best of `options` (not empty), with the whole ranking attached. Measured evidence
+    // first: the generic kernel with the lowest measured ratio (`measured`, NaN where none;
+    // GenericKernels::measured_ratio) answers when that ratio is at most kMeasuredGoodEnough.
+    // Otherwise the extension's cost model ranks them: best score first, among equals a generic
+    // kernel (callable at once, index `compiled` on), then the candidates' own order; the best
+    // measured generic kernel goes ahead of the other generic ones. Without a ranking or a
+    // measurement, the first option (the nearest refit, else the model's pick).
     LookupAnswer best_ranked(const LookupRequest &request, const ShapeInfo &info, std::vector<LookupAnswer> options,
-                             size_t compiled) {
-        std::vector<std::string> schedules;
-        for (const LookupAnswer &option : options) {
-            schedules.push_back(option.kernel.schedule_json);
-        }
-        std::vector<double> score = extension_->rank(request, info, schedules);
-        if (score.size() != options.size()) {
-            return std::move(options.front());
+                             size_t compiled, const std::vector<double> &measured) {
+        size_t measured_best = options.size();
+        for (size_t i = compiled; i < options.size(); i++) {
+            if (!std::isnan(measured[i]) && (measured_best == options.size() || measured[i] < measured[measured_best])) {
+                measured_best = i;
+            }
         }
         std::vector<size_t> order(options.size());
         for (size_t i = 0; i < order.size(); i++) {
             order[i] = i;
         }
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-            if (score[a] != score[b]) {
-                return score[a] > score[b];
-            }
-            return (a >= compiled) > (b >= compiled);
-        });
+        std::vector<std::string> schedules;
+        for (const LookupAnswer &option : options) {
+            schedules.push_back(option.kernel.schedule_json);
+        }
+        // Measured good enough: no model needed (nor loaded).
+        std::vector<double> score;
+        if (measured_best == options.size() || measured[measured_best] > kMeasuredGoodEnough) {
+            score = extension_->rank(request, info, schedules);
+        }
+        if (score.size() == options.size()) {
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                if (score[a] != score[b]) {
+                    return score[a] > score[b];
+                }
+                return (a >= compiled) > (b >= compiled);
+            });
+        } else {
+            score.assign(options.size(), std::numeric_limits<double>::quiet_NaN());
+        }
+        if (measured_best != options.size()) {
+            // The best measured generic kernel goes first when good enough, else ahead of the
+            // other generic kernels (it is the one kernel() serves).
+            order.erase(std::find(order.begin(), order.end(), measured_best));
+            auto at = measured[measured_best] <= kMeasuredGoodEnough
+                          ? order.begin()
+                          : std::find_if(order.begin(), order.end(), [&](size_t i) { return i >= compiled; });
+            order.insert(at, measured_best);
+        }
+        if (std::isnan(score.front()) && measured_best == options.size()) {
+            return std::move(options.front());
+        }
         std::vector<RankedCandidate> ranked;
         for (size_t i : order) {
-            ranked.push_back({options[i].kind, options[i].from_shape, options[i].kernel.schedule_json, score[i]});
+            ranked.push_back({options[i].kind, options[i].from_shape, options[i].kernel.schedule_json, score[i],
+                              measured[i]});
         }
         LookupAnswer best = std::move(options[order.front()]);
         best.ranked = std::move(ranked);

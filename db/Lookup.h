@@ -10,10 +10,14 @@
 //              schedule with symbolic sizes and checked against the reference when built; the
 //              only answer besides Exact that needs no extension;
 //   None       nothing could be said (the reason is given).
-// Without an exact kernel, the candidates (the 4 nearest tuned shapes' refits, the model's
-// pick, every generic kernel that serves the shape) are ranked by the extension's cost model
-// (LookupExtension::rank) and the best answers; without a ranking, the nearest refit, else the
-// model's pick, else the generic kernel from the nearest tuned shape. Derived and Predicted
+// Without an exact kernel, measured evidence decides first: where `opgen db compile --generic`
+// timed the generic kernels at the op's tuned shapes, the generic kernel whose measured ratio over
+// a full tune, estimated from the tuned shapes nearest to the request, is lowest answers when
+// that ratio is at most 1.2 (no model is asked). Otherwise the candidates (the 4 nearest tuned
+// shapes' refits, the model's pick, every generic kernel that serves the shape) are ranked by the
+// extension's cost model (LookupExtension::rank) and the best answers, the best measured generic
+// kernel standing for the generic ones; without a ranking, the nearest refit, else the model's
+// pick, else the generic kernel from the nearest tuned shape. Derived and Predicted
 // answers are schedules that need compiling (LookupAnswer::needs_compile); kernel() meanwhile
 // serves the best-ranked generic kernel. Every answer says which it is. Every query filters by
 // target: a winner tuned on one target is never the answer on another.
@@ -26,7 +30,7 @@
 //
 // An Exact answer whose kernel has compiled code in the cache (KernelCode.h), or else a shape that
 // generic code serves (the generic kernel the extension ranks fastest, or without one the one
-// from the nearest tuned shape), can also be had as a callable kernel, kernel()
+// from the nearest tuned shape; the best measured one first), can also be had as a callable kernel, kernel()
 // (LoadedKernel::generic() says which): loaded into executable memory after the checks of CodeLoader.h, with
 // no compiler in the process. The loaded kernel is kept by the lookup, so asking again loads
 // nothing; it stays callable as long as the caller holds its shared_ptr, even after the lookup is
@@ -68,6 +72,10 @@ struct RankedCandidate {
     std::string from_shape;              // Derived, Generic: the tuned shape the schedule came from
     std::string schedule_json;           // Derived: re-fitted; Generic: the source's, as it runs
     double score = 0;                    // the cost model's score at the shape; higher is faster
+                                         // (NaN when the model was not asked)
+    // Generic: its ratio over a full tune estimated from its timings at the nearest tuned shapes
+    // (`opgen db compile --generic`); NaN when none.
+    double measured_ratio = 0;
 };
 
 struct LookupAnswer {

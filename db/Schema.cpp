@@ -224,6 +224,30 @@ CREATE TABLE generic_code (
     PRIMARY KEY (target, op_name, dtype, op_hash, halide_version, tuner_version, shape)
 );
 )sql",
+    // Version 6. Generic kernels timed where the truth is known: each generic kernel (the code of
+    // `digest`, compiled from `shape`'s schedule) run at another tuned shape of its op
+    // (`at_shape`) in turns with that shape's tuned kernel, `ratio` the median of the per-turn
+    // time ratios. The lookup ranks the generic kernels serving a never-tuned shape by these
+    // ratios at the tuned shapes nearest to it: measured evidence, read in microseconds, where
+    // the cost model scores a generic kernel far outside what it was trained on.
+    R"sql(
+CREATE TABLE generic_timings (
+    op_name TEXT NOT NULL,
+    op_hash TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    target TEXT NOT NULL,
+    halide_version TEXT NOT NULL,
+    tuner_version TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    at_shape TEXT NOT NULL,
+    time_ms REAL NOT NULL,
+    tuned_ms REAL NOT NULL,
+    ratio REAL NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (target, op_name, dtype, op_hash, halide_version, tuner_version, shape, at_shape)
+);
+)sql",
 };
 
 constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));
@@ -231,7 +255,7 @@ constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));
 // The tables the current version must have; a file missing one was not written by us.
 const char *const kTables[] = {"ops",         "targets",         "kernels",    "measurements",
                                "models",      "tuning_runs",     "kernel_variants",
-                               "kernel_code", "generic_code"};
+                               "kernel_code", "generic_code",    "generic_timings"};
 
 struct SchemaSnapshot {
     int version = 0;

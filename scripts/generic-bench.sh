@@ -9,7 +9,7 @@
 #   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time
 #       for each bench shape S, leave-one-out: a copy of all.db without any row of S (kernel,
 #       code, generic code, measurements, runs) answers S, as a cache that never tuned S; S's own
-#       full tune in all.db is the reference. opgen_choice_bench times, in interleaved rounds, the
+#       full tune in all.db is the reference (and no timing of a generic kernel at S is left). opgen_choice_bench times, in interleaved rounds, the
 #       generic kernel the lookup serves (ranked by the cost model), the answer find() chooses
 #       (compiled when it is a schedule) and the full tune, and prints medians and worst ratios.
 #       With OPGEN_BENCH_ALL_GENERIC=1 it also times every generic kernel that serves each shape
@@ -50,7 +50,8 @@ tune)
     cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
     cmake --build "$build" -j2 --target opgen_choice_bench opgen >/dev/null
     for s in "${sources[@]}" "${shapes[@]}"; do set -- $s; tune "$1" "$2"; done
-    "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/all.db"
+    # Generic code of every tuned shape, each timed at the op's other tuned shapes (one thread).
+    HL_NUM_THREADS=1 "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/all.db"
     ;;
 time)
     target="$("$opgen" db stats --db "$work/all.db" --json |
@@ -71,8 +72,10 @@ db = sqlite3.connect(dst)
 keys = [s for (s,) in db.execute("SELECT DISTINCT shape FROM kernels WHERE op_name = ?", (op,))
         if all(dict(p.split('=') for p in s.split(',')).get(k) == v for k, v in want.items())]
 assert len(keys) == 1, f"{op} {shape}: {len(keys)} tuned rows"
-for table in ("kernels", "kernel_code", "generic_code", "measurements", "kernel_variants", "tuning_runs"):
+for table in ("kernels", "kernel_code", "generic_code", "generic_timings", "measurements", "kernel_variants", "tuning_runs"):
     db.execute(f"DELETE FROM {table} WHERE op_name = ? AND shape = ?", (op, keys[0]))
+# Nor timed any generic kernel at it.
+db.execute("DELETE FROM generic_timings WHERE op_name = ? AND at_shape = ?", (op, keys[0]))
 db.commit()
 db.execute("VACUUM")
 PY

@@ -17,28 +17,6 @@ std::string describe(const db::KernelKey &key) {
     return "op '" + key.op_name + "' at " + key.shape + " on '" + key.target + "'";
 }
 
-// The kernel key's target names `target` at some thread count ("x86-64-avx512:t4"), with no
-// contention load.
-bool is_on_target(const db::KernelKey &key, const Target &target) {
-    const std::string prefix = target.name + ":t";
-    return key.target.compare(0, prefix.size(), prefix) == 0 &&
-           key.target.find(":load") == std::string::npos;
-}
-
-// The op definition the kernel was tuned with, or nullopt with `why` set.
-std::optional<ComputeDef> definition_of(db::KernelCache &cache, const OpLibrary &library,
-                                        const db::KernelKey &key, std::string &why) {
-    if (std::optional<std::string> source = cache.op_source(key.op_name, key.op_hash);
-        source && !source->empty()) {
-        return parse_compute(*source, key.op_name + ".op");
-    }
-    ComputeDef def = library.load(key.op_name);
-    if (definition_hash(def.source) == key.op_hash) return def;
-    why = "the cache has no definition of op hash " + key.op_hash +
-          " and the op library's is another (" + definition_hash(def.source) + ")";
-    return std::nullopt;
-}
-
 // The generic code of `record` compiled, checked and stored; "" when stored, else why not.
 std::string store_generic_code(db::KernelCache &cache, const ComputeDef &def, const Target &target,
                                const db::KernelRecord &record) {
@@ -69,6 +47,25 @@ bool has_generic_code(const std::vector<db::GenericCodeRecord> &rows, const db::
 }
 
 }  // namespace
+
+bool is_on_target(const db::KernelKey &key, const Target &target) {
+    const std::string prefix = target.name + ":t";
+    return key.target.compare(0, prefix.size(), prefix) == 0 &&
+           key.target.find(":load") == std::string::npos;
+}
+
+std::optional<ComputeDef> definition_of(db::KernelCache &cache, const OpLibrary &library,
+                                        const db::KernelKey &key, std::string &why) {
+    if (std::optional<std::string> source = cache.op_source(key.op_name, key.op_hash);
+        source && !source->empty()) {
+        return parse_compute(*source, key.op_name + ".op");
+    }
+    ComputeDef def = library.load(key.op_name);
+    if (definition_hash(def.source) == key.op_hash) return def;
+    why = "the cache has no definition of op hash " + key.op_hash +
+          " and the op library's is another (" + definition_hash(def.source) + ")";
+    return std::nullopt;
+}
 
 std::string store_winner_code(const ComputeDef &def, const BoundShape &shape, const Target &target,
                               const db::KernelRecord &record, db::KernelCache &cache) {

@@ -12,6 +12,7 @@
 #include "opgen/Target.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,16 @@ std::string store_winner_code(const ComputeDef &def, const BoundShape &shape, co
 bool store_winner(const ComputeDef &def, const BoundShape &shape, const Target &target,
                   const db::KernelRecord &record, db::KernelCache &cache,
                   const std::function<void(const std::string &)> &log = {});
+
+// The kernel key's target names `target` at some thread count ("x86-64-avx512:t4"), with no
+// contention load.
+bool is_on_target(const db::KernelKey &key, const Target &target);
+
+// The op definition the kernel of `key` was tuned with: the cache's record of its op hash, else
+// the library's op of that name when its hash matches; nullopt with `why` set otherwise. Raises
+// UserError when the recorded text does not parse.
+std::optional<ComputeDef> definition_of(db::KernelCache &cache, const OpLibrary &library,
+                                        const db::KernelKey &key, std::string &why);
 
 struct CodeFillReport {
     int compiled = 0;

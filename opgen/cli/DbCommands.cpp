@@ -5,6 +5,7 @@
 #include "opgen/OpLibrary.h"
 #include "opgen/cli/Cli.h"
 #include "tuner/CodeStore.h"
+#include "tuner/GenericTiming.h"
 
 #include <cstdio>
 #include <fstream>
@@ -131,7 +132,8 @@ void add_compile(CLI::App *db_cmd) {
     auto generic = std::make_shared<bool>(false);
     auto ops = std::make_shared<std::vector<std::string>>();
     cmd->add_flag("--generic", *generic,
-                  "compile shape-generic kernels from each tuned kernel's schedule, checked against the reference");
+                  "compile shape-generic kernels from each tuned kernel's schedule, checked against the reference, "
+                  "and time each at the op's tuned shapes (at HL_NUM_THREADS threads)");
     cmd->add_option("--op", *ops, "with --generic: only these ops (default: every op)");
     cmd->callback([c, generic, ops] {
         user_check(std::ifstream(c->db_path).good()) << "no cache file '" << c->db_path << "'";
@@ -144,6 +146,14 @@ void add_compile(CLI::App *db_cmd) {
             std::printf("%s: compiled the generic code of %d kernel(s) on target '%s', %d failed\n",
                         c->db_path.c_str(), r.compiled, t.name.c_str(), r.failed);
             user_check(r.failed == 0) << r.failed << " generic kernel(s) could not be built; the first: " << r.errors.front();
+            // Timed where the truth is known, so that the lookup ranks them by measurement.
+            tuner::CodeFillReport timed = tuner::time_generic_code(
+                *cache, OpLibrary::standard(c->ops_dirs), t, *ops, 30,
+                [](const std::string &line) { std::printf("%s\n", line.c_str()); });
+            std::printf("%s: stored %d timing(s) of generic kernels at tuned shapes, %d failed\n",
+                        c->db_path.c_str(), timed.compiled, timed.failed);
+            user_check(timed.failed == 0) << timed.failed << " generic kernel timing(s) failed; the first: "
+                                          << timed.errors.front();
             return;
         }
         tuner::CodeFillReport r = tuner::fill_missing_code(

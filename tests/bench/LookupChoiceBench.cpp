@@ -179,8 +179,9 @@ int main(int argc, char **argv) {
         }
     }
     for (const opgen::db::RankedCandidate &r : answer.ranked) {
-        char score[32];
-        std::snprintf(score, sizeof score, "%.3g", r.score);
+        char score[48];
+        if (std::isnan(r.measured_ratio)) std::snprintf(score, sizeof score, "%.3g", r.score);
+        else std::snprintf(score, sizeof score, "%.3g/m%.3f", r.score, r.measured_ratio);
         ranked += std::string(ranked.empty() ? "" : " ") + opgen::db::answer_kind_name(r.kind) + "(" +
                   (r.from_shape.empty() ? "model" : r.from_shape) + ")=" + score;
     }
@@ -190,9 +191,10 @@ int main(int argc, char **argv) {
                 opgen::db::answer_kind_name(answer.kind), generic_from.c_str(),
                 first_us, again_us, predict_us, rank_us, answer.ranked.size(), ranked.c_str());
     if (!a.all_generic) return 0;
-    std::map<std::string, double> scores;
+    std::map<std::string, double> scores, measured;
     for (const opgen::db::RankedCandidate &r : answer.ranked) {
         if (r.kind == opgen::db::AnswerKind::Generic) scores[r.from_shape] = r.score;
+        if (r.kind == opgen::db::AnswerKind::Generic) measured[r.from_shape] = r.measured_ratio;
     }
     for (const opgen::db::GenericCodeRecord &row : opgen::db::open_kernel_cache(a.db, opgen::db::OpenMode::ReadOnly)
                                                        ->generic_code_for(a.op, a.target)) {
@@ -226,9 +228,10 @@ int main(int argc, char **argv) {
         } catch (const opgen::UserError &) {
             // a tile above the shape's extent: no exact kernel of that schedule at S
         }
-        std::printf("  %s %s generic-from %s ratio %.3f as-is-exact %.3f score %.3g\n", a.op.c_str(),
+        std::printf("  %s %s generic-from %s ratio %.3f as-is-exact %.3f score %.3g measured %.3f\n", a.op.c_str(),
                     generic->shape().c_str(), row.key.shape.c_str(), median(b) / median(t2), as_is,
-                    scores.count(row.key.shape) ? scores[row.key.shape] : NAN);
+                    scores.count(row.key.shape) ? scores[row.key.shape] : NAN,
+                    measured.count(row.key.shape) ? measured[row.key.shape] : NAN);
     }
     return 0;
 }

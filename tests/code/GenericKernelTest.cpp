@@ -5,6 +5,8 @@
 // ragged tails, each checked against a naive loop. A tuned shape still gets its exact kernel. The
 // fault suite for generic rows: tampered, truncated and unreadable-signature code is refused with
 // one clear reason and never mapped; a call whose buffers do not match the bound shape is refused.
+// Ranking: by the generic kernels' measured ratios at tuned shapes first (`db compile --generic`
+// times them), else by the cost model, else by shape distance.
 #include <HalideRuntime.h>
 
 #include <gtest/gtest.h>
@@ -123,6 +125,15 @@ protected:
         sqlite3_finalize(s);
         sqlite3_close_v2(db);
         ASSERT_EQ(rc, SQLITE_DONE);
+    }
+
+    // Removes every timing of generic code: the ranking then falls to the model or the distance.
+    void drop_timings() {
+        sqlite3 *db = nullptr;
+        sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+        int rc = sqlite3_exec(db, "DELETE FROM generic_timings", nullptr, nullptr, nullptr);
+        sqlite3_close_v2(db);
+        ASSERT_EQ(rc, SQLITE_OK);
     }
 
     // The DbError of loading the generic matmul at a never-tuned shape in a fresh lookup.
@@ -315,11 +326,24 @@ public:
     }
 };
 
+// Scores the first of three schedules (find()'s refit) 5, the others by `score`.
+class RefitFirstExtension : public RankingExtension {
+public:
+    using RankingExtension::RankingExtension;
+    std::vector<double> rank(const db::LookupRequest &r, const db::ShapeInfo &i,
+                             const std::vector<std::string> &schedules) override {
+        std::vector<double> scores = RankingExtension::rank(r, i, schedules);
+        if (schedules.size() == 3) scores[0] = 5.0;
+        return scores;
+    }
+};
+
 // The lookup ranks its candidates (the neighbour's refit, the generic kernels) with the
 // extension's cost model, not by shape distance: a second generic matmul, from a far shape and
 // with a marked schedule, is served once the model ranks it first, and a refit ranked first is
 // the answer, which then says it needs compiling while kernel() serves the best generic kernel.
 TEST_F(GenericKernelTest, RanksCandidatesWithTheModelNotByDistance) {
+    drop_timings();  // no measured evidence: the model ranks
     db::GenericCodeRecord far;
     {
         auto cache = db::open_kernel_cache(path_);
@@ -382,6 +406,108 @@ TEST_F(GenericKernelTest, RanksCandidatesWithTheModelNotByDistance) {
     ASSERT_TRUE(served);
     EXPECT_TRUE(served->generic());
     EXPECT_EQ(served->digest(), far.code.digest);
+}
+
+// `opgen db compile --generic` times every generic kernel at every tuned shape of its op at the
+// process's thread count (here one, as the kernels were tuned), each paired with the tuned
+// kernel; a second run has nothing left to time.
+TEST_F(GenericKernelTest, CompileTimesEveryGenericKernelAtTheTunedShapes) {
+    drop_timings();
+    std::string command = "HL_NUM_THREADS=1 '" + std::string(OPGEN_EXE) + "' db compile --generic --op matmul --db g.db";
+    CommandRun r = run_in(dir_, command);
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    auto cache = db::open_kernel_cache(path_);
+    std::vector<db::GenericCodeRecord> generic = cache->generic_code_for("matmul", target_);
+    std::vector<db::KernelRecord> tuned = cache->kernels_for("matmul", target_);
+    ASSERT_FALSE(generic.empty());
+    std::vector<db::GenericTimingRecord> timings = cache->generic_timings_for("matmul", target_);
+    EXPECT_EQ(timings.size(), generic.size() * tuned.size());
+    EXPECT_NE(r.out.find("stored " + std::to_string(generic.size() * tuned.size()) + " timing(s)"), std::string::npos) << r.out;
+    for (const db::GenericTimingRecord &t : timings) {
+        EXPECT_GT(t.ratio, 0.0);
+        EXPECT_GT(t.time_ms, 0.0);
+        EXPECT_GT(t.tuned_ms, 0.0);
+        bool of_a_row = false, at_a_tuned_shape = false;
+        for (const db::GenericCodeRecord &g : generic) of_a_row = of_a_row || (g.key.shape == t.key.shape && g.code.digest == t.digest);
+        for (const db::KernelRecord &k : tuned) at_a_tuned_shape = at_a_tuned_shape || k.key.shape == t.at_shape;
+        EXPECT_TRUE(of_a_row) << t.key.shape;
+        EXPECT_TRUE(at_a_tuned_shape) << t.at_shape;
+    }
+    r = run_in(dir_, command);
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("stored 0 timing(s)"), std::string::npos) << r.out;
+}
+
+// Measured evidence ranks first: a generic kernel measured near a full tune (at most 1.2x at the
+// tuned shapes nearest the request) is served by kernel() and answers find() without the model
+// being asked, whatever the model would score; measured worse, the model ranks the candidates
+// and the best measured generic kernel leads the generic ones (and is the one kernel() serves).
+TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
+    drop_timings();
+    db::GenericCodeRecord far, near;
+    {
+        auto cache = db::open_kernel_cache(path_);
+        near = cache->generic_code_for("matmul", target_).at(0);
+        far = near;
+        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
+        schedule["marker"] = true;
+        far.code.schedule_json = schedule.dump();
+        far.code.digest = db::code_digest(far.code);
+        far.key.shape = "K=900,M=900,N=900";
+        cache->put_generic_code(far);
+    }
+    auto time_both = [&](double near_ratio, double far_ratio) {
+        auto cache = db::open_kernel_cache(path_);
+        std::vector<db::GenericTimingRecord> t(2);
+        for (int i = 0; i < 2; i++) {
+            const db::GenericCodeRecord &row = i == 0 ? near : far;
+            t[size_t(i)].key = row.key;
+            t[size_t(i)].digest = row.code.digest;
+            t[size_t(i)].at_shape = near.key.shape;  // the tuned shape nearest the request
+            t[size_t(i)].ratio = i == 0 ? near_ratio : far_ratio;
+            t[size_t(i)].time_ms = t[size_t(i)].ratio;
+            t[size_t(i)].tuned_ms = 1;
+        }
+        cache->put_generic_timings(t);
+    };
+    auto marked = [](const std::string &s) { return s.find("marker") != std::string::npos; };
+    const std::string shape = "M=20,N=50,K=30";
+
+    // The far kernel measured at 1.05, the near one at 1.6; the model prefers the near one.
+    time_both(1.6, 1.05);
+    {
+        auto lookup = db::open_kernel_lookup(path_);
+        auto prefers_near = std::make_shared<RankingExtension>([&](const std::string &s) { return marked(s) ? 1.0 : 3.0; });
+        lookup->set_extension(prefers_near);
+        std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", shape));
+        ASSERT_TRUE(k);
+        EXPECT_EQ(k->digest(), far.code.digest);
+        EXPECT_LT(run_matmul(*lookup, 20, 50, 30), 1e-6);
+        db::LookupAnswer a = lookup->find(request("matmul", shape));
+        ASSERT_EQ(a.kind, db::AnswerKind::Generic) << a.reason;
+        EXPECT_EQ(a.from_shape, far.key.shape);
+        EXPECT_FALSE(a.needs_compile);
+        EXPECT_EQ(prefers_near->calls, 0);  // measured good enough: no model asked
+        ASSERT_EQ(a.ranked.size(), 2u);     // the generic kernels alone
+        EXPECT_NEAR(a.ranked[0].measured_ratio, 1.05, 1e-9);
+        EXPECT_NEAR(a.ranked[1].measured_ratio, 1.6, 1e-9);
+    }
+    // Both measured above 1.2: the model ranks (the refit first), the far kernel, measured
+    // better, ahead of the near one the model prefers.
+    time_both(1.6, 1.4);
+    {
+        auto lookup = db::open_kernel_lookup(path_);
+        lookup->set_extension(std::make_shared<RefitFirstExtension>([&](const std::string &s) { return marked(s) ? 1.0 : 2.0; }));
+        db::LookupAnswer b = lookup->find(request("matmul", shape));
+        ASSERT_EQ(b.kind, db::AnswerKind::Derived) << b.reason;
+        EXPECT_TRUE(b.needs_compile);
+        ASSERT_EQ(b.ranked.size(), 3u);
+        EXPECT_EQ(b.ranked[0].kind, db::AnswerKind::Derived);
+        EXPECT_EQ(b.ranked[1].from_shape, far.key.shape);
+        EXPECT_NEAR(b.ranked[1].measured_ratio, 1.4, 1e-9);
+        EXPECT_EQ(b.ranked[2].from_shape, near.key.shape);
+        EXPECT_EQ(lookup->kernel(request("matmul", shape))->digest(), far.code.digest);
+    }
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Generic code rows without a compiler: the size expressions of a generic signature, binding a
 // generic kernel to a shape (symbols given, fixed values checked, defaults filled), the storage of
-// generic code (digest checked, generic fields covered by it) and the migration from version 4.
+// generic code (digest checked, generic fields covered by it), the timings of generic code at
+// tuned shapes (version 6: stored only for stored code, carried by merge) and the migrations from
+// versions 4 and 5.
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -144,7 +147,7 @@ TEST(GenericSignature, UpgradesVersion4AddingTheGenericTableKeepingKernelCode) {
     {
         // The file as the version-4 build left it: the same tables but generic_code.
         RawDb raw(path);
-        raw.exec("DROP TABLE generic_code; PRAGMA user_version = 4;");
+        raw.exec("DROP TABLE generic_code; DROP TABLE generic_timings; PRAGMA user_version = 4;");
     }
     auto cache = open_kernel_cache(path);
     EXPECT_EQ(cache->stats().schema_version, kernel_cache_schema_version());
@@ -153,6 +156,115 @@ TEST(GenericSignature, UpgradesVersion4AddingTheGenericTableKeepingKernelCode) {
     EXPECT_EQ(cache->stats().generic_code, 0);
     RawDb raw(path);
     EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master WHERE name = 'generic_code'"), 1);
+}
+
+GenericTimingRecord timing_of(const GenericCodeRecord &row, const std::string &at, double ratio) {
+    GenericTimingRecord t;
+    t.key = row.key;
+    t.digest = row.code.digest;
+    t.at_shape = at;
+    t.time_ms = 2 * ratio;
+    t.tuned_ms = 2;
+    t.ratio = ratio;
+    return t;
+}
+
+TEST(GenericSignature, CacheStoresGenericTimingsOnlyOfStoredCode) {
+    ScratchDir dir;
+    auto cache = open_kernel_cache(dir.file("g.db"));
+    GenericCodeRecord row{test::make_key("C=3,F=5,H=9,KH=3,KW=3,N=1,W=9,pad=1,stride=1"), conv_code(), "x"};
+    row.key.op_name = "conv2d_nchw";
+    cache->put_generic_code(row);
+    const std::string at = "C=8,F=8,H=20,KH=3,KW=3,N=1,W=20,dilation=1,pad=1,stride=1";
+    cache->put_generic_timings({timing_of(row, at, 1.5), timing_of(row, row.key.shape, 1.25)});
+    cache->put_generic_timings({timing_of(row, at, 1.125)});  // replaces the timing at `at`
+    std::vector<GenericTimingRecord> rows = cache->generic_timings_for("conv2d_nchw", row.key.target);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].at_shape, row.key.shape);  // at_shape order
+    EXPECT_DOUBLE_EQ(rows[0].ratio, 1.25);
+    EXPECT_EQ(rows[1].at_shape, at);
+    EXPECT_DOUBLE_EQ(rows[1].ratio, 1.125);
+    EXPECT_EQ(rows[1].digest, row.code.digest);
+    EXPECT_FALSE(rows[1].created_at.empty());
+    EXPECT_EQ(cache->stats().generic_timings, 2);
+
+    // A timing of code that is not stored (another digest), or with a ratio that is no ratio,
+    // is refused, and nothing of its batch is stored.
+    GenericTimingRecord foreign = timing_of(row, "C=9,F=8,H=20,KH=3,KW=3,N=1,W=20,dilation=1,pad=1,stride=1", 1.0);
+    foreign.digest = std::string(64, 'a');
+    try {
+        cache->put_generic_timings({timing_of(row, "C=4,F=4,H=4,KH=3,KW=3,N=1,W=4,dilation=1,pad=1,stride=1", 1.0),
+                                    foreign});
+        ADD_FAILURE() << "a timing of code not stored was taken";
+    } catch (const DbError &e) {
+        EXPECT_NE(std::string(e.what()).find("no generic code of digest aaaa"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(cache->put_generic_timings({timing_of(row, at, 0.0)}), DbError);
+    GenericTimingRecord nan = timing_of(row, at, 1.0);
+    nan.tuned_ms = std::nan("");
+    EXPECT_THROW(cache->put_generic_timings({nan}), DbError);
+    EXPECT_EQ(cache->stats().generic_timings, 2);
+}
+
+TEST(GenericSignature, MergeCarriesGenericTimingsOfTheCodeKept) {
+    ScratchDir dir;
+    GenericCodeRecord row{test::make_key("C=3,F=5,H=9,KH=3,KW=3,N=1,W=9,pad=1,stride=1"), conv_code(), "x"};
+    row.key.op_name = "conv2d_nchw";
+    {
+        auto a = open_kernel_cache(dir.file("a.db"));
+        a->put_generic_code(row);
+        a->put_generic_timings({timing_of(row, row.key.shape, 1.25)});
+    }
+    // b.db: code of the same key from another schedule, timed too; merged after a.db it replaces
+    // a's code, and a's timing, of other code, is dropped.
+    GenericCodeRecord other = row;
+    other.code.schedule_json = R"({"other":1})";
+    other.code.digest = code_digest(other.code);
+    {
+        auto b = open_kernel_cache(dir.file("b.db"));
+        b->put_generic_code(other);
+        b->put_generic_timings({timing_of(other, "C=8,F=8,H=20,KH=3,KW=3,N=1,W=20,dilation=1,pad=1,stride=1", 0.75)});
+    }
+    merge_kernel_caches({dir.file("a.db")}, dir.file("only-a.db"));
+    std::vector<GenericTimingRecord> kept =
+        open_kernel_cache(dir.file("only-a.db"))->generic_timings_for("conv2d_nchw", row.key.target);
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_DOUBLE_EQ(kept[0].ratio, 1.25);
+    merge_kernel_caches({dir.file("a.db"), dir.file("b.db")}, dir.file("merged.db"));
+    std::vector<GenericTimingRecord> merged =
+        open_kernel_cache(dir.file("merged.db"))->generic_timings_for("conv2d_nchw", row.key.target);
+    ASSERT_EQ(merged.size(), 1u);
+    EXPECT_EQ(merged[0].digest, other.code.digest);
+    EXPECT_DOUBLE_EQ(merged[0].ratio, 0.75);
+
+    std::ostringstream out;
+    export_kernel_cache(dir.file("merged.db"), false, out);
+    nlohmann::json doc = nlohmann::json::parse(out.str());
+    ASSERT_EQ(doc["generic_timings"].size(), 1u);
+    EXPECT_EQ(doc["generic_timings"][0]["digest"], other.code.digest);
+    EXPECT_EQ(doc["generic_timings"][0]["ratio"], 0.75);
+}
+
+TEST(GenericSignature, UpgradesVersion5AddingTheTimingsTableKeepingGenericCode) {
+    ScratchDir dir;
+    std::string path = dir.file("v5.db");
+    GenericCodeRecord row{test::make_key("C=3,F=5,H=9,KH=3,KW=3,N=1,W=9,pad=1,stride=1"), conv_code(), "x"};
+    row.key.op_name = "conv2d_nchw";
+    open_kernel_cache(path)->put_generic_code(row);
+    {
+        // The file as the version-5 build left it: the same tables but generic_timings.
+        RawDb raw(path);
+        raw.exec("DROP TABLE generic_timings; PRAGMA user_version = 5;");
+    }
+    auto cache = open_kernel_cache(path);
+    EXPECT_EQ(cache->stats().schema_version, kernel_cache_schema_version());
+    std::vector<GenericCodeRecord> rows = cache->generic_code_for("conv2d_nchw", row.key.target);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].code.digest, row.code.digest);
+    EXPECT_EQ(rows[0].code.bytes, row.code.bytes);
+    EXPECT_EQ(cache->stats().generic_timings, 0);
+    cache->put_generic_timings({timing_of(row, row.key.shape, 1.0)});
+    EXPECT_EQ(cache->stats().generic_timings, 1);
 }
 
 } // namespace

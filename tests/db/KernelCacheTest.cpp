@@ -251,7 +251,7 @@ TEST(KernelCache, MeasurementsOnIncludesThoseUnderLoadOfTheSameTarget) {
 TEST(KernelCache, WritesSchemaVersion) {
     ScratchDir dir;
     std::string path = dir.file("cache.db");
-    EXPECT_EQ(kernel_cache_schema_version(), 5);
+    EXPECT_EQ(kernel_cache_schema_version(), 6);
     EXPECT_EQ(open_kernel_cache(path)->stats().schema_version, kernel_cache_schema_version());
 
     RawDb raw(path);
@@ -259,7 +259,7 @@ TEST(KernelCache, WritesSchemaVersion) {
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw.text("SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master "
                        "WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name)"),
-              "generic_code,kernel_code,kernel_variants,kernels,measurements,models,ops,targets,tuning_runs");
+              "generic_code,generic_timings,kernel_code,kernel_variants,kernels,measurements,models,ops,targets,tuning_runs");
     EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master WHERE type = 'index' "
                           "AND name IN ('measurements_by_key', 'kernels_by_shape', "
                           "'tuning_runs_by_key', 'measurements_by_run')"),

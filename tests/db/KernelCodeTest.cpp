@@ -203,7 +203,7 @@ TEST(SchemaMigration, UpgradesVersion3AddingTheCodeTable) {
         // Version 4 only added kernel_code (and 5 generic_code): without them, and marked 3, the
         // file is what version 3 wrote.
         RawDb raw(path);
-        raw.exec("DROP TABLE kernel_code; DROP TABLE generic_code; PRAGMA user_version = 3;");
+        raw.exec("DROP TABLE kernel_code; DROP TABLE generic_code; DROP TABLE generic_timings; PRAGMA user_version = 3;");
     }
     EXPECT_NE(test::db_error_of([&] { open_kernel_cache(path, OpenMode::ReadOnly); })
                   .find("has schema version 3, older than version " +

@@ -1,0 +1,43 @@
+// Timing shape-generic kernels where the truth is known (`opgen db compile --generic`, issue 20):
+// every generic kernel of an op runs at each tuned shape of that op, in turns with the shape's
+// tuned kernel, and the median ratio is stored (db::GenericTimingRecord). The lookup then ranks
+// the generic kernels that serve a never-tuned shape by their measured ratios at the tuned shapes
+// nearest to it, instead of by a cost model asked about schedules far from its training data.
+//
+// Both kernels run JIT-compiled in this process, the generic one from the same lowering as its
+// stored code (lower_generic) and the tuned one from its schedule; each output is checked against
+// the reference sample of the shape before its time counts, so a wrong result is reported and
+// never stored. Only keys whose thread count (":tN" of the target key) is the one this process
+// runs kernels at (HL_NUM_THREADS, else every core) are timed: a ratio taken at another thread
+// count would describe another machine.
+#ifndef OPGEN_TUNER_GENERIC_TIMING_H
+#define OPGEN_TUNER_GENERIC_TIMING_H
+
+#include "db/KernelCache.h"
+#include "opgen/OpLibrary.h"
+#include "opgen/Target.h"
+#include "tuner/CodeStore.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace opgen::tuner {
+
+// Times, for the ops named (all of the library's when empty), every generic kernel of `target`
+// at every tuned shape of its op with the same key (target key, op hash, dtype, versions) that
+// has no timing of that generic code yet, and stores the ratios (KernelCache::
+// put_generic_timings), one op at a time. `compiled` counts the timings stored; a generic or
+// tuned kernel that cannot be compiled, or gives a wrong result, counts in `failed` with the
+// reason, and nothing of it is stored. `min_ms`: the least time the generic kernel's calls add up
+// to per timing. `log` gets one line per generic kernel.
+CodeFillReport time_generic_code(db::KernelCache &cache, const OpLibrary &library, const Target &target,
+                                 const std::vector<std::string> &ops, double min_ms = 30,
+                                 const std::function<void(const std::string &)> &log = {});
+
+// The thread count of a target key ("x86-64-avx512:t4" gives 4), 0 when it names none.
+int key_threads(const std::string &target_key);
+
+}  // namespace opgen::tuner
+
+#endif
