@@ -22,10 +22,13 @@ namespace opgen::cli {
 
 namespace {
 
+// The runner's own default (ModelRunner.h).
+constexpr int default_calibration_runs = 5;
+
 struct RunArgs {
     std::string dir;
     std::vector<std::string> inputs, outputs;
-    int threads = 0, iterations = 10, warmup = 1;
+    int threads = 0, iterations = 10, warmup = 1, calibrate = default_calibration_runs;
     bool profile = false;
 };
 
@@ -45,6 +48,8 @@ std::vector<std::string> runner_command(const RunArgs &a) {
     for (const std::string &f : a.outputs) cmd.insert(cmd.end(), {"--output", f});
     if (a.threads > 0) cmd.insert(cmd.end(), {"--threads", std::to_string(a.threads)});
     cmd.insert(cmd.end(), {"--iterations", std::to_string(a.iterations), "--warmup", std::to_string(a.warmup)});
+    // Only when asked: runners compiled before read-ahead existed refuse the flag.
+    if (a.calibrate != default_calibration_runs) cmd.insert(cmd.end(), {"--calibrate", std::to_string(a.calibrate)});
     if (a.profile) cmd.push_back("--profile");
     return cmd;
 }
@@ -78,6 +83,10 @@ void add_run_command(CLI::App &app) {
     cmd->add_option("--iterations", a->iterations, "timed runs (default 10); the latency is their median")
         ->check(CLI::Range(1, 1000000));
     cmd->add_option("--warmup", a->warmup, "untimed runs first (default 1)")->check(CLI::Range(0, 1000000));
+    cmd->add_option("--calibrate", a->calibrate,
+                    "runs with and without reading each kernel's weights ahead (at least 1 MiB of them), "
+                    "which choose the kernels it is kept for (default 5; 0: none)")
+        ->check(CLI::Range(0, 1000));
     cmd->add_flag("--profile", a->profile, "print every kernel's time and share");
     cmd->callback([a] {
         int status = run(*a);

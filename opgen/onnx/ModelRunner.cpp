@@ -133,7 +133,7 @@ static void print_profile(const double *seconds, int runs) {
 
 struct options {
     const char *weights, *inputs[@M@_INPUTS + 1], *outputs[@M@_OUTPUTS + 1];
-    int n_inputs, n_outputs, threads, iterations, warmup, profile;
+    int n_inputs, n_outputs, threads, iterations, warmup, profile, calibrate;
 };
 
 static int count_arg(const char *flag, const char *value, int least) {
@@ -147,7 +147,8 @@ static struct options parse(int argc, char **argv) {
     struct options o = {0};
     o.iterations = 10;
     o.warmup = 1;
-    if (argc < 2) die("usage: %s WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K] [--warmup W] [--profile]", argv[0]);
+    o.calibrate = 5;
+    if (argc < 2) die("usage: %s WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K] [--warmup W] [--calibrate R] [--profile]", argv[0]);
     o.weights = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : 0;
@@ -159,6 +160,7 @@ static struct options parse(int argc, char **argv) {
         else if (!strcmp(argv[i], "--threads")) o.threads = count_arg(argv[i], value, 1);
         else if (!strcmp(argv[i], "--iterations")) o.iterations = count_arg(argv[i], value, 1);
         else if (!strcmp(argv[i], "--warmup")) o.warmup = count_arg(argv[i], value, 0);
+        else if (!strcmp(argv[i], "--calibrate")) o.calibrate = count_arg(argv[i], value, 0);
         else die("unknown argument '%s'", argv[i]);
         i++;
     }
@@ -180,6 +182,12 @@ int main(int argc, char **argv) {
     for (int w = 0; w < (o.warmup > 0 ? o.warmup : 1); w++)
         if (@M@_run(inputs, outputs) != 0) die("%s", @M@_last_error());
     check_finite(outputs);
+    if (o.calibrate > 0) {
+        int chosen = @M@_calibrate(inputs, outputs, o.calibrate);
+        if (chosen < 0) die("%s", @M@_last_error());
+        printf("read ahead: the weights of %d kernel(s), chosen over %d runs with and %d without\n", chosen,
+               o.calibrate, o.calibrate);
+    }
     double *ms = calloc((size_t)o.iterations, sizeof(double)), sum = 0;
     double *seconds = calloc(@M@_KERNELS, sizeof(double));
     for (int r = 0; r < o.iterations; r++) {

@@ -4,9 +4,11 @@
 // against the model's), runs once and refuses outputs that are not finite, then times
 // `--iterations` runs and prints the median latency, the peak resident memory, and with
 // `--profile` every kernel's share of the time; `--output` files receive the outputs as .npy.
+// Before timing, `<model>_calibrate` chooses the kernels whose weights are read ahead
+// (`--calibrate R`: R runs with and R without, 5 by default; 0 reads none ahead).
 //
 //   <model>-runner WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K]
-//                  [--warmup W] [--profile]
+//                  [--warmup W] [--calibrate R] [--profile]
 // Bad arguments and files give one `error: ...` line and exit status 1.
 #ifndef OPGEN_ONNX_MODEL_RUNNER_H
 #define OPGEN_ONNX_MODEL_RUNNER_H

@@ -7,11 +7,15 @@
 // the bare Node.js process before ONNX Runtime was loaded, so the two can be told apart).
 //
 // usage: run.js --model M.onnx [--input NAME=FILE.npy]... [--inputs DIR] [--threads N]
-//               [--runs N] [--warmup N] [--out DIR] [--ort DIR]
+//               [--runs N] [--warmup N] [--out DIR] [--ort DIR] [--profile PREFIX]
 //   --inputs DIR   every DIR/<input name>.npy (as scripts/models/make_models.py writes them)
 //   --threads N    intra-op threads (default 1); inter-op is 1, execution sequential
 //   --ort DIR      where onnxruntime-node is installed (DIR/node_modules/onnxruntime-node);
 //                  default $OPGEN_ORT_DIR, else build/ort under the repository
+//   --profile PREFIX  ONNX Runtime's own per-node profile (every warm-up and timed run) goes to
+//                  PREFIX_<date>.json, its path in the JSON line as "profile"; the latency with
+//                  profiling on is not a figure to compare (scripts/models/ort_profile_summary.py
+//                  reads the file)
 // Bad arguments or files end the process with one `error: ...` line and status 1.
 'use strict';
 
@@ -24,7 +28,7 @@ class UserError extends Error {}
 
 function parseArgs(argv) {
     const args = {inputs: {}, inputsDir: null, threads: 1, runs: 10, warmup: 2, out: null,
-                  model: null, ort: null};
+                  model: null, ort: null, profile: null};
     for (let i = 0; i < argv.length; i++) {
         const flag = argv[i];
         const value = argv[i + 1];
@@ -34,6 +38,7 @@ function parseArgs(argv) {
         else if (flag === '--inputs') args.inputsDir = value;
         else if (flag === '--out') args.out = value;
         else if (flag === '--ort') args.ort = value;
+        else if (flag === '--profile') args.profile = value;
         else if (flag === '--input') {
             const eq = value.indexOf('=');
             if (eq <= 0) throw new UserError(`--input '${value}' is not NAME=FILE`);
@@ -122,6 +127,17 @@ function gatherInputs(args, session) {
     return files;
 }
 
+// Ends ONNX Runtime's profiling and returns the file it wrote: PREFIX_<date>.json, the newest.
+function newestProfile(prefix, session) {
+    session.endProfiling();
+    const dir = path.dirname(path.resolve(prefix));
+    const base = path.basename(prefix) + '_';
+    const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'))
+        .map((f) => path.join(dir, f));
+    if (!files.length) throw new UserError(`ONNX Runtime wrote no profile '${prefix}_*.json'`);
+    return files.reduce((a, b) => (fs.statSync(a).mtimeMs >= fs.statSync(b).mtimeMs ? a : b));
+}
+
 function median(values) {
     const sorted = values.slice().sort((a, b) => a - b);
     const mid = sorted.length >> 1;
@@ -138,6 +154,7 @@ async function main() {
         interOpNumThreads: 1,
         executionMode: 'sequential',
         graphOptimizationLevel: 'all',
+        ...(args.profile ? {enableProfiling: true, profileFilePrefix: args.profile} : {}),
     });
     const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
 
@@ -158,6 +175,7 @@ async function main() {
         times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     const cpu = process.cpuUsage(cpuStart);
+    const profile = args.profile ? newestProfile(args.profile, session) : undefined;
 
     if (args.out) {
         fs.mkdirSync(args.out, {recursive: true});
@@ -186,6 +204,7 @@ async function main() {
         peak_rss_mib: mib(process.resourceUsage().maxRSS * 1024),
         node_start_rss_mib: mib(startRss),
         outputs: session.outputNames,
+        ...(profile ? {profile} : {}),
     }));
 }
 

@@ -3,7 +3,8 @@
 (issue 21): the small MobileNet-style net with its kernels tuned into a fresh cache (a budget of
 2 trials per kernel, to keep the test short), then compiled again from the warm cache (every
 kernel "cached", nothing tuned); resnet_tiny and bert_tiny with Halide's heuristic points
-(--no-tune), resnet_tiny also with NCHW activations (--nchw). Each library is run by `opgen run`
+(--no-tune), resnet_tiny also with NCHW activations (--nchw) and at 2 threads (its parallel loops
+on the model's thread pool). Each library is run by `opgen run`
 (its generated runner) and its outputs compared with ONNX Runtime's within 1e-4 relative.
 A mismatch fails; so does an absent ONNX Runtime.
 usage: deploy_test.py SOURCE_DIR ORT_DIR OPGEN"""
@@ -28,8 +29,8 @@ def ops(out):
         return {k["op"] for k in json.load(f)["distinct_kernels"]}
 
 
-def compile_model(tmp, name, out, *flags):
-    r = run(opgen, "compile", os.path.join(tmp, name + ".onnx"), "-o", out, "--threads", "1",
+def compile_model(tmp, name, out, *flags, threads=1):
+    r = run(opgen, "compile", os.path.join(tmp, name + ".onnx"), "-o", out, "--threads", str(threads),
             "--db", os.path.join(tmp, "opgen.db"), *flags)
     check(r.returncode == 0, "opgen compile %s %s failed: %s" % (name, " ".join(flags), r.stderr))
     for f in ("lib%s.a" % name, name + ".h", name + ".weights", name + "-runner", "deploy.json"):
@@ -37,7 +38,7 @@ def compile_model(tmp, name, out, *flags):
     return r.stdout
 
 
-def run_and_compare(tmp, name, out):
+def run_and_compare(tmp, name, out, threads=1):
     """Runs the compiled model on the test inputs and compares every output with ORT's."""
     ort_out = os.path.join(tmp, name + ".ort")
     if not os.path.isdir(ort_out):
@@ -49,7 +50,7 @@ def run_and_compare(tmp, name, out):
         graph = json.load(f)
     mine = out + ".outputs"
     os.makedirs(mine, exist_ok=True)
-    args = [opgen, "run", out, "--iterations", "3", "--threads", "1"]
+    args = [opgen, "run", out, "--iterations", "3", "--threads", str(threads)]
     for i in graph["inputs"]:
         args += ["--input", os.path.join(tmp, name + ".inputs", i + ".npy")]
     for o in graph["outputs"]:
@@ -57,6 +58,8 @@ def run_and_compare(tmp, name, out):
     r = run(*args)
     check(r.returncode == 0, "opgen run %s failed: %s" % (name, r.stderr))
     check("latency: p50" in r.stdout and "peak RSS:" in r.stdout, "opgen run printed:\n" + r.stdout)
+    # The calibration of weight read-ahead ran (10 runs) before the outputs were written.
+    check("read ahead: the weights of" in r.stdout, "opgen run did not calibrate:\n" + r.stdout)
     r = run(PY, os.path.join(models, "compare_outputs.py"), ort_out, mine, "--rtol", "1e-4")
     check(r.returncode == 0, "%s: the compiled model differs from ONNX Runtime:\n%s%s" % (
         name, r.stdout, r.stderr))
@@ -86,6 +89,12 @@ try:
         compile_model(tmp, name, out, "--no-tune")
         check(list(origins(out)) == ["heuristic"], "%s: expected heuristic points, got %s" % (name, origins(out)))
         run_and_compare(tmp, name, out)
+    # Kernels with parallel loops, run on the model's spinning thread pool (ModelThreadPool.h).
+    out = os.path.join(tmp, "resnet_tiny.t2")
+    compile_model(tmp, "resnet_tiny", out, "--no-tune", threads=2)
+    with open(os.path.join(out, "src", "resnet_tiny.c")) as f:
+        check("model_pool_start(threads)" in f.read(), "resnet_tiny: the program does not start its pool")
+    run_and_compare(tmp, "resnet_tiny", out, threads=2)
     # The row-major layouts (no channel blocking) still compute the same.
     out = os.path.join(tmp, "resnet_tiny.nchw")
     compile_model(tmp, "resnet_tiny", out, "--no-tune", "--nchw")
