@@ -499,6 +499,17 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
         return read_kernels(query);
     }
 
+    std::vector<KernelRecord> kernels_at(const std::string &target, const std::string &shape) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          std::string("SELECT ") + kKeyColumns + ", " + kRecordColumns +
+                              " FROM kernels WHERE target = ?1 AND shape = ?2 ORDER BY op_name, dtype, "
+                              "op_hash, halide_version, tuner_version",
+                          "listing the kernels at shape '" + shape + "' on target '" + target + "'");
+        query.bind(1, target).bind(2, shape);
+        return read_kernels(query);
+    }
+
     std::vector<KernelRecord> kernels_for(const std::string &op_name,
                                           const std::string &target) override {
         std::lock_guard<std::mutex> lock(mutex_);

@@ -169,6 +169,9 @@ public:
     // All winners of one op on one target (any shape); used for nearest-shape answers.
     virtual std::vector<KernelRecord> kernels_for(const std::string &op_name,
                                                   const std::string &target) = 0;
+    // All winners of every op at one shape on one target, in key order (a tuning task starts from
+    // the loop choices of related ops tuned at its shape: tuner/CarriedPoints.h).
+    virtual std::vector<KernelRecord> kernels_at(const std::string &target, const std::string &shape) = 0;
     // All winners of one op on every target, in key order (generic code is compiled from them).
     virtual std::vector<KernelRecord> kernels_of_op(const std::string &op_name) = 0;
     // Records the start of a tuning run and returns its id, for MeasurementRecord::run_id and

@@ -1,5 +1,6 @@
 #include "tuner/Tuner.h"
 
+#include "tuner/CarriedPoints.h"
 #include "tuner/CodeStore.h"
 #include "tuner/Features.h"
 #include "tuner/ModelStore.h"
@@ -108,6 +109,8 @@ struct Task {
     // Measurements a killed run already recorded under the key, by point: reused, never taken again.
     std::map<std::string, db::MeasurementRecord> recorded;
     PoolOptions po;
+    // Related winners' loop choices, measured in the first round after the reference.
+    std::vector<SchedulePoint> carried = {};
 };
 
 // The measurements recorded under `key` that this version can read, by point.
@@ -320,6 +323,13 @@ std::vector<SchedulePoint> pick_round(const Task &t, RunState &s, SearchStrategy
         chosen.push_back(t.reference);
         s.measured.insert(point_key(t.reference));  // so the search does not pick it twice
     }
+    if (s.first_round) {
+        for (const auto &p : t.carried) {
+            if (int(chosen.size()) >= want || s.is_measured(p)) continue;
+            chosen.push_back(p);
+            s.measured.insert(point_key(p));
+        }
+    }
     ScoreFn score = [&](const std::vector<SchedulePoint> &pts) { return scorer.score(pts); };
     MeasuredFn measured = [&](const SchedulePoint &p) { return s.is_measured(p); };
     for (auto &p : search.next_batch(want - int(chosen.size()), score, measured, elite, s.first_round)) {
@@ -529,6 +539,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
     Task t{def, shape, target, o, cache, key, make_tiling_space(def, shape, target, o.threads),
            flop_count(def, shape), reference_point(def, shape, target, o.threads), recorded_measurements(cache, key),
            pool_options(o)};
+    if (cache && key) t.carried = carried_points(t.space, t.reference, *key, cache->kernels_at(key->target, key->shape));
     RunState s;
     s.result.legal_size = int64_t(t.space.legal.size());
     s.result.flops = s.scale.flops = t.flops;

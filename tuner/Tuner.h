@@ -120,8 +120,10 @@ double contention_level_of(const std::string &target_key);
 SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
 
 // Tunes `def` at `shape` on `target`. When `cache` is given every measurement is recorded under
-// `key` as it happens, in one transaction per round, and measurements already recorded under
-// `key` (a run that was killed) are reused instead of measured again. Raises std::runtime_error
+// `key` as it happens, in one transaction per round, measurements already recorded under `key` (a
+// run that was killed) are reused instead of measured again, and the loop choices of the cache's
+// other winners at the key's shape and target are measured in the first round
+// (tuner/CarriedPoints.h). Raises std::runtime_error
 // when the measurement workers cannot be started.
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &options,
                 db::KernelCache *cache = nullptr, const db::KernelKey *key = nullptr);

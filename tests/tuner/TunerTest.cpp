@@ -1,12 +1,18 @@
 // tune() end to end on a tiny matmul with measurement workers: it starts from the target's default
 // cost model unless told not to, and a would-be best is confirmed against the best before it leads
 // without adding trials. Tiny shapes and short timings, so each test takes seconds.
+#include "db/KernelCache.h"
 #include "opgen/OpLibrary.h"
 #include "tuner/ModelStore.h"
 #include "tuner/Runner.h"
 #include "tuner/Tuner.h"
 
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
 
 using namespace opgen;
 using namespace opgen::tuner;
@@ -117,4 +123,49 @@ TEST(Tuner, WouldBeBestIsTimedAgainWithoutCountingAsATrial) {
         EXPECT_EQ(trial.retimed % 2, 0);
     }
     EXPECT_EQ(confirmed, r.retimed);
+}
+
+// A fused op tuned where the cache holds its plain twin's winner at the same shape measures the
+// twin's loops (with its own epilogue plan) in its first round, and records it like any trial.
+TEST(Tuner, MeasuresARelatedWinnersLoopsInTheFirstRound) {
+    ComputeDef gelu = OpLibrary::standard().load("matmul_bias_gelu");
+    BoundShape shape = bind_shape(gelu, "M=16,N=32,K=8");
+    Target host = host_target();
+    TilingSpace space = make_tiling_space(gelu, shape, host, 1);
+    SchedulePoint reference = reference_point(gelu, shape, host, 1);
+    // The twin's winner: the last legal point whose loops are not the reference's.
+    SchedulePoint twin = reference;
+    for (const SchedulePoint &p : space.legal) {
+        SchedulePoint loops = p;
+        loops.stages = reference.stages;
+        loops.fast_math = reference.fast_math;
+        if (!(loops == reference)) twin = loops;
+    }
+    ASSERT_FALSE(twin == reference);
+    std::string path = std::filesystem::temp_directory_path() / ("opgen-carried-" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(path);
+    auto cache = db::open_kernel_cache(path);
+    db::KernelKey key = kernel_key(gelu, shape, host, 1);
+    db::KernelRecord plain;
+    plain.key = key;
+    plain.key.op_name = "matmul";
+    SchedulePoint plain_point = twin;
+    plain_point.stages.clear();
+    plain.schedule_json = plain_point.to_json().dump();
+    plain.schedule_source = "-";
+    plain.time_ms = 1;
+    plain.verified = true;
+    ASSERT_TRUE(cache->put_kernel(plain));
+
+    TuneOptions o = quick(3);
+    o.trials = 3;
+    TuneResult r = tune(gelu, shape, host, o, cache.get(), &key);
+    ASSERT_TRUE(r.found);
+    ASSERT_EQ(r.trials.size(), 3u);
+    EXPECT_TRUE(r.trials[0].point == reference);
+    EXPECT_TRUE(r.trials[1].point == twin) << r.trials[1].point.summary() << " vs " << twin.summary();
+    EXPECT_TRUE(r.trials[1].result.ok());
+    EXPECT_EQ(cache->measurements_for(key).size(), 3u);
+    cache.reset();
+    std::filesystem::remove(path);
 }
