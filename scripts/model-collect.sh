@@ -4,7 +4,9 @@
 # reference kernel interleaved every 20 candidates (it corrects for the clock's wander).
 #   scripts/model-collect.sh [train|holdout|all] [OUT_DIR] [OPGEN]
 # writes OUT_DIR/train.db and OUT_DIR/holdout.db (default OUT_DIR: model-data). A rerun resumes.
-# The held-out tasks are shapes never trained on: matmul 384^3 and conv2d C=64 F=64 28x28.
+# The held-out tasks are shapes never trained on: matmul 384^3 and conv2d C=64 F=64 28x28, and
+# (since 2026-11-25, with the stage plans and channel orders of issues 18 and 19) softmax
+# 128x2048, layernorm 64x3072 and conv2d C=256 F=256 14x14.
 set -euo pipefail
 what=${1:-all}
 out=${2:-model-data}
@@ -19,6 +21,9 @@ collect() {  # db op shape sample
 if [[ $what == holdout || $what == all ]]; then
     collect "$out/holdout.db" matmul M=384,N=384,K=384 500
     collect "$out/holdout.db" conv2d_nchw N=1,C=64,H=28,W=28,F=64 500
+    collect "$out/holdout.db" softmax M=128,N=2048 300
+    collect "$out/holdout.db" layernorm M=64,N=3072 300
+    collect "$out/holdout.db" conv2d_nchw N=1,C=256,H=14,W=14,F=256 200
 fi
 if [[ $what == train || $what == all ]]; then
     for shape in M=256,N=256,K=256 M=128,N=512,K=256 M=512,N=192,K=128 M=192,N=320,K=384 \
@@ -33,4 +38,9 @@ if [[ $what == train || $what == all ]]; then
                  N=1,C=512,H=7,W=7,F=128; do
         collect "$out/train.db" conv2d_nchw "$shape" 400
     done
+    # Row ops (where their statements are computed) and convolutions with the channel order knob.
+    collect "$out/train.db" softmax M=64,N=1024 300
+    collect "$out/train.db" layernorm M=256,N=512 300
+    collect "$out/train.db" conv2d_nchw N=1,C=96,H=14,W=14,F=192 200
+    collect "$out/train.db" conv2d_nchw N=1,C=64,H=28,W=28,F=128 200
 fi

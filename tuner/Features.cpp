@@ -27,6 +27,14 @@ const std::vector<std::string> &feature_names() {
         "axis3_reg_log2", "axis3_tile_log2", "axis3_tiles_log2", "axis3_outer_pos",
         "reduce0_block_log2", "reduce0_blocks_log2", "reduce1_block_log2", "reduce1_blocks_log2",
         "reduce2_block_log2", "reduce2_blocks_log2", "vector_registers_live",
+        // The point's other choices (issues 18 and 19): where the op's other statements are
+        // computed, how many partial-sum lanes their reductions keep, the exp form, the channel
+        // order and which axis is vectorized; then statement by statement (slot i = the i-th
+        // statement of the stage plan; absent: -1), as the loop nest is axis by axis.
+        "stages_inline", "stages_root", "stages_tile", "stages_row", "stage_lanes_log2",
+        "fast_math", "channels_innermost", "vector_axis",
+        "stage0_depth", "stage0_lanes_log2", "stage1_depth", "stage1_lanes_log2",
+        "stage2_depth", "stage2_lanes_log2", "stage3_depth", "stage3_lanes_log2",
         // Last, so that the columns before it keep their meaning: the memory-bandwidth contention
         // level the candidate was measured under (tuner/Contention.h; 0 on a quiet machine).
         "contention_level"};
@@ -81,6 +89,34 @@ Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingRul
 
 constexpr size_t nest_axes = 4, nest_reduce = 3;
 
+// How deep a statement's placement is: 0 inline, 1 root, 2 tile, 3 row (opgen/Schedule.h).
+double placement_depth(const std::string &at) {
+    if (at == "inline") return 0;
+    if (at == "root") return 1;
+    if (at == "tile") return 2;
+    return 3;
+}
+
+constexpr size_t plan_slots = 4;
+
+// The point's stage plan and knobs, the same on every group row of it.
+std::vector<float> stage_plan_features(const SchedulePoint &p) {
+    double at[4] = {0, 0, 0, 0}, lanes = 0;
+    for (const auto &st : p.stages) {
+        at[size_t(placement_depth(st.at))] += 1;
+        lanes += lg(st.lanes);
+    }
+    std::vector<float> f = {float(at[0]), float(at[1]), float(at[2]), float(at[3]),
+                            float(p.stages.empty() ? 0.0 : lanes / double(p.stages.size())), float(p.fast_math),
+                            float(p.channels_innermost), float(p.vector_axis)};
+    for (size_t i = 0; i < plan_slots; i++) {
+        const bool here = i < p.stages.size();
+        f.push_back(here ? float(placement_depth(p.stages[i].at)) : -1.0f);
+        f.push_back(here ? float(lg(p.stages[i].lanes)) : -1.0f);
+    }
+    return f;
+}
+
 // The per-axis features of `p`, the same on every group row of it; absent axes are -1.
 std::vector<float> loop_nest_features(const TilingRules &space, const SchedulePoint &p) {
     std::vector<float> f;
@@ -124,6 +160,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
     double roofline_ns = roofline_seconds(def, shape, target, space, p, threads) * 1e9;
     auto in_path = target.paths.count("input") ? target.paths.at("input") : std::vector<std::string>{"DRAM"};
     const std::vector<float> nest = loop_nest_features(space, p);
+    const std::vector<float> plan = stage_plan_features(p);
     int rows = 0;
     for (const auto &g : space.groups) {
         const Stage &lead = space.graph.stages[size_t(g.stages.front())];
@@ -183,6 +220,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
         };
         out.insert(out.end(), std::begin(row), std::end(row));
         out.insert(out.end(), nest.begin(), nest.end());
+        out.insert(out.end(), plan.begin(), plan.end());
         out.push_back(float(contention_level));
         rows++;
     }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "opgen/OpLibrary.h"
 
@@ -117,4 +118,58 @@ TEST(Features, RooflineCountsTheParallelLoopsIterations) {
 }
 
 }  // namespace
+
+// Issue 19: the stage plan is described on every row, statement by statement, so two points that
+// differ only in where softmax's `ex` is computed differ in their features, in ex's slot.
+TEST(Features, DescribeWhereEachStatementIsComputed) {
+    ComputeDef def = OpLibrary::standard().load("softmax");
+    BoundShape shape = bind_shape(def, "M=64,N=768");
+    Target target = load_target("x86-64-avx512");
+    TilingSpace space = make_tiling_space(def, shape, target, 1);
+    const auto &names = feature_names();
+    auto col = [&](const std::string &name) {
+        return size_t(std::find(names.begin(), names.end(), name) - names.begin());
+    };
+    auto slot_of_ex = [](const SchedulePoint &p) {
+        for (size_t i = 0; i < p.stages.size(); i++) {
+            if (p.stages[i].tensor == "ex") return int(i);
+        }
+        return -1;
+    };
+    // Two legal points with the same loops and plan but for where `ex` is computed.
+    std::optional<SchedulePoint> a, b;
+    for (const SchedulePoint &p : space.legal) {
+        const int i = slot_of_ex(p);
+        if (i < 0) continue;
+        if (!a) {
+            a = p;
+            continue;
+        }
+        SchedulePoint moved = *a;
+        moved.stages[size_t(i)].at = p.stages[size_t(i)].at;
+        if (moved == p && p.stages[size_t(i)].at != a->stages[size_t(i)].at) {
+            b = p;
+            break;
+        }
+    }
+    ASSERT_TRUE(a && b) << "no two points differ only in where ex is computed";
+    const std::string slot = "stage" + std::to_string(slot_of_ex(*a)) + "_depth";
+    ASSERT_LT(col(slot), names.size());
+    const size_t width = size_t(num_features());
+    std::vector<float> fa, fb;
+    int rows = group_features(def, shape, target, space, *a, 1, fa);
+    ASSERT_EQ(group_features(def, shape, target, space, *b, 1, fb), rows);
+    ASSERT_GE(rows, 1);
+    for (size_t r = 0; r < size_t(rows); r++) {
+        EXPECT_NE(fa[r * width + col(slot)], fb[r * width + col(slot)]);
+        EXPECT_GE(fa[r * width + col(slot)], 0.0f);
+        const float placed = fa[r * width + col("stages_inline")] + fa[r * width + col("stages_root")] +
+                             fa[r * width + col("stages_tile")] + fa[r * width + col("stages_row")];
+        EXPECT_EQ(placed, float(a->stages.size()));
+        if (a->stages.size() <= 3) {
+            EXPECT_EQ(fa[r * width + col("stage3_depth")], -1.0f);  // an absent slot
+        }
+    }
+}
+
 }  // namespace opgen::tuner
