@@ -49,6 +49,28 @@ int64_t row_piece(int64_t row) {
     return r;
 }
 
+// The input pixels that a register tile of xr x yr output pixels of a 1x1 window reads, with
+// the skipped ones between them at the shape's stride (its attribute "stride", 1 without).
+int64_t input_pixels(const BoundShape &shape, int64_t xr, int64_t yr) {
+    auto it = shape.values.find("stride");
+    const int64_t stride = it == shape.values.end() ? 1 : it->second;
+    return ((xr - 1) * stride + 1) * ((yr - 1) * stride + 1);
+}
+
+// The channel block of a 1x1 convolution's register tile reading `pixels` input pixels for
+// `channels` output channels: all `channels_in` when the L1 holds the input slice of a register
+// tile beside the weight panel of a cache tile (the footprints of the legal space,
+// tuner/TilingRules.cpp), else halved until it does (256 of 512 or more at 14x14 and 7x7 on
+// AVX-512's 48 KiB, 128 at stride 2), not below kChannelBlock. Measured 2026-11-25: 256 within
+// 3% of the whole channels, both 1.3-1.9x blocks of 16 (docs/bench/2026-11-25-s9-conv.md).
+int64_t gemm_channel_block(int64_t channels_in, int64_t pixels, int64_t channels, int bytes, const Target &target) {
+    const BufferLevel *l1 = target.find_buffer("L1");
+    int64_t block = channels_in;
+    auto fits = [&](int64_t b) { return !l1 || l1->capacity <= 0 || b * (pixels + channels) * bytes <= l1->capacity; };
+    while (!fits(block) && block % 2 == 0 && (block / 2) % kChannelBlock == 0) block /= 2;
+    return block;
+}
+
 }  // namespace
 
 bool slides_window(const Statement &ms, const std::string &r) {
@@ -111,16 +133,25 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
     p.axes[1].reg = yr;
     p.axes[1].tile = rows;
     p.axes[2].reg = p.axes[2].tile = vectors * lanes;
-    for (ReduceTiling &r : p.reduce) {
-        if (r.var == ms.reduce_vars.front().name && r.block % kChannelBlock == 0 && r.block > kChannelBlock) {
-            r.block = kChannelBlock;
-        }
-    }
     p.channels_innermost = window_inside_channels(ms, shape, kWindowSteps);
     p.packed.clear();
+    // A window of more than one step: channels in blocks of 16, input and weights packed. A 1x1
+    // window (a GEMM over pixels): the channels in the longest block L1 holds and only the weights
+    // packed (read across the vector of output channels), see short_row_conv_point in the header.
+    const bool gemm = !p.channels_innermost;
+    for (ReduceTiling &r : p.reduce) {
+        if (r.var != ms.reduce_vars.front().name || r.block % kChannelBlock != 0 || r.block <= kChannelBlock) continue;
+        r.block = gemm ? gemm_channel_block(r.block, input_pixels(shape, xr, yr), vectors * lanes,
+                                            dtype_bytes(def.output().dtype), target)
+                       : kChannelBlock;
+    }
     const std::vector<const ExprNode *> read = accesses(ms);
+    const std::string &vector_var = p.axes[2].var;
     for (const TensorDecl *t : def.inputs()) {
-        if (std::any_of(read.begin(), read.end(), [&](const ExprNode *e) { return e->name == t->name; })) {
+        // Read at all; under a 1x1 window, read along the vectorized output channels too.
+        if (std::any_of(read.begin(), read.end(), [&](const ExprNode *e) {
+                return e->name == t->name && (!gemm || mentions(*e, vector_var));
+            })) {
             p.packed.push_back(t->name);
         }
     }

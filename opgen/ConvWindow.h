@@ -37,9 +37,13 @@ bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_
 // dividing the column (up to 28 accumulators at two vectors) x the most vectors of output
 // channels (up to four) that fit the registers beside their weight vectors and one broadcast input
 // (7 x 2 x 2 at 14x14, 7 x 1 x 2 at 7x7 on AVX-512), whole rows and columns per cache tile,
-// channels in blocks of 16, the channel loop innermost (a 3x3 window around it; a 1x1 one is
-// a GEMM over pixels), input and weights packed (the weights
-// re-laid out channel-contiguous). Returns false, `p` unchanged, for any other op or shape.
+// channels in blocks of 16, the channel loop innermost (a 3x3 window around it), input and weights
+// packed (the weights re-laid out channel-contiguous). A 1x1 window is a GEMM over pixels: the
+// channels reduced whole in each register tile and only the weights packed; the input, read as
+// broadcasts, stays in place (packed, it was copied once per tile of output channels, and at
+// stride 2 with the skipped pixels). Measured 2026-11-25 at 1 thread, ResNet-50's 1x1 shapes with
+// rows of 14 and 7 (docs/bench/2026-11-25-s9-conv.md): 1.26-1.93x the old point's GFLOP/s.
+// Returns false, `p` unchanged, for any other op or shape.
 bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
 // For a channel-blocked convolution (conv2d_nchwc: output [n, fo, y, x, fi] with fi one vector of
