@@ -288,7 +288,8 @@ private:
         std::vector<const GenericCodeRecord *> generic_rows;
         std::string no_generic;
         try {
-            generic_rows = generic_.serving(*connection_, request, no_generic);
+            // Best first, the first one's code checked: the generic kernel kernel() would serve.
+            generic_rows = generic_.ranked_serving(*connection_, request, no_generic, generic_scorer(request));
         } catch (const DbError &) {
             generic_rows.clear(); // only refused code: kernel() reports it
         }

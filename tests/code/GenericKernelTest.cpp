@@ -510,5 +510,64 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
     }
 }
 
+// Only the chosen row's code is hashed before it is loaded: the best-ranked generic kernel whose
+// code was changed behind the cache's back (its digest no longer matches) is refused when chosen,
+// never mapped, and the next in the ranking serves the shape; with no other row left, kernel()
+// raises the refusal.
+TEST_F(GenericKernelTest, ServesTheNextRankedKernelWhenTheChosenCodeIsRefused) {
+    drop_timings();
+    db::GenericCodeRecord far, near;
+    {
+        auto cache = db::open_kernel_cache(path_);
+        near = cache->generic_code_for("matmul", target_).at(0);
+        far = near;
+        far.key.shape = "K=900,M=900,N=900";
+        cache->put_generic_code(far);
+        std::vector<db::GenericTimingRecord> t(2);
+        for (int i = 0; i < 2; i++) {
+            t[size_t(i)].key = i == 0 ? near.key : far.key;
+            t[size_t(i)].digest = near.code.digest;
+            t[size_t(i)].at_shape = near.key.shape;
+            t[size_t(i)].ratio = i == 0 ? 1.5 : 1.05;  // the far row ranks first
+            t[size_t(i)].time_ms = t[size_t(i)].ratio;
+            t[size_t(i)].tuned_ms = 1;
+        }
+        cache->put_generic_timings(t);
+    }
+    // One bit of the far row's code flipped; its stored digest kept.
+    auto flip_bit = [&](const std::string &shape) {
+        std::vector<unsigned char> bytes = near.code.bytes;
+        bytes[bytes.size() / 2] ^= 0x01;
+        sqlite3 *db = nullptr;
+        sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+        sqlite3_stmt *s = nullptr;
+        sqlite3_prepare_v2(db, "UPDATE generic_code SET bytes = ?1 WHERE op_name = 'matmul' AND shape = ?2", -1, &s,
+                           nullptr);
+        sqlite3_bind_blob(s, 1, bytes.data(), int(bytes.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 2, shape.c_str(), -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(s);
+        int changed = sqlite3_changes(db);
+        sqlite3_finalize(s);
+        sqlite3_close_v2(db);
+        ASSERT_EQ(rc, SQLITE_DONE);
+        ASSERT_EQ(changed, 1);
+    };
+    flip_bit(far.key.shape);
+    {
+        int mapped = mapped_kernel_files();
+        auto lookup = db::open_kernel_lookup(path_);
+        db::LookupAnswer a = lookup->find(request("matmul", "M=20,N=50,K=30"));
+        std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", "M=20,N=50,K=30"));
+        ASSERT_TRUE(k);
+        EXPECT_EQ(mapped_kernel_files(), mapped + 1);  // the near row's code alone
+        EXPECT_LT(run_matmul(*lookup, 20, 50, 30), 1e-6);
+        EXPECT_EQ(a.kind, db::AnswerKind::Generic) << a.reason;
+        EXPECT_EQ(a.from_shape, near.key.shape);  // find() answers with the code kernel() serves
+    }
+    flip_bit(near.key.shape);
+    std::string why = refusal();
+    EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace opgen::test
