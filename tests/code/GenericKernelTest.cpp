@@ -438,7 +438,7 @@ TEST_F(GenericKernelTest, CompileTimesEveryGenericKernelAtTheTunedShapes) {
     EXPECT_NE(r.out.find("stored 0 timing(s)"), std::string::npos) << r.out;
 }
 
-// Measured evidence ranks first: a generic kernel measured near a full tune (at most 1.2x at the
+// Measured evidence ranks first: a generic kernel measured near a full tune (at most 1.4x at the
 // tuned shapes nearest the request) is served by kernel() and answers find() without the model
 // being asked, whatever the model would score; measured worse, the model ranks the candidates
 // and the best measured generic kernel leads the generic ones (and is the one kernel() serves).
@@ -474,6 +474,7 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
     const std::string shape = "M=20,N=50,K=30";
 
     // The far kernel measured at 1.05, the near one at 1.6; the model prefers the near one.
+    // (1.05 and 1.35 both answer outright: at most 1.4.)
     time_both(1.6, 1.05);
     {
         auto lookup = db::open_kernel_lookup(path_);
@@ -492,9 +493,9 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         EXPECT_NEAR(a.ranked[0].measured_ratio, 1.05, 1e-9);
         EXPECT_NEAR(a.ranked[1].measured_ratio, 1.6, 1e-9);
     }
-    // Both measured above 1.2: the model ranks (the refit first), the far kernel, measured
+    // Both measured above 1.4: the model ranks (the refit first), the far kernel, measured
     // better, ahead of the near one the model prefers.
-    time_both(1.6, 1.4);
+    time_both(1.6, 1.5);
     {
         auto lookup = db::open_kernel_lookup(path_);
         lookup->set_extension(std::make_shared<RefitFirstExtension>([&](const std::string &s) { return marked(s) ? 1.0 : 2.0; }));
@@ -504,7 +505,7 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         ASSERT_EQ(b.ranked.size(), 3u);
         EXPECT_EQ(b.ranked[0].kind, db::AnswerKind::Derived);
         EXPECT_EQ(b.ranked[1].from_shape, far.key.shape);
-        EXPECT_NEAR(b.ranked[1].measured_ratio, 1.4, 1e-9);
+        EXPECT_NEAR(b.ranked[1].measured_ratio, 1.5, 1e-9);
         EXPECT_EQ(b.ranked[2].from_shape, near.key.shape);
         EXPECT_EQ(lookup->kernel(request("matmul", shape))->digest(), far.code.digest);
     }
