@@ -49,9 +49,11 @@ std::string describe(const GenericCodeRecord &row) {
 } // namespace
 
 const std::string &GenericKernels::refusal_of(const GenericCodeRecord &row) {
-    auto found = refusals_.find(row.code.digest);
+    // By key and stored digest: a row changed behind the cache's back keeps the digest of another.
+    std::string id = timing_key(row.key, row.code.digest);
+    auto found = refusals_.find(id);
     if (found == refusals_.end()) {
-        found = refusals_.emplace(row.code.digest, code_refusal(row.code)).first;
+        found = refusals_.emplace(id, code_refusal(row.code)).first;
     }
     return found->second;
 }
@@ -84,7 +86,7 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
             }
         }
     }
-    std::vector<const GenericCodeRecord *> rows;
+    std::vector<const GenericCodeRecord *> rows, unbound;
     std::string first_why;
     std::string refused;
     for (const GenericCodeRecord &row : found->second) {
@@ -98,9 +100,17 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
         }
         if (!bind_generic(row.code, request.shape, &reason)) {
             if (first_why.empty()) first_why = reason;
+            unbound.push_back(&row);
             continue;
         }
         rows.push_back(&row);
+    }
+    // None serves: a row whose fields were changed behind the cache's back (its fixed values, say)
+    // is reported as refused, not as serving other shapes. Only on this path is every row hashed.
+    for (size_t i = 0; rows.empty() && refused.empty() && i < unbound.size(); i++) {
+        if (const std::string &refusal = refusal_of(*unbound[i]); !refusal.empty()) {
+            refused = describe(*unbound[i]) + ": refused: " + refusal;
+        }
     }
     if (rows.empty() && !refused.empty()) {
         throw DbError("database '" + connection.path() + "': " + refused);

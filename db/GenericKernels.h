@@ -96,13 +96,13 @@ private:
     std::vector<const GenericCodeRecord *> ranked(std::vector<const GenericCodeRecord *> rows,
                                                   const LookupRequest &request,
                                                   const GenericScorer &scorer) const;
-    // code_refusal of the row, computed once per digest (a digest names the row's whole contents).
+    // code_refusal of the row, computed once per key and stored digest.
     const std::string &refusal_of(const GenericCodeRecord &row);
     // code_header_refusal of the row (no code bytes read), once per digest.
     const std::string &header_refusal_of(const GenericCodeRecord &row);
 
     std::map<std::string, std::shared_ptr<const LoadedKernel>> loaded_;  // unbound, by digest
-    std::map<std::string, std::string> refusals_;                        // by stored digest
+    std::map<std::string, std::string> refusals_;                        // by key and stored digest
     std::map<std::string, std::string> header_refusals_;                 // by stored digest
 };
 

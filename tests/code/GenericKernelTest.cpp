@@ -522,12 +522,16 @@ TEST_F(GenericKernelTest, ServesTheNextRankedKernelWhenTheChosenCodeIsRefused) {
         auto cache = db::open_kernel_cache(path_);
         near = cache->generic_code_for("matmul", target_).at(0);
         far = near;
+        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
+        schedule["marker"] = true;
+        far.code.schedule_json = schedule.dump();
+        far.code.digest = db::code_digest(far.code);
         far.key.shape = "K=900,M=900,N=900";
         cache->put_generic_code(far);
         std::vector<db::GenericTimingRecord> t(2);
         for (int i = 0; i < 2; i++) {
             t[size_t(i)].key = i == 0 ? near.key : far.key;
-            t[size_t(i)].digest = near.code.digest;
+            t[size_t(i)].digest = i == 0 ? near.code.digest : far.code.digest;
             t[size_t(i)].at_shape = near.key.shape;
             t[size_t(i)].ratio = i == 0 ? 1.5 : 1.05;  // the far row ranks first
             t[size_t(i)].time_ms = t[size_t(i)].ratio;
