@@ -73,4 +73,27 @@ private:
     std::map<std::string, std::string> values_;
 };
 
+// What both benchmarks take: the cache with the full tune, the target, the op and shape, and the
+// interleaved rounds (how many, and the least time each kernel's calls add up to per round).
+struct ShapeBenchArgs {
+    std::string tuned_db, target, op, shape;
+    int rounds = 7;
+    double min_ms = 40;
+};
+
+// The names ShapeBenchArgs reads, for a benchmark's list of known names.
+inline std::set<std::string> shape_bench_names(std::set<std::string> more) {
+    more.insert({"tuned-db", "target", "op", "shape", "rounds", "min-ms"});
+    return more;
+}
+
+inline void read_shape_bench_args(const BenchArgs &f, ShapeBenchArgs &a) {
+    a.tuned_db = f.required("tuned-db");
+    a.target = f.required("target");
+    a.op = f.required("op");
+    a.shape = f.required("shape");
+    a.rounds = f.integer("rounds", a.rounds);
+    a.min_ms = f.number("min-ms", a.min_ms);
+}
+
 }  // namespace opgen::bench

@@ -26,24 +26,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Args {
-    std::string generic_db, tuned_db, target, op, shape;
-    int rounds = 7;
-    double min_ms = 40;
+struct Args : opgen::bench::ShapeBenchArgs {
+    std::string generic_db;
 };
 
 Args parse(int argc, char **argv) {
     const opgen::bench::BenchArgs f(
-        argc, argv, {"generic-db", "tuned-db", "target", "op", "shape", "rounds", "min-ms"},
+        argc, argv, opgen::bench::shape_bench_names({"generic-db"}),
         "opgen_generic_bench --generic-db G --tuned-db T --target TGT --op OP --shape S [--rounds 7] [--min-ms 40]");
     Args a;
     a.generic_db = f.required("generic-db");
-    a.tuned_db = f.required("tuned-db");
-    a.target = f.required("target");
-    a.op = f.required("op");
-    a.shape = f.required("shape");
-    a.rounds = f.integer("rounds", a.rounds);
-    a.min_ms = f.number("min-ms", a.min_ms);
+    opgen::bench::read_shape_bench_args(f, a);
     return a;
 }
 

@@ -47,10 +47,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Args {
-    std::string db, tuned_db, target, op, shape;
-    int rounds = 7;
-    double min_ms = 40;
+struct Args : opgen::bench::ShapeBenchArgs {
+    std::string db;
     bool all_generic = false;
     bool as_is = false;
     std::string only_from;  // --all-generic: only the generic kernel from this tuned shape
@@ -58,17 +56,12 @@ struct Args {
 
 Args parse(int argc, char **argv) {
     const opgen::bench::BenchArgs f(
-        argc, argv, {"db", "tuned-db", "target", "op", "shape", "rounds", "min-ms", "all-generic", "as-is", "only-from"},
+        argc, argv, opgen::bench::shape_bench_names({"db", "all-generic", "as-is", "only-from"}),
         "opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S [--rounds 7] [--min-ms 40] "
         "[--all-generic 0|1] [--as-is 0|1] [--only-from SHAPE]");
     Args a;
     a.db = f.required("db");
-    a.tuned_db = f.required("tuned-db");
-    a.target = f.required("target");
-    a.op = f.required("op");
-    a.shape = f.required("shape");
-    a.rounds = f.integer("rounds", a.rounds);
-    a.min_ms = f.number("min-ms", a.min_ms);
+    opgen::bench::read_shape_bench_args(f, a);
     a.all_generic = f.flag("all-generic");
     a.as_is = f.flag("as-is");
     a.only_from = f.text("only-from");

@@ -151,6 +151,37 @@ protected:
         return "";
     }
 
+    // The stored generic matmul row (`near`) and a copy of it from a far tuned shape with a
+    // schedule and digest of its own (`far`), stored too.
+    void add_far_copy(db::GenericCodeRecord &near, db::GenericCodeRecord &far) {
+        auto cache = db::open_kernel_cache(path_);
+        near = cache->generic_code_for("matmul", target_).at(0);
+        far = near;
+        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
+        schedule["marker"] = true;
+        far.code.schedule_json = schedule.dump();
+        far.code.digest = db::code_digest(far.code);
+        far.key.shape = "K=900,M=900,N=900";
+        cache->put_generic_code(far);
+    }
+
+    // Timings of `near` and `far` at near's tuned shape (the one nearest the tests' request).
+    void time_rows(const db::GenericCodeRecord &near, double near_ratio, const db::GenericCodeRecord &far,
+                   double far_ratio) {
+        auto cache = db::open_kernel_cache(path_);
+        std::vector<db::GenericTimingRecord> t(2);
+        for (int i = 0; i < 2; i++) {
+            const db::GenericCodeRecord &row = i == 0 ? near : far;
+            t[size_t(i)].key = row.key;
+            t[size_t(i)].digest = row.code.digest;
+            t[size_t(i)].at_shape = near.key.shape;
+            t[size_t(i)].ratio = i == 0 ? near_ratio : far_ratio;
+            t[size_t(i)].time_ms = t[size_t(i)].ratio;
+            t[size_t(i)].tuned_ms = 1;
+        }
+        cache->put_generic_timings(t);
+    }
+
     fs::path dir_;
     std::string path_, target_;
 };
@@ -445,31 +476,8 @@ TEST_F(GenericKernelTest, CompileTimesEveryGenericKernelAtTheTunedShapes) {
 TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
     drop_timings();
     db::GenericCodeRecord far, near;
-    {
-        auto cache = db::open_kernel_cache(path_);
-        near = cache->generic_code_for("matmul", target_).at(0);
-        far = near;
-        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
-        schedule["marker"] = true;
-        far.code.schedule_json = schedule.dump();
-        far.code.digest = db::code_digest(far.code);
-        far.key.shape = "K=900,M=900,N=900";
-        cache->put_generic_code(far);
-    }
-    auto time_both = [&](double near_ratio, double far_ratio) {
-        auto cache = db::open_kernel_cache(path_);
-        std::vector<db::GenericTimingRecord> t(2);
-        for (int i = 0; i < 2; i++) {
-            const db::GenericCodeRecord &row = i == 0 ? near : far;
-            t[size_t(i)].key = row.key;
-            t[size_t(i)].digest = row.code.digest;
-            t[size_t(i)].at_shape = near.key.shape;  // the tuned shape nearest the request
-            t[size_t(i)].ratio = i == 0 ? near_ratio : far_ratio;
-            t[size_t(i)].time_ms = t[size_t(i)].ratio;
-            t[size_t(i)].tuned_ms = 1;
-        }
-        cache->put_generic_timings(t);
-    };
+    add_far_copy(near, far);
+    auto time_both = [&](double near_ratio, double far_ratio) { time_rows(near, near_ratio, far, far_ratio); };
     auto marked = [](const std::string &s) { return s.find("marker") != std::string::npos; };
     const std::string shape = "M=20,N=50,K=30";
 
@@ -518,27 +526,8 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
 TEST_F(GenericKernelTest, ServesTheNextRankedKernelWhenTheChosenCodeIsRefused) {
     drop_timings();
     db::GenericCodeRecord far, near;
-    {
-        auto cache = db::open_kernel_cache(path_);
-        near = cache->generic_code_for("matmul", target_).at(0);
-        far = near;
-        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
-        schedule["marker"] = true;
-        far.code.schedule_json = schedule.dump();
-        far.code.digest = db::code_digest(far.code);
-        far.key.shape = "K=900,M=900,N=900";
-        cache->put_generic_code(far);
-        std::vector<db::GenericTimingRecord> t(2);
-        for (int i = 0; i < 2; i++) {
-            t[size_t(i)].key = i == 0 ? near.key : far.key;
-            t[size_t(i)].digest = i == 0 ? near.code.digest : far.code.digest;
-            t[size_t(i)].at_shape = near.key.shape;
-            t[size_t(i)].ratio = i == 0 ? 1.5 : 1.05;  // the far row ranks first
-            t[size_t(i)].time_ms = t[size_t(i)].ratio;
-            t[size_t(i)].tuned_ms = 1;
-        }
-        cache->put_generic_timings(t);
-    }
+    add_far_copy(near, far);
+    time_rows(near, 1.5, far, 1.05);  // the far row ranks first
     // One bit of the far row's code flipped; its stored digest kept.
     auto flip_bit = [&](const std::string &shape) {
         std::vector<unsigned char> bytes = near.code.bytes;
