@@ -169,16 +169,7 @@ struct LoadedKernel::Image {
     }
 };
 
-std::string code_refusal(const KernelCode &code) {
-    if (code.size < 0 || uint64_t(code.size) != code.bytes.size()) {
-        return "its code is truncated or padded: " + std::to_string(code.bytes.size()) +
-               " bytes stored, " + std::to_string(code.size) + " written";
-    }
-    std::string digest = code_digest(code);
-    if (digest != code.digest) {
-        return "its digest does not match: the row says " + code.digest + ", its contents hash to " +
-               digest;
-    }
+std::string code_header_refusal(const KernelCode &code) {
     if (code.format != kKernelCodeFormat) {
         return "its code is in format '" + code.format + "', not '" + kKernelCodeFormat + "'";
     }
@@ -194,14 +185,28 @@ std::string code_refusal(const KernelCode &code) {
         return "its " + std::string(code.generic ? "generic " : "") + "signature '" +
                code.signature + "' cannot be read";
     }
-    if (std::string problem = elf_problem(code.bytes); !problem.empty()) {
-        return problem;
-    }
     if (std::vector<std::string> missing = missing_cpu_features(code.cpu_features);
         !missing.empty()) {
         return "its code needs CPU features this host lacks: " + join(missing);
     }
     return "";
+}
+
+std::string code_refusal(const KernelCode &code) {
+    if (code.size < 0 || uint64_t(code.size) != code.bytes.size()) {
+        return "its code is truncated or padded: " + std::to_string(code.bytes.size()) +
+               " bytes stored, " + std::to_string(code.size) + " written";
+    }
+    std::string digest = code_digest(code);
+    if (digest != code.digest) {
+        return "its digest does not match: the row says " + code.digest + ", its contents hash to " +
+               digest;
+    }
+    // The header is checked before the image is parsed: a foreign target's image is not ours to read.
+    if (std::string header = code_header_refusal(code); !header.empty()) {
+        return header;
+    }
+    return elf_problem(code.bytes);
 }
 
 std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,

@@ -6,8 +6,9 @@
 //
 // Nothing foreign runs: before a byte is mapped, code_refusal checks, in this order, that the
 // blob is whole (its stored size), matches its digest, is of this build's format and ABI version,
-// was compiled for this host's architecture and operating system, is an ELF shared object for
-// x86-64 whose headers lie inside it, and needs no CPU feature this host lacks.
+// was compiled for this host's architecture and operating system, has a readable signature, needs
+// no CPU feature this host lacks, and is an ELF shared object for x86-64 whose headers lie inside
+// it.
 //
 // A shape-generic kernel is loaded once and bound to each shape it serves (bind_generic_kernel):
 // each binding is a LoadedKernel of its own with the shape's dims, sharing the mapped code.
@@ -34,6 +35,11 @@ namespace opgen::db {
 // Why `code` may not run on this host, as the tail of an error message ("its digest does not
 // match: ..."), or "" when it may.
 std::string code_refusal(const KernelCode &code);
+
+// The checks of code_refusal that read no code bytes (format, ABI version, target, signature, CPU
+// features), for ruling rows out before one is chosen; "" when they pass. A row that passes still
+// needs code_refusal (size, digest, ELF image) before it is loaded.
+std::string code_header_refusal(const KernelCode &code);
 
 class LoadedKernel {
 public:

@@ -49,9 +49,19 @@ std::string describe(const GenericCodeRecord &row) {
 } // namespace
 
 const std::string &GenericKernels::refusal_of(const GenericCodeRecord &row) {
-    auto found = refusals_.find(row.code.digest);
+    // By key and stored digest: a row changed behind the cache's back keeps the digest of another.
+    std::string id = timing_key(row.key, row.code.digest);
+    auto found = refusals_.find(id);
     if (found == refusals_.end()) {
-        found = refusals_.emplace(row.code.digest, code_refusal(row.code)).first;
+        found = refusals_.emplace(id, code_refusal(row.code)).first;
+    }
+    return found->second;
+}
+
+const std::string &GenericKernels::header_refusal_of(const GenericCodeRecord &row) {
+    auto found = header_refusals_.find(row.code.digest);
+    if (found == header_refusals_.end()) {
+        found = header_refusals_.emplace(row.code.digest, code_header_refusal(row.code)).first;
     }
     return found->second;
 }
@@ -76,21 +86,31 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
             }
         }
     }
-    std::vector<const GenericCodeRecord *> rows;
+    std::vector<const GenericCodeRecord *> rows, unbound;
     std::string first_why;
     std::string refused;
     for (const GenericCodeRecord &row : found->second) {
         std::string reason;
-        if (std::string refusal = refusal_of(row); !refusal.empty()) {
+        // Only the checks that read no code here: the digest of every row of an op (megabytes of
+        // conv code) would be most of a first call's time; choose() checks the chosen row's.
+        if (const std::string &refusal = header_refusal_of(row); !refusal.empty()) {
             // Refused code is never chosen, and never bound: its fields may be anything.
             if (refused.empty()) refused = describe(row) + ": refused: " + refusal;
             continue;
         }
         if (!bind_generic(row.code, request.shape, &reason)) {
             if (first_why.empty()) first_why = reason;
+            unbound.push_back(&row);
             continue;
         }
         rows.push_back(&row);
+    }
+    // None serves: a row whose fields were changed behind the cache's back (its fixed values, say)
+    // is reported as refused, not as serving other shapes. Only on this path is every row hashed.
+    for (size_t i = 0; rows.empty() && refused.empty() && i < unbound.size(); i++) {
+        if (const std::string &refusal = refusal_of(*unbound[i]); !refusal.empty()) {
+            refused = describe(*unbound[i]) + ": refused: " + refusal;
+        }
     }
     if (rows.empty() && !refused.empty()) {
         throw DbError("database '" + connection.path() + "': " + refused);
@@ -105,50 +125,77 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
     return rows;
 }
 
-const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
-                                                const LookupRequest &request, std::string &why,
-                                                const GenericScorer &scorer) {
-    std::vector<const GenericCodeRecord *> rows = serving(connection, request, why);
-    if (rows.size() <= 1) {
-        return rows.empty() ? nullptr : rows.front();
-    }
-    // Measured evidence first: the lowest estimated ratio; the first of equals (key order).
-    const GenericCodeRecord *measured = nullptr;
-    double measured_best = std::numeric_limits<double>::infinity();
+std::vector<const GenericCodeRecord *> GenericKernels::ranked(std::vector<const GenericCodeRecord *> rows,
+                                                              const LookupRequest &request,
+                                                              const GenericScorer &scorer) const {
+    // Measured evidence first: the lowest estimated ratio; rows never timed after every timed one.
+    std::vector<double> estimate;
+    bool any_measured = false;
     for (const GenericCodeRecord *row : rows) {
         std::optional<double> r = measured_ratio(*row, request.shape);
-        if (r && *r < measured_best) {
-            measured = row;
-            measured_best = *r;
-        }
+        estimate.push_back(r.value_or(std::numeric_limits<double>::infinity()));
+        any_measured = any_measured || r.has_value();
     }
-    if (measured) {
-        return measured;
-    }
-    if (scorer) {
-        std::vector<double> score = scorer(rows);
-        if (score.size() == rows.size()) {
-            // The first of the best scores: key order breaks ties.
-            size_t best = 0;
-            for (size_t i = 1; i < rows.size(); i++) {
-                if (score[i] > score[best]) best = i;
-            }
-            if (score[best] > -std::numeric_limits<double>::infinity()) return rows[best];
+    // Then the cost model's scores (higher faster), else the shape distance to the tuned shape.
+    std::vector<double> score;
+    if (!any_measured && scorer && rows.size() > 1) {
+        score = scorer(rows);
+        if (score.size() != rows.size() ||
+            *std::max_element(score.begin(), score.end()) == -std::numeric_limits<double>::infinity()) {
+            score.clear();
         }
     }
     std::optional<std::map<std::string, int64_t>> wanted = parse_values(request.shape);
-    const GenericCodeRecord *best = nullptr;
-    double best_distance = std::numeric_limits<double>::infinity();
+    std::vector<double> distance;
     for (const GenericCodeRecord *row : rows) {
         std::optional<std::map<std::string, int64_t>> from = parse_values(row->key.shape);
-        double d = wanted && from ? log_distance(split_names(row->code.symbols), *wanted, *from)
-                                  : std::numeric_limits<double>::infinity();
-        if (!best || d < best_distance) {
-            best = row;
-            best_distance = d;
-        }
+        distance.push_back(wanted && from ? log_distance(split_names(row->code.symbols), *wanted, *from)
+                                          : std::numeric_limits<double>::infinity());
     }
-    return best;
+    std::vector<size_t> order(rows.size());
+    for (size_t i = 0; i < order.size(); i++) {
+        order[i] = i;
+    }
+    // Stable: among equals, key order.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (estimate[a] != estimate[b]) return estimate[a] < estimate[b];
+        if (!score.empty() && score[a] != score[b]) return score[a] > score[b];
+        return distance[a] < distance[b];
+    });
+    std::vector<const GenericCodeRecord *> out;
+    for (size_t i : order) {
+        out.push_back(rows[i]);
+    }
+    return out;
+}
+
+std::vector<const GenericCodeRecord *> GenericKernels::ranked_serving(SqliteConnection &connection,
+                                                                      const LookupRequest &request,
+                                                                      std::string &why,
+                                                                      const GenericScorer &scorer) {
+    std::vector<const GenericCodeRecord *> rows = ranked(serving(connection, request, why), request, scorer);
+    // The first whose code passes every check leads: one digest computed, unless a better-ranked
+    // row is refused (then dropped).
+    std::string refused;
+    while (!rows.empty()) {
+        const std::string &refusal = refusal_of(*rows.front());
+        if (refusal.empty()) {
+            return rows;
+        }
+        if (refused.empty()) refused = describe(*rows.front()) + ": refused: " + refusal;
+        rows.erase(rows.begin());
+    }
+    if (!refused.empty()) {
+        throw DbError("database '" + connection.path() + "': " + refused);
+    }
+    return rows;
+}
+
+const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
+                                                const LookupRequest &request, std::string &why,
+                                                const GenericScorer &scorer) {
+    std::vector<const GenericCodeRecord *> rows = ranked_serving(connection, request, why, scorer);
+    return rows.empty() ? nullptr : rows.front();
 }
 
 std::optional<double> GenericKernels::measured_ratio(const GenericCodeRecord &row,

@@ -41,12 +41,21 @@ LookupAnswer generic_answer(const GenericCodeRecord &row, const std::string &can
 
 class GenericKernels {
 public:
-    // Every generic row that serves the request's shape and passes its checks, in key order;
-    // empty, with `why`, when none does. Raises DbError with the refusal when only refused code
-    // could have. The pointers stay valid until forget().
+    // Every generic row that serves the request's shape and passes the checks that read no code
+    // (code_header_refusal), in key order; empty, with `why`, when none does. Raises DbError with
+    // the refusal when only refused code could have. Its digest is checked only when chosen. The pointers stay valid until forget().
     std::vector<const GenericCodeRecord *> serving(SqliteConnection &connection,
                                                    const LookupRequest &request, std::string &why);
-    // The chosen generic row for the request's shape, as an answer of kind Generic (the key's
+    // serving()'s rows best first (measured_ratio, rows never timed last; without any timing the
+    // scorer's scores, else shape distance; key order among equals), the first one's code
+    // checked in full (code_refusal): a refused row is dropped and the next checked. Empty, with
+    // `why`, when none serves the shape; raises DbError with the refusal when only refused code
+    // could have.
+    std::vector<const GenericCodeRecord *> ranked_serving(SqliteConnection &connection,
+                                                          const LookupRequest &request, std::string &why,
+                                                          const GenericScorer &scorer = {});
+    // The chosen generic row (the best ranked whose code passes code_refusal: the first load of
+    // an op hashes one row's code, not every row's) for the request's shape, as an answer of kind Generic (the key's
     // shape the canonical shape, from_shape the tuned shape, schedule_json its schedule);
     // nullopt, with `why`, when no generic code serves the shape. Raises DbError with the
     // refusal when only refused code could have.
@@ -67,6 +76,7 @@ public:
         rows_.clear();
         timings_.clear();
         refusals_.clear();
+        header_refusals_.clear();
     }
 
 private:
@@ -81,11 +91,19 @@ private:
     };
     // The timings of every row read into rows_, by the row's key and digest (timing_key).
     std::map<std::string, std::vector<Timing>> timings_;
-    // code_refusal of the row, computed once per digest (a digest names the row's whole contents).
+    // `rows` (serving()'s) best first: by measured_ratio, rows never timed last; without any
+    // timing by the scorer's scores, else by shape distance; key order among equals.
+    std::vector<const GenericCodeRecord *> ranked(std::vector<const GenericCodeRecord *> rows,
+                                                  const LookupRequest &request,
+                                                  const GenericScorer &scorer) const;
+    // code_refusal of the row, computed once per key and stored digest.
     const std::string &refusal_of(const GenericCodeRecord &row);
+    // code_header_refusal of the row (no code bytes read), once per digest.
+    const std::string &header_refusal_of(const GenericCodeRecord &row);
 
     std::map<std::string, std::shared_ptr<const LoadedKernel>> loaded_;  // unbound, by digest
-    std::map<std::string, std::string> refusals_;                        // by stored digest
+    std::map<std::string, std::string> refusals_;                        // by key and stored digest
+    std::map<std::string, std::string> header_refusals_;                 // by stored digest
 };
 
 } // namespace opgen::db

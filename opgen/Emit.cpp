@@ -1,5 +1,6 @@
 #include "opgen/Emit.h"
 
+#include "opgen/GenericCode.h"
 #include "opgen/Kernel.h"
 #include "opgen/Lower.h"
 
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <unistd.h>
@@ -247,23 +249,56 @@ std::string generator_source(const ComputeDef &def, const BoundShape &shape, con
     return out.str();
 }
 
-std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &shape, const std::optional<SchedulePoint> &point,
-                                     const Target &target, const std::string &out_dir, const std::string &name) {
-    user_check(!name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    }) && !std::isdigit(static_cast<unsigned char>(name[0]))) << "kernel name '" << name << "' must be a C identifier";
+namespace {
+
+bool is_c_identifier(const std::string &name) {
+    return !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+           std::all_of(name.begin(), name.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// Runs `write(base)` with `base` a path prefix in a private folder inside `out_dir`, then moves
+// <name><suffix> for each of `suffixes` into `out_dir`: a failure leaves no half-written file.
+std::vector<std::string> write_into(const std::string &out_dir, const std::string &name,
+                                    const std::vector<std::string> &suffixes,
+                                    const std::function<void(const std::string &base)> &write) {
+    user_check(is_c_identifier(name)) << "kernel name '" << name << "' must be a C identifier";
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     user_check(!ec && fs::is_directory(out_dir)) << "cannot create output folder '" << out_dir << "': " << ec.message();
-    // Everything goes to a private folder first and is moved into place at the end.
     fs::path tmp = fs::path(out_dir) / (".opgen-emit-" + name + "-" + std::to_string(::getpid()));
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp, ec);
     user_check(!ec) << "cannot write into '" << out_dir << "': " << ec.message();
     std::vector<std::string> written;
     try {
+        write((tmp / name).string());
+        for (const std::string &suffix : suffixes) {
+            fs::path from = tmp / (name + suffix), to = fs::path(out_dir) / (name + suffix);
+            fs::rename(from, to);
+            written.push_back(to.string());
+        }
+        fs::remove_all(tmp, ec);
+    } catch (...) {
+        fs::remove_all(tmp, ec);
+        throw;
+    }
+    return written;
+}
+
+std::vector<Halide::Argument> arguments_of(const LoweredOp &op) {
+    std::vector<Halide::Argument> args;
+    for (const auto &param : op.params) args.emplace_back(param);
+    return args;
+}
+
+}  // namespace
+
+std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &shape, const std::optional<SchedulePoint> &point,
+                                     const Target &target, const std::string &out_dir, const std::string &name) {
+    return write_into(out_dir, name, {"_generator.cpp", ".a", ".h", ".c", ".stmt"}, [&](const std::string &base) {
         {
-            std::ofstream g(tmp / (name + "_generator.cpp"));
+            std::ofstream g(base + "_generator.cpp");
             g << generator_source(def, shape, point, target, name);
             user_check(g.good()) << "cannot write into '" << out_dir << "'";
         }
@@ -274,24 +309,30 @@ std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &sh
             apply_default_schedule(op, target);
         }
         Halide::Pipeline p(op.output);
-        std::vector<Halide::Argument> args;
-        for (auto &param : op.params) args.emplace_back(param);
+        std::vector<Halide::Argument> args = arguments_of(op);
         Halide::Target ht = halide_target_of(target);
-        std::string base = (tmp / name).string();
         p.compile_to_static_library(base, args, name, ht);
         p.compile_to_c(base + ".c", args, name, ht.with_feature(Halide::Target::NoRuntime));
         p.compile_to_lowered_stmt(base + ".stmt", args, Halide::Text, ht);
-        for (const char *ext : {"_generator.cpp", ".a", ".h", ".c", ".stmt"}) {
-            fs::path from = tmp / (name + ext), to = fs::path(out_dir) / (name + ext);
-            fs::rename(from, to);
-            written.push_back(to.string());
-        }
-        fs::remove_all(tmp, ec);
-    } catch (...) {
-        fs::remove_all(tmp, ec);
-        throw;
-    }
-    return written;
+    });
+}
+
+std::vector<std::string> emit_generic_inspection(const ComputeDef &def, const BoundShape &shape,
+                                                 const SchedulePoint &point, const Target &target,
+                                                 const std::string &out_dir, const std::string &name) {
+    user_check(!generic_symbols(def).empty())
+        << "op '" << def.name << "' has no parameter without a default to leave symbolic";
+    return write_into(out_dir, name, {"_generic.stmt", "_generic.s", ".s"}, [&](const std::string &base) {
+        Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
+        LoweredOp generic = lower_generic(def, shape, point, target);
+        Halide::Pipeline g(generic.output);
+        g.compile_to_lowered_stmt(base + "_generic.stmt", arguments_of(generic), Halide::Text, ht);
+        g.compile_to_assembly(base + "_generic.s", arguments_of(generic), name, ht);
+        LoweredOp exact = lower_for_point(def, shape, &point);
+        apply_schedule(exact, point, target);
+        Halide::Pipeline e(exact.output);
+        e.compile_to_assembly(base + ".s", arguments_of(exact), name, ht);
+    });
 }
 
 }  // namespace opgen

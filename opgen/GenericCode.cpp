@@ -114,16 +114,23 @@ bool names_loop(const std::string &dim, const std::string &loop) {
                            dim[dim.size() - loop.size() - 1] == '.');
 }
 
-// How many points of each original variable of `d` the loops strictly inside loop `level` cover,
-// from its splits' constant factors; a variable with a loop of unknown extent there is left out.
-std::map<std::string, int64_t> extents_inside(const Halide::Internal::Definition &d, const std::string &level) {
+// The loops strictly inside loop `level` of `d`, per original variable: how many points they
+// cover, from the splits' constant factors; a variable with a loop of unknown extent there is in
+// `unknown` instead.
+struct LoopsInside {
+    std::map<std::string, int64_t> covered;
+    std::set<std::string> unknown;
+};
+
+LoopsInside loops_inside(const Halide::Internal::Definition &d, const std::string &level) {
     std::map<std::string, int64_t> ext;
     std::map<std::string, std::string> root;
     auto root_of = [&](const std::string &v) { return root.count(v) ? root[v] : v; };
     for (const Halide::Internal::Split &s : d.schedule().splits()) {
         const int64_t *factor = Halide::Internal::as_const_int(s.factor);
-        if (s.is_split() && factor) {
+        if (s.is_split()) {
             root[s.inner] = root[s.outer] = root_of(s.old_var);
+            if (!factor) continue;
             ext[s.inner] = *factor;
             if (ext.count(s.old_var)) ext[s.outer] = (ext[s.old_var] + *factor - 1) / *factor;
         } else if (s.is_rename()) {
@@ -131,20 +138,32 @@ std::map<std::string, int64_t> extents_inside(const Halide::Internal::Definition
             if (ext.count(s.old_var)) ext[s.outer] = ext[s.old_var];
         }
     }
-    std::map<std::string, int64_t> covered;
-    std::set<std::string> unknown;
+    LoopsInside inside;
     for (const Halide::Internal::Dim &dim : d.schedule().dims()) {
         if (names_loop(dim.var, level)) break;
         const std::string &var = dim.var;
         std::string r = root_of(var);
         if (!ext.count(var)) {
-            unknown.insert(r);
+            inside.unknown.insert(r);
             continue;
         }
-        covered[r] = (covered.count(r) ? covered[r] : 1) * ext[var];
+        inside.covered[r] = (inside.covered.count(r) ? inside.covered[r] : 1) * ext[var];
     }
-    for (const std::string &u : unknown) covered.erase(u);
-    return covered;
+    for (const std::string &u : inside.unknown) inside.covered.erase(u);
+    return inside;
+}
+
+// The output loop each reduction's accumulator is computed at, where it is one of the output's.
+std::vector<std::string> accumulator_levels(const LoweredOp &op) {
+    std::vector<std::string> levels;
+    for (const LoweredStage &st : op.stages) {
+        if (!st.is_reduction()) continue;
+        Halide::LoopLevel at = st.acc.function().schedule().compute_level();
+        at.lock();
+        if (at.is_root() || at.is_inlined() || at.func() != op.output.name()) continue;
+        levels.push_back(at.var().name());
+    }
+    return levels;
 }
 
 // A reduction's accumulator computed inside the output's tiles covers a whole register or cache
@@ -158,7 +177,7 @@ void bound_accumulators(LoweredOp &op) {
         Halide::LoopLevel at = st.acc.function().schedule().compute_level();
         at.lock();
         if (at.is_root() || at.is_inlined() || at.func() != out.name()) continue;
-        std::map<std::string, int64_t> covered = extents_inside(out.definition(), at.var().name());
+        std::map<std::string, int64_t> covered = loops_inside(out.definition(), at.var().name()).covered;
         for (size_t i = 0; i < st.vars.size(); i++) {
             auto it = covered.find(st.var_names[i]);
             if (it != covered.end()) st.acc.bound_extent(st.vars[i], int(it->second));
@@ -178,12 +197,20 @@ void guard_splits_except(Halide::Internal::Definition &d, const std::set<std::st
 }
 
 // The tile of each output variable the output's schedule splits (the largest constant factor of a
-// split of the variable itself), above 1.
+// split of the variable itself), above 1. A tile that follows the extent (follow_whole_extent_tiles)
+// counts as its register tile: the one constant a ragged extent can fail to cover.
 std::map<std::string, int64_t> output_tiles(const LoweredOp &op) {
     std::map<std::string, int64_t> factor;
-    for (const Halide::Internal::Split &s : op.output.function().definition().schedule().splits()) {
+    const std::vector<Halide::Internal::Split> &splits = op.output.function().definition().schedule().splits();
+    for (const Halide::Internal::Split &s : splits) {
+        if (!s.is_split() || s.old_var.find('.') != std::string::npos) continue;
         const int64_t *f = Halide::Internal::as_const_int(s.factor);
-        if (s.is_split() && f && s.old_var.find('.') == std::string::npos) factor[s.old_var] = std::max(factor[s.old_var], *f);
+        if (!f) {
+            for (const Halide::Internal::Split &inner : splits) {
+                if (inner.is_split() && inner.old_var == s.inner) f = Halide::Internal::as_const_int(inner.factor);
+            }
+        }
+        if (f) factor[s.old_var] = std::max(factor[s.old_var], *f);
     }
     std::map<std::string, int64_t> tiles;
     for (const Halide::Var &v : op.output.args()) {
@@ -191,6 +218,47 @@ std::map<std::string, int64_t> output_tiles(const LoweredOp &op) {
         if (it != factor.end() && it->second > 1) tiles.insert(*it);
     }
     return tiles;
+}
+
+// Where the source's cache tile of an output axis is its whole extent there (the tuned winners of
+// small planes tile x:28/16 at W=28), the schedule means "the whole row", not "28 points": the
+// generic tile is the output's extent on that axis, so a narrower row is not computed in a wider
+// ragged tile, and a wider one not cut into pieces of the source's width with a ragged last one.
+// The register tile inside stays a constant (vectorized, unrolled); output_tiles then counts it as
+// the axis's tile. Axes of extent 1 at the source keep their tile.
+void follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point) {
+    const ComputeDef &def = *op.def;
+    const Statement &out = *def.statement_for(def.output().name);
+    // Only where the output is a reduction computed in its tiles (matmul, conv): there the tile
+    // bounds the accumulators and panels. For softmax (row stages placed at the output's tile)
+    // it made no measurable difference (own-shape median 1.35x with, 1.30x without; best other
+    // generic kernel 1.36x, 1.39x; docs/bench/2026-11-25-s9-cache.md), so its code stays as it was.
+    const std::vector<std::string> levels = accumulator_levels(op);
+    if (levels.empty()) return;
+    Halide::Internal::Definition &d = op.output.function().definition();
+    std::vector<Halide::Var> args = op.output.args();
+    std::map<std::string, Halide::Expr> constant;  // the factors replaced, by variable
+    for (const AxisTiling &a : point.axes) {
+        if (a.tile <= 1 || a.tile != op.shape.var_extent(out, a.var)) continue;
+        for (size_t i = 0; i < args.size(); i++) {
+            if (args[i].name() != a.var) continue;
+            for (Halide::Internal::Split &s : d.schedule().splits()) {
+                if (!s.is_split() || s.old_var != a.var) continue;
+                constant[a.var] = s.factor;
+                s.factor = op.output.output_buffer().dim(int(i)).extent();
+                break;
+            }
+        }
+    }
+    // An accumulator whose compute level has a register loop of the axis inside it would span a
+    // symbolic stretch of it, which its unrolled loops cannot: that axis keeps its constant tile.
+    std::set<std::string> keep;
+    for (const std::string &level : levels) {
+        for (const std::string &var : loops_inside(d, level).unknown) keep.insert(var);
+    }
+    for (Halide::Internal::Split &s : d.schedule().splits()) {
+        if (s.is_split() && keep.count(s.old_var) && constant.count(s.old_var)) s.factor = constant[s.old_var];
+    }
 }
 
 // A guarded tail is computed scalar where its loop is vectorized, which at a ragged edge of a
@@ -286,10 +354,12 @@ LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const Sc
     {
         LoweredOp probe = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math);
         apply_schedule(probe, point, target);
+        follow_whole_extent_tiles(probe, point);
         tiles = output_tiles(probe);
     }
     LoweredOp op = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math, tiles);
     apply_schedule(op, point, target);
+    follow_whole_extent_tiles(op, point);
     specialize_full_tiles(op);
     guard_tails(op);
     bound_accumulators(op);

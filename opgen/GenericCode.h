@@ -1,6 +1,8 @@
 // Shape-generic kernels: one compiled kernel serves every shape of its op (issue 20). The op is
 // lowered with symbolic sizes (lower_to_halide_generic), the schedule of one tuned shape is applied
-// as it stands (its split factors stay constants) and every split is then guarded
+// as it stands (its split factors stay constants, except a cache tile that was the whole extent
+// of its axis at the tuned shape: that tile is the extent at any shape, so the tiles follow the
+// shape, unless an accumulator's unrolled loops would then span it) and every split is then guarded
 // (TailStrategy::GuardWithIf), since an arbitrary shape divides no factor and may be smaller than
 // one: no loop reads or writes outside its buffers. The parameters without a default are symbolic
 // (matmul's M, N, K; conv2d_nchw's N, C, H, W, F); those with one (a kernel size KH, a channel
@@ -46,7 +48,8 @@ std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, cons
 // Every split of every Func the scheduled `op` computes, wrappers included, becomes GuardWithIf.
 void guard_tails(LoweredOp &op);
 
-// `def` lowered with symbolic sizes, `point` (tuned at `shape`) applied, tails guarded.
+// `def` lowered with symbolic sizes, `point` (tuned at `shape`) applied, whole-extent tiles made
+// to follow the extent, tails guarded.
 LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                         const Target &target);
 

@@ -6,6 +6,9 @@
 #       tunes three extra source shapes per op and every bench shape into all.db (one thread,
 #       OPGEN_BENCH_TRIALS trials each, default 24), code included, then builds the generic code
 #       of every tuned shape (`opgen db compile --generic`). Kept: a second run tunes nothing again.
+#   flock -s /tmp/opgen-measure.lock scripts/generic-bench.sh tune-shapes | generic
+#       the two halves of `tune`: the tunes alone; the generic code and its timings alone, rebuilt
+#       from scratch with this build's generic lowering (every generic row and timing dropped).
 #   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time
 #       for each bench shape S, leave-one-out: a copy of all.db without any row of S (kernel,
 #       code, generic code, measurements, runs) answers S, as a cache that never tuned S; S's own
@@ -45,13 +48,33 @@ tune() {  # op shape
     "$opgen" tune --op "$1" --shape "$2" --trials "$trials" --min-time 20 --threads 1 --jobs 1 --quiet \
         --seed 1 --db "$work/all.db" >/dev/null
 }
-case "${1:-}" in
-tune)
+tune_all() {
     cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
     cmake --build "$build" -j2 --target opgen_choice_bench opgen >/dev/null
     for s in "${sources[@]}" "${shapes[@]}"; do set -- $s; tune "$1" "$2"; done
-    # Generic code of every tuned shape, each timed at the op's other tuned shapes (one thread).
+}
+# Generic code of every tuned shape, each timed at the op's other tuned shapes (one thread).
+# Existing generic code and its timings are dropped first: the code follows this build's lowering.
+generic_all() {
+    python3 - "$work/all.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for table in ("generic_timings", "generic_code"):
+    db.execute(f"DELETE FROM {table}")
+db.commit()
+PY
     HL_NUM_THREADS=1 "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/all.db"
+}
+case "${1:-}" in
+tune)
+    tune_all
+    generic_all
+    ;;
+tune-shapes)  # the tunes alone (shared lock)
+    tune_all
+    ;;
+generic)  # generic code and its timings again, from this build's lowering (shared lock)
+    generic_all
     ;;
 time)
     target="$("$opgen" db stats --db "$work/all.db" --json |
@@ -116,7 +139,7 @@ for op, v in ops.items():
 PY
     ;;
 *)
-    echo "usage: generic-bench.sh tune|time" >&2
+    echo "usage: generic-bench.sh tune|tune-shapes|generic|time" >&2
     exit 2
     ;;
 esac

@@ -88,6 +88,132 @@ std::optional<db::GenericTimingRecord> time_at(const db::GenericCodeRecord &row,
     }
 }
 
+// A failure goes into the report and the log; the run goes on.
+struct FailureLog {
+    CodeFillReport &report;
+    const std::function<void(const std::string &)> &log;
+    void operator()(const std::string &what) const {
+        report.failed++;
+        report.errors.push_back(what);
+        if (log) log("failed timing " + what);
+    }
+};
+
+// The op's tuned kernels on `target` at the process's thread count: by target key, then family.
+using TunedRowsByKey = std::map<std::string, std::map<std::string, std::vector<db::KernelRecord>>>;
+
+TunedRowsByKey tuned_rows_of(db::KernelCache &cache, const std::string &op, const Target &target, int threads) {
+    TunedRowsByKey rows;
+    for (const db::KernelRecord &record : cache.kernels_of_op(op)) {
+        if (!is_on_target(record.key, target) || key_threads(record.key.target) != threads) continue;
+        rows[record.key.target][family(record.key)].push_back(record);
+    }
+    return rows;
+}
+
+// The tuned shapes of `family_rows` at which the code of digest `digest` has no timing in `timed`.
+std::vector<const db::KernelRecord *> untimed_shapes(const std::vector<db::KernelRecord> &family_rows,
+                                                     const std::string &digest,
+                                                     const std::set<std::pair<std::string, std::string>> &timed) {
+    std::vector<const db::KernelRecord *> missing;
+    for (const db::KernelRecord &r : family_rows) {
+        if (!timed.count({digest, r.key.shape})) missing.push_back(&r);
+    }
+    return missing;
+}
+
+// The tuned kernels of one target key, each compiled and checked once however many generic
+// kernels are timed against it; a failure is reported once and the shape skipped after.
+class TunedKernels {
+public:
+    TunedKernels(const Target &target, const FailureLog &fail) : target_(target), fail_(fail) {}
+
+    // The compiled tuned kernel of `record`; nullptr when it failed (now or before).
+    TunedKernel *get(const ComputeDef &def, const db::KernelRecord &record) {
+        std::string key = family(record.key) + '\n' + record.key.shape;
+        if (failed_.count(key)) return nullptr;
+        std::unique_ptr<TunedKernel> &t = compiled_[key];
+        if (t) return t.get();
+        std::string why;
+        t = compile_tuned(def, target_, record, why);
+        if (!t) {
+            failed_.insert(key);
+            fail_(describe(record.key) + ": " + why);
+        }
+        return t.get();
+    }
+
+private:
+    const Target &target_;
+    const FailureLog &fail_;
+    std::map<std::string, std::unique_ptr<TunedKernel>> compiled_;  // by family + shape
+    std::set<std::string> failed_;
+};
+
+// Compiles the generic kernel of `row` (JIT, the lowering of its stored code) and times it at each
+// of `missing`, appending the timings to `stored`. Returns how many it stored; failures go to `fail`.
+int time_generic_row(db::KernelCache &cache, const OpLibrary &library, const Target &target,
+                     const db::GenericCodeRecord &row, const std::vector<const db::KernelRecord *> &missing,
+                     TunedKernels &tuned, double min_ms, std::vector<db::GenericTimingRecord> &stored,
+                     const FailureLog &fail) {
+    const std::string what = "generic " + describe(row.key);
+    std::string why;
+    std::optional<ComputeDef> def = definition_of(cache, library, row.key, why);
+    if (!def) {
+        fail(what + ": " + why);
+        return 0;
+    }
+    SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(row.code.schedule_json));
+    LoweredOp lowered = lower_generic(*def, bind_shape(*def, row.key.shape), point, target);
+    JitKernel kernel(lowered, target);
+    int n = 0;
+    for (const db::KernelRecord *r : missing) {
+        TunedKernel *t = tuned.get(*def, *r);
+        if (!t) continue;
+        std::string at_why;
+        std::optional<db::GenericTimingRecord> timing = time_at(row, kernel, *t, min_ms, at_why);
+        if (!timing) {
+            fail(what + ": " + at_why);
+            continue;
+        }
+        stored.push_back(*timing);
+        n++;
+    }
+    return n;
+}
+
+// The timings of every generic kernel of `op` on `target_key` at the tuned shapes of its family
+// (`families`) that it has none at yet.
+std::vector<db::GenericTimingRecord> time_target_key(
+    db::KernelCache &cache, const OpLibrary &library, const Target &target, const std::string &op,
+    const std::string &target_key, const std::map<std::string, std::vector<db::KernelRecord>> &families,
+    double min_ms, const FailureLog &fail, const std::function<void(const std::string &)> &log) {
+    std::set<std::pair<std::string, std::string>> timed;  // (digest, at_shape)
+    for (const db::GenericTimingRecord &t : cache.generic_timings_for(op, target_key)) {
+        timed.insert({t.digest, t.at_shape});
+    }
+    TunedKernels tuned(target, fail);
+    std::vector<db::GenericTimingRecord> stored;
+    for (const db::GenericCodeRecord &row : cache.generic_code_for(op, target_key)) {
+        auto rows = families.find(family(row.key));
+        if (rows == families.end()) continue;
+        std::vector<const db::KernelRecord *> missing = untimed_shapes(rows->second, row.code.digest, timed);
+        if (missing.empty()) continue;
+        const std::string what = "generic " + describe(row.key);
+        try {
+            int n = time_generic_row(cache, library, target, row, missing, tuned, min_ms, stored, fail);
+            if (log) log("timed " + what + " at " + std::to_string(n) + " tuned shape(s)");
+        } catch (const Halide::Error &e) {
+            fail(what + ": " + e.what());
+        } catch (const UserError &e) {
+            fail(what + ": " + e.what());
+        } catch (const nlohmann::json::exception &e) {
+            fail(what + ": its schedule: " + e.what());
+        }
+    }
+    return stored;
+}
+
 }  // namespace
 
 int key_threads(const std::string &target_key) {
@@ -101,78 +227,12 @@ CodeFillReport time_generic_code(db::KernelCache &cache, const OpLibrary &librar
                                  const std::vector<std::string> &ops, double min_ms,
                                  const std::function<void(const std::string &)> &log) {
     CodeFillReport report;
+    const FailureLog fail{report, log};
     const int threads = process_threads();
-    auto fail = [&](const std::string &what) {
-        report.failed++;
-        report.errors.push_back(what);
-        if (log) log("failed timing " + what);
-    };
     for (const std::string &op : ops.empty() ? library.list() : ops) {
-        // Tuned kernels and generic code by family (key without shape), on this target and thread count.
-        std::map<std::string, std::vector<db::KernelRecord>> tuned_rows;
-        std::set<std::string> target_keys;
-        for (const db::KernelRecord &record : cache.kernels_of_op(op)) {
-            if (!is_on_target(record.key, target) || key_threads(record.key.target) != threads) continue;
-            tuned_rows[family(record.key)].push_back(record);
-            target_keys.insert(record.key.target);
-        }
-        for (const std::string &target_key : target_keys) {
-            std::set<std::pair<std::string, std::string>> timed;  // (digest, at_shape)
-            for (const db::GenericTimingRecord &t : cache.generic_timings_for(op, target_key)) {
-                timed.insert({t.digest, t.at_shape});
-            }
-            std::map<std::string, std::unique_ptr<TunedKernel>> tuned;  // by family + shape, compiled once
-            std::set<std::string> tuned_failed;
-            std::vector<db::GenericTimingRecord> stored;
-            for (const db::GenericCodeRecord &row : cache.generic_code_for(op, target_key)) {
-                auto rows = tuned_rows.find(family(row.key));
-                if (rows == tuned_rows.end()) continue;
-                std::vector<const db::KernelRecord *> missing;
-                for (const db::KernelRecord &r : rows->second) {
-                    if (!timed.count({row.code.digest, r.key.shape})) missing.push_back(&r);
-                }
-                if (missing.empty()) continue;
-                std::string why;
-                try {
-                    std::optional<ComputeDef> def = definition_of(cache, library, row.key, why);
-                    if (!def) {
-                        fail("generic " + describe(row.key) + ": " + why);
-                        continue;
-                    }
-                    SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(row.code.schedule_json));
-                    LoweredOp lowered = lower_generic(*def, bind_shape(*def, row.key.shape), point, target);
-                    JitKernel kernel(lowered, target);
-                    int n = 0;
-                    for (const db::KernelRecord *r : missing) {
-                        std::string key = family(r->key) + '\n' + r->key.shape;
-                        if (tuned_failed.count(key)) continue;
-                        std::unique_ptr<TunedKernel> &t = tuned[key];
-                        if (!t) {
-                            std::string tuned_why;
-                            t = compile_tuned(*def, target, *r, tuned_why);
-                            if (!t) {
-                                tuned_failed.insert(key);
-                                fail(describe(r->key) + ": " + tuned_why);
-                                continue;
-                            }
-                        }
-                        std::string at_why;
-                        if (std::optional<db::GenericTimingRecord> timing = time_at(row, kernel, *t, min_ms, at_why)) {
-                            stored.push_back(*timing);
-                            n++;
-                        } else {
-                            fail("generic " + describe(row.key) + ": " + at_why);
-                        }
-                    }
-                    if (log) log("timed generic " + describe(row.key) + " at " + std::to_string(n) + " tuned shape(s)");
-                } catch (const Halide::Error &e) {
-                    fail("generic " + describe(row.key) + ": " + e.what());
-                } catch (const UserError &e) {
-                    fail("generic " + describe(row.key) + ": " + e.what());
-                } catch (const nlohmann::json::exception &e) {
-                    fail("generic " + describe(row.key) + ": its schedule: " + e.what());
-                }
-            }
+        for (const auto &[target_key, families] : tuned_rows_of(cache, op, target, threads)) {
+            std::vector<db::GenericTimingRecord> stored =
+                time_target_key(cache, library, target, op, target_key, families, min_ms, fail, log);
             cache.put_generic_timings(stored);
             report.compiled += int(stored.size());
         }

@@ -1,5 +1,6 @@
 // emit: a kernel's artifacts (generator source, static library + header, C source, .stmt) from
-// the cache's winner, a given schedule point, or Halide's default schedule.
+// the cache's winner, a given schedule point, or Halide's default schedule; with --generic, the
+// shape-generic kernel of the schedule beside the exact one, for inspection.
 #include "opgen/Emit.h"
 #include "opgen/OpLibrary.h"
 #include "opgen/cli/Cli.h"
@@ -16,6 +17,7 @@ void add_emit_command(CLI::App &app) {
         Common common;
         std::string op, shape, out, name, point;
         bool default_schedule = false;
+        bool generic = false;
     };
     auto a = std::make_shared<Args>();
     auto *cmd = app.add_subcommand("emit", "write a kernel: generator source, static library + header, C source, .stmt");
@@ -26,6 +28,9 @@ void add_emit_command(CLI::App &app) {
     auto *point_opt = cmd->add_option("--point", a->point, "a schedule point as a JSON file (default: the cache's winner)");
     cmd->add_flag("--default-schedule", a->default_schedule, "Halide's default schedule instead of the cache's winner")
         ->excludes(point_opt);
+    cmd->add_flag("--generic", a->generic,
+                  "instead: the shape-generic kernel of the schedule (.stmt, .s) beside the exact one's .s")
+        ->excludes("--default-schedule");
     add_common_options(cmd, a->common, true);
     cmd->callback([a] {
         OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
@@ -45,7 +50,9 @@ void add_emit_command(CLI::App &app) {
             point = SchedulePoint::from_json(nlohmann::json::parse(hit->schedule_json));
         }
         std::string name = a->name.empty() ? def.name + "_kernel" : a->name;
-        for (const auto &f : emit_kernel(def, shape, point, t, a->out, name)) std::cout << f << "\n";
+        std::vector<std::string> written = a->generic ? emit_generic_inspection(def, shape, *point, t, a->out, name)
+                                                      : emit_kernel(def, shape, point, t, a->out, name);
+        for (const auto &f : written) std::cout << f << "\n";
     });
 }
 

@@ -10,6 +10,7 @@
 //       times and their ratio, generic over tuned.
 #include "db/CodeLoader.h"
 #include "db/Lookup.h"
+#include "tests/bench/BenchArgs.h"
 #include "tests/bench/KernelTiming.h"
 
 #include <algorithm>
@@ -25,28 +26,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Args {
-    std::string generic_db, tuned_db, target, op, shape;
-    int rounds = 7;
-    double min_ms = 40;
+struct Args : opgen::bench::ShapeBenchArgs {
+    std::string generic_db;
 };
 
 Args parse(int argc, char **argv) {
+    const opgen::bench::BenchArgs f(
+        argc, argv, opgen::bench::shape_bench_names({"generic-db"}),
+        "opgen_generic_bench --generic-db G --tuned-db T --target TGT --op OP --shape S [--rounds 7] [--min-ms 40]");
     Args a;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string k = argv[i], v = argv[i + 1];
-        if (k == "--generic-db") a.generic_db = v;
-        else if (k == "--tuned-db") a.tuned_db = v;
-        else if (k == "--target") a.target = v;
-        else if (k == "--op") a.op = v;
-        else if (k == "--shape") a.shape = v;
-        else if (k == "--rounds") a.rounds = std::atoi(v.c_str());
-        else if (k == "--min-ms") a.min_ms = std::atof(v.c_str());
-    }
-    if (a.generic_db.empty() || a.tuned_db.empty() || a.target.empty() || a.op.empty() || a.shape.empty()) {
-        std::fprintf(stderr, "usage: opgen_generic_bench --generic-db G --tuned-db T --target TGT --op OP --shape S\n");
-        std::exit(2);
-    }
+    a.generic_db = f.required("generic-db");
+    opgen::bench::read_shape_bench_args(f, a);
     return a;
 }
 

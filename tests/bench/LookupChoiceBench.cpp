@@ -28,6 +28,7 @@
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
 #include "opgen/Target.h"
+#include "tests/bench/BenchArgs.h"
 #include "tests/bench/KernelTiming.h"
 #include "tuner/Predict.h"
 
@@ -46,34 +47,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Args {
-    std::string db, tuned_db, target, op, shape;
-    int rounds = 7;
-    double min_ms = 40;
+struct Args : opgen::bench::ShapeBenchArgs {
+    std::string db;
     bool all_generic = false;
     bool as_is = false;
     std::string only_from;  // --all-generic: only the generic kernel from this tuned shape
 };
 
 Args parse(int argc, char **argv) {
+    const opgen::bench::BenchArgs f(
+        argc, argv, opgen::bench::shape_bench_names({"db", "all-generic", "as-is", "only-from"}),
+        "opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S [--rounds 7] [--min-ms 40] "
+        "[--all-generic 0|1] [--as-is 0|1] [--only-from SHAPE]");
     Args a;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string k = argv[i], v = argv[i + 1];
-        if (k == "--db") a.db = v;
-        else if (k == "--tuned-db") a.tuned_db = v;
-        else if (k == "--target") a.target = v;
-        else if (k == "--op") a.op = v;
-        else if (k == "--shape") a.shape = v;
-        else if (k == "--rounds") a.rounds = std::atoi(v.c_str());
-        else if (k == "--min-ms") a.min_ms = std::atof(v.c_str());
-        else if (k == "--all-generic") a.all_generic = v == "1";
-        else if (k == "--as-is") a.as_is = v == "1";
-        else if (k == "--only-from") a.only_from = v;
-    }
-    if (a.db.empty() || a.tuned_db.empty() || a.target.empty() || a.op.empty() || a.shape.empty()) {
-        std::fprintf(stderr, "usage: opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S\n");
-        std::exit(2);
-    }
+    a.db = f.required("db");
+    opgen::bench::read_shape_bench_args(f, a);
+    a.all_generic = f.flag("all-generic");
+    a.as_is = f.flag("as-is");
+    a.only_from = f.text("only-from");
     return a;
 }
 

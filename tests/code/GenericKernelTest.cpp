@@ -151,6 +151,37 @@ protected:
         return "";
     }
 
+    // The stored generic matmul row (`near`) and a copy of it from a far tuned shape with a
+    // schedule and digest of its own (`far`), stored too.
+    void add_far_copy(db::GenericCodeRecord &near, db::GenericCodeRecord &far) {
+        auto cache = db::open_kernel_cache(path_);
+        near = cache->generic_code_for("matmul", target_).at(0);
+        far = near;
+        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
+        schedule["marker"] = true;
+        far.code.schedule_json = schedule.dump();
+        far.code.digest = db::code_digest(far.code);
+        far.key.shape = "K=900,M=900,N=900";
+        cache->put_generic_code(far);
+    }
+
+    // Timings of `near` and `far` at near's tuned shape (the one nearest the tests' request).
+    void time_rows(const db::GenericCodeRecord &near, double near_ratio, const db::GenericCodeRecord &far,
+                   double far_ratio) {
+        auto cache = db::open_kernel_cache(path_);
+        std::vector<db::GenericTimingRecord> t(2);
+        for (int i = 0; i < 2; i++) {
+            const db::GenericCodeRecord &row = i == 0 ? near : far;
+            t[size_t(i)].key = row.key;
+            t[size_t(i)].digest = row.code.digest;
+            t[size_t(i)].at_shape = near.key.shape;
+            t[size_t(i)].ratio = i == 0 ? near_ratio : far_ratio;
+            t[size_t(i)].time_ms = t[size_t(i)].ratio;
+            t[size_t(i)].tuned_ms = 1;
+        }
+        cache->put_generic_timings(t);
+    }
+
     fs::path dir_;
     std::string path_, target_;
 };
@@ -438,42 +469,20 @@ TEST_F(GenericKernelTest, CompileTimesEveryGenericKernelAtTheTunedShapes) {
     EXPECT_NE(r.out.find("stored 0 timing(s)"), std::string::npos) << r.out;
 }
 
-// Measured evidence ranks first: a generic kernel measured near a full tune (at most 1.2x at the
+// Measured evidence ranks first: a generic kernel measured near a full tune (at most 1.4x at the
 // tuned shapes nearest the request) is served by kernel() and answers find() without the model
 // being asked, whatever the model would score; measured worse, the model ranks the candidates
 // and the best measured generic kernel leads the generic ones (and is the one kernel() serves).
 TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
     drop_timings();
     db::GenericCodeRecord far, near;
-    {
-        auto cache = db::open_kernel_cache(path_);
-        near = cache->generic_code_for("matmul", target_).at(0);
-        far = near;
-        nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
-        schedule["marker"] = true;
-        far.code.schedule_json = schedule.dump();
-        far.code.digest = db::code_digest(far.code);
-        far.key.shape = "K=900,M=900,N=900";
-        cache->put_generic_code(far);
-    }
-    auto time_both = [&](double near_ratio, double far_ratio) {
-        auto cache = db::open_kernel_cache(path_);
-        std::vector<db::GenericTimingRecord> t(2);
-        for (int i = 0; i < 2; i++) {
-            const db::GenericCodeRecord &row = i == 0 ? near : far;
-            t[size_t(i)].key = row.key;
-            t[size_t(i)].digest = row.code.digest;
-            t[size_t(i)].at_shape = near.key.shape;  // the tuned shape nearest the request
-            t[size_t(i)].ratio = i == 0 ? near_ratio : far_ratio;
-            t[size_t(i)].time_ms = t[size_t(i)].ratio;
-            t[size_t(i)].tuned_ms = 1;
-        }
-        cache->put_generic_timings(t);
-    };
+    add_far_copy(near, far);
+    auto time_both = [&](double near_ratio, double far_ratio) { time_rows(near, near_ratio, far, far_ratio); };
     auto marked = [](const std::string &s) { return s.find("marker") != std::string::npos; };
     const std::string shape = "M=20,N=50,K=30";
 
     // The far kernel measured at 1.05, the near one at 1.6; the model prefers the near one.
+    // (1.05 and 1.35 both answer outright: at most 1.4.)
     time_both(1.6, 1.05);
     {
         auto lookup = db::open_kernel_lookup(path_);
@@ -492,9 +501,9 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         EXPECT_NEAR(a.ranked[0].measured_ratio, 1.05, 1e-9);
         EXPECT_NEAR(a.ranked[1].measured_ratio, 1.6, 1e-9);
     }
-    // Both measured above 1.2: the model ranks (the refit first), the far kernel, measured
+    // Both measured above 1.4: the model ranks (the refit first), the far kernel, measured
     // better, ahead of the near one the model prefers.
-    time_both(1.6, 1.4);
+    time_both(1.6, 1.5);
     {
         auto lookup = db::open_kernel_lookup(path_);
         lookup->set_extension(std::make_shared<RefitFirstExtension>([&](const std::string &s) { return marked(s) ? 1.0 : 2.0; }));
@@ -504,10 +513,54 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         ASSERT_EQ(b.ranked.size(), 3u);
         EXPECT_EQ(b.ranked[0].kind, db::AnswerKind::Derived);
         EXPECT_EQ(b.ranked[1].from_shape, far.key.shape);
-        EXPECT_NEAR(b.ranked[1].measured_ratio, 1.4, 1e-9);
+        EXPECT_NEAR(b.ranked[1].measured_ratio, 1.5, 1e-9);
         EXPECT_EQ(b.ranked[2].from_shape, near.key.shape);
         EXPECT_EQ(lookup->kernel(request("matmul", shape))->digest(), far.code.digest);
     }
+}
+
+// Only the chosen row's code is hashed before it is loaded: the best-ranked generic kernel whose
+// code was changed behind the cache's back (its digest no longer matches) is refused when chosen,
+// never mapped, and the next in the ranking serves the shape; with no other row left, kernel()
+// raises the refusal.
+TEST_F(GenericKernelTest, ServesTheNextRankedKernelWhenTheChosenCodeIsRefused) {
+    drop_timings();
+    db::GenericCodeRecord far, near;
+    add_far_copy(near, far);
+    time_rows(near, 1.5, far, 1.05);  // the far row ranks first
+    // One bit of the far row's code flipped; its stored digest kept.
+    auto flip_bit = [&](const std::string &shape) {
+        std::vector<unsigned char> bytes = near.code.bytes;
+        bytes[bytes.size() / 2] ^= 0x01;
+        sqlite3 *db = nullptr;
+        sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+        sqlite3_stmt *s = nullptr;
+        sqlite3_prepare_v2(db, "UPDATE generic_code SET bytes = ?1 WHERE op_name = 'matmul' AND shape = ?2", -1, &s,
+                           nullptr);
+        sqlite3_bind_blob(s, 1, bytes.data(), int(bytes.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 2, shape.c_str(), -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(s);
+        int changed = sqlite3_changes(db);
+        sqlite3_finalize(s);
+        sqlite3_close_v2(db);
+        ASSERT_EQ(rc, SQLITE_DONE);
+        ASSERT_EQ(changed, 1);
+    };
+    flip_bit(far.key.shape);
+    {
+        int mapped = mapped_kernel_files();
+        auto lookup = db::open_kernel_lookup(path_);
+        db::LookupAnswer a = lookup->find(request("matmul", "M=20,N=50,K=30"));
+        std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", "M=20,N=50,K=30"));
+        ASSERT_TRUE(k);
+        EXPECT_EQ(mapped_kernel_files(), mapped + 1);  // the near row's code alone
+        EXPECT_LT(run_matmul(*lookup, 20, 50, 30), 1e-6);
+        EXPECT_EQ(a.kind, db::AnswerKind::Generic) << a.reason;
+        EXPECT_EQ(a.from_shape, near.key.shape);  // find() answers with the code kernel() serves
+    }
+    flip_bit(near.key.shape);
+    std::string why = refusal();
+    EXPECT_NE(why.find("refused: its digest does not match"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -244,6 +244,25 @@ int main() {
     EXPECT_EQ(rebuild_generator(dir, "mm48"), "");
     EXPECT_TRUE(fs::exists(dir / "kernel" / "regen" / "mm48.a"));
 
+    // --generic: the shape-generic kernel of the same schedule (sizes symbolic: no constraint on
+    // the tuned extents) beside the exact kernel's assembly, for comparing the two.
+    CommandRun g = opgen("emit --op matmul --shape M=48,N=80,K=33 --threads 1 --db k.db --out gen --name mm48 --generic",
+                         dir);
+    ASSERT_EQ(g.status, 0) << g.err;
+    for (const char *f : {"mm48_generic.stmt", "mm48_generic.s", "mm48.s"}) {
+        EXPECT_GT(fs::file_size(dir / "gen" / f), 0u) << f;
+    }
+    auto text = [&](const fs::path &p) {
+        std::ifstream in(p);
+        return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    const std::string pinned = "\"80\", 80)";  // the exact kernel's check that N is 80
+    EXPECT_NE(text(dir / "kernel" / "mm48.stmt").find(pinned), std::string::npos);
+    EXPECT_EQ(text(dir / "gen" / "mm48_generic.stmt").find(pinned), std::string::npos);
+    EXPECT_NE(text(dir / "gen" / "mm48.s").find("vfmadd"), std::string::npos);
+    expect_error(opgen("emit --op matmul --shape M=48,N=80,K=33 --out gen --generic --default-schedule", dir),
+                 "excludes");
+
     // Emitting from a key that was never tuned says so and writes nothing.
     CommandRun miss = opgen("emit --op matmul --shape M=8,N=8,K=8 --threads 1 --db k.db --out other", dir);
     expect_error(miss, "tune it first");
