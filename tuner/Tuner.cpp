@@ -1,5 +1,7 @@
 #include "tuner/Tuner.h"
 
+#include "tuner/ColdInputs.h"
+
 #include "tuner/CodeStore.h"
 #include "tuner/Features.h"
 #include "tuner/ModelStore.h"
@@ -41,6 +43,12 @@ db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const T
     k.halide_version = halide_version();
     k.tuner_version = tuner_version();
     return k;
+}
+
+db::KernelKey tuned_key(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                        const TuneOptions &options) {
+    db::KernelKey key = kernel_key(def, shape, target, options.threads);
+    return options.cold_inputs.empty() ? key : cold_key(key);
 }
 
 db::KernelKey loaded_key(const db::KernelKey &key, double level) {
@@ -150,6 +158,7 @@ Runner &start_runner(const Task &t, std::unique_ptr<WorkerPool> &own) {
     wt.seed = t.o.seed;
     wt.threads = t.o.threads;
     wt.reference = t.reference;
+    wt.cold_inputs = t.o.cold_inputs;
     runner->set_task(wt);
     return *runner;
 }
@@ -319,6 +328,11 @@ std::vector<SchedulePoint> pick_round(const Task &t, RunState &s, SearchStrategy
     if (s.first_round && !s.is_measured(t.reference)) {
         chosen.push_back(t.reference);
         s.measured.insert(point_key(t.reference));  // so the search does not pick it twice
+    }
+    for (const SchedulePoint &p : t.o.seed_points) {
+        if (!s.first_round || int(chosen.size()) >= want || s.is_measured(p)) continue;
+        chosen.push_back(p);
+        s.measured.insert(point_key(p));
     }
     ScoreFn score = [&](const std::vector<SchedulePoint> &pts) { return scorer.score(pts); };
     MeasuredFn measured = [&](const SchedulePoint &p) { return s.is_measured(p); };
@@ -589,7 +603,7 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
                                  TuneResult *result) {
     user_check(target.measurable) << "target '" << target.name
                                   << "' cannot be measured on this machine; use 'opgen space' to inspect its legal space";
-    db::KernelKey key = kernel_key(def, shape, target, options.threads);
+    db::KernelKey key = tuned_key(def, shape, target, options);
     *cached = false;
     if (!force) {
         if (auto hit = cache.lookup(key)) {
@@ -598,6 +612,15 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
         }
     }
     TuneOptions o = options;
+    if (!o.cold_inputs.empty()) {
+        if (auto hot = cache.lookup(kernel_key(def, shape, target, o.threads))) {
+            try {
+                o.seed_points.push_back(SchedulePoint::from_json(nlohmann::json::parse(hot->schedule_json)));
+            } catch (const std::exception &) {
+                // a row this version cannot read is not a point to start from
+            }
+        }
+    }
     o.run_id = cache.begin_run(run_record(def, target, key, options));
     TuneResult r;
     try {
