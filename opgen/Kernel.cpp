@@ -41,12 +41,13 @@ void JitKernel::run() {
     pipeline_.realize(Halide::Realization(out_buffer_), target_);
 }
 
-Timing JitKernel::time(double min_total_ms, int min_runs, int max_runs) {
+Timing JitKernel::time(double min_total_ms, int min_runs, int max_runs, const std::function<void()> &before_call) {
     using clock = std::chrono::steady_clock;
     run();  // warm-up: page faults, thread pool start, caches
     std::vector<double> samples;
     double total = 0;
     while ((total < min_total_ms || int(samples.size()) < min_runs) && int(samples.size()) < max_runs) {
+        if (before_call) before_call();
         auto t0 = clock::now();
         run();
         double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();

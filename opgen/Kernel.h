@@ -8,6 +8,7 @@
 #include "opgen/Reference.h"
 #include "opgen/Target.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,8 +34,10 @@ public:
     void bind(const std::map<std::string, HostTensor> &inputs, HostTensor &output);
     // One call of the kernel on the bound tensors. Halide::RuntimeError propagates.
     void run();
-    // Warm-up call, then calls until `min_total_ms` have passed (at least `min_runs`).
-    Timing time(double min_total_ms = 200, int min_runs = 3, int max_runs = 1000);
+    // Warm-up call, then calls until `min_total_ms` have passed (at least `min_runs`);
+    // `before_call` (may be empty) runs before each call, outside the timed part.
+    Timing time(double min_total_ms = 200, int min_runs = 3, int max_runs = 1000,
+                const std::function<void()> &before_call = {});
 
 private:
     LoweredOp &op_;

@@ -94,7 +94,8 @@ std::vector<TaskOutcome> run_batch(const std::vector<BatchTask> &tasks, const Op
             TuneOptions to = options.tune;
             to.trials = task.trials;
             to.seed = task.seed;
-            db::KernelKey key = kernel_key(def, shape, target, to.threads);
+            to.cold_inputs = task.cold_inputs;
+            db::KernelKey key = tuned_key(def, shape, target, to);
             bool cached = false;
             if (!cache.lookup(key)) o.stale = stale_reason(cache, key);
             o.record = tune_into_cache(def, shape, target, to, cache, false, &cached);

@@ -219,7 +219,7 @@ void add_entry_tasks(const json &e, const Place &p, const ComputeDef &def, const
             } catch (const UserError &err) {
                 user_check(false) << p.at(field) << ": " << err.what();
             }
-            BatchTask t{p.entry, def.name, shape.canonical, d.dtype, d.target, d.trials, d.seed};
+            BatchTask t{p.entry, def.name, shape.canonical, d.dtype, d.target, d.trials, d.seed, {}};
             if (!seen.insert(t.op + "|" + t.shape + "|" + t.target).second) {
                 out.duplicates++;
                 continue;

@@ -26,6 +26,9 @@ struct ManifestDefaults {
     std::string target = "host";
     int trials = 24;
     uint64_t seed = 1;
+    // Inputs timed cold (TuneOptions::cold_inputs), set by `opgen compile` for a model's weights;
+    // manifests leave it empty.
+    std::vector<std::string> cold_inputs;
 };
 
 // One tuning task of a batch.
@@ -37,6 +40,9 @@ struct BatchTask {
     std::string target;  // name or path, as written
     int trials = 24;
     uint64_t seed = 1;
+    // Inputs timed cold (TuneOptions::cold_inputs), set by `opgen compile` for a model's weights;
+    // manifests leave it empty.
+    std::vector<std::string> cold_inputs;
 };
 
 struct Manifest {

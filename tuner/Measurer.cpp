@@ -56,9 +56,10 @@ std::unique_ptr<CompiledCandidate> compile_and_verify(TaskContext &task, const s
 }
 
 PairedTiming time_paired(JitKernel &candidate, JitKernel &reference, double min_total_ms, int min_runs,
-                         int max_runs) {
+                         int max_runs, const std::function<void()> &before_call) {
     using clock = std::chrono::steady_clock;
-    auto timed = [](JitKernel &k) {
+    auto timed = [&before_call](JitKernel &k) {
+        if (before_call) before_call();
         auto t0 = clock::now();
         k.run();
         return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
@@ -95,7 +96,7 @@ MeasureResult measure(TaskContext &task, const std::optional<SchedulePoint> &poi
     std::unique_ptr<CompiledCandidate> c = compile_and_verify(task, point, r);
     if (!c) return r;
     try {
-        r.timing = c->kernel->time(min_time_ms, min_runs);
+        r.timing = c->kernel->time(min_time_ms, min_runs, 1000, task.before_call);
         r.gflops = task.flops / (r.timing.median_ms * 1e6);
     } catch (const Halide::RuntimeError &e) {
         r.status = "runtime_error";

@@ -14,6 +14,7 @@
 #include "opgen/Reference.h"
 #include "opgen/Schedule.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +32,8 @@ struct TaskContext {
     ReferenceSample reference;
     HostTensor output;
     double flops = 0;
+    // Flushes the inputs timed cold before each timed call (tuner/ColdInputs.h); empty: all hot.
+    std::function<void()> before_call;
 
     TaskContext(const ComputeDef &d, const BoundShape &s, const Target &t, uint64_t seed = 1);
 };
@@ -67,14 +70,15 @@ std::unique_ptr<CompiledCandidate> compile_and_verify(TaskContext &task, const s
 // Times `candidate` and `reference` alternately, one call each per step, after a warm-up call of
 // each, until the candidate's calls add up to `min_total_ms` (at least `min_runs`, at most
 // `max_runs` steps). `ratio` is the median of the per-step time ratios, so a clock that drifts
-// between windows moves both sides alike. Halide::RuntimeError propagates.
+// between windows moves both sides alike. `before_call` (may be empty) runs before each timed call,
+// outside the timed part (tuner/ColdInputs.h). Halide::RuntimeError propagates.
 struct PairedTiming {
     Timing candidate;
     Timing reference;
     double ratio = 0;
 };
 PairedTiming time_paired(JitKernel &candidate, JitKernel &reference, double min_total_ms, int min_runs,
-                         int max_runs = 1000);
+                         int max_runs = 1000, const std::function<void()> &before_call = {});
 
 // Measures `point`, or Halide's default schedule when `point` is empty, in this process.
 MeasureResult measure(TaskContext &task, const std::optional<SchedulePoint> &point, double min_time_ms = 100,

@@ -25,6 +25,8 @@ struct WorkerTask {
     int threads = 1;    // HL_NUM_THREADS of the kernels
     // The fixed kernel every timing is paired with; none: candidates are timed alone.
     std::optional<SchedulePoint> reference;
+    // Inputs flushed from the caches before every timed call (tuner/ColdInputs.h); empty: all hot.
+    std::vector<std::string> cold_inputs;
 };
 
 struct PoolCandidate {

@@ -1,6 +1,7 @@
 #include "tuner/Tuner.h"
 
 #include "tuner/CarriedPoints.h"
+#include "tuner/ColdInputs.h"
 #include "tuner/CodeStore.h"
 #include "tuner/Features.h"
 #include "tuner/ModelStore.h"
@@ -42,6 +43,12 @@ db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const T
     k.halide_version = halide_version();
     k.tuner_version = tuner_version();
     return k;
+}
+
+db::KernelKey tuned_key(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                        const TuneOptions &options) {
+    db::KernelKey key = kernel_key(def, shape, target, options.threads);
+    return options.cold_inputs.empty() ? key : cold_key(key);
 }
 
 db::KernelKey loaded_key(const db::KernelKey &key, double level) {
@@ -153,6 +160,7 @@ Runner &start_runner(const Task &t, std::unique_ptr<WorkerPool> &own) {
     wt.seed = t.o.seed;
     wt.threads = t.o.threads;
     wt.reference = t.reference;
+    wt.cold_inputs = t.o.cold_inputs;
     runner->set_task(wt);
     return *runner;
 }
@@ -324,7 +332,10 @@ std::vector<SchedulePoint> pick_round(const Task &t, RunState &s, SearchStrategy
         s.measured.insert(point_key(t.reference));  // so the search does not pick it twice
     }
     if (s.first_round) {
-        for (const auto &p : t.carried) {
+        // The given points (a cold run's hot winner), then related winners' loops.
+        std::vector<SchedulePoint> first = t.o.seed_points;
+        first.insert(first.end(), t.carried.begin(), t.carried.end());
+        for (const SchedulePoint &p : first) {
             if (int(chosen.size()) >= want || s.is_measured(p)) continue;
             chosen.push_back(p);
             s.measured.insert(point_key(p));
@@ -600,7 +611,7 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
                                  TuneResult *result) {
     user_check(target.measurable) << "target '" << target.name
                                   << "' cannot be measured on this machine; use 'opgen space' to inspect its legal space";
-    db::KernelKey key = kernel_key(def, shape, target, options.threads);
+    db::KernelKey key = tuned_key(def, shape, target, options);
     *cached = false;
     if (!force) {
         if (auto hit = cache.lookup(key)) {
@@ -609,6 +620,15 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
         }
     }
     TuneOptions o = options;
+    if (!o.cold_inputs.empty()) {
+        if (auto hot = cache.lookup(kernel_key(def, shape, target, o.threads))) {
+            try {
+                o.seed_points.push_back(SchedulePoint::from_json(nlohmann::json::parse(hot->schedule_json)));
+            } catch (const std::exception &) {
+                // a row this version cannot read is not a point to start from
+            }
+        }
+    }
     o.run_id = cache.begin_run(run_record(def, target, key, options));
     TuneResult r;
     try {

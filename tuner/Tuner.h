@@ -60,6 +60,12 @@ struct TuneOptions {
     int confirm_rounds = 3;
     // Test-only: trial number (1-based) -> "crash", "hang" or "crash-timing" in the worker.
     std::map<int, std::string> faults;
+    // Inputs flushed from the caches before every timed call, so they come from memory as a model's
+    // weights do (tuner/ColdInputs.h); the winner is cached under cold_key. Empty: all hot.
+    std::vector<std::string> cold_inputs;
+    // Points measured in the first round beside the reference (tune_into_cache adds the hot winner
+    // when tuning cold), so the run ends no worse than any of them; they count as trials.
+    std::vector<SchedulePoint> seed_points;
     // The cache's tuning run the measurements belong to (KernelCache::begin_run; tune_into_cache
     // sets it); 0: none.
     int64_t run_id = 0;
@@ -104,6 +110,10 @@ std::string halide_version();
 // The cache key of a tuning task. The thread count is part of the target (a kernel tuned for two
 // threads is not the one for one); the op is identified by the hash of its definition text.
 db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
+// The key a tuning run with `options` stores its winner under: kernel_key at options.threads, and
+// cold_key of it when the options time some inputs cold.
+db::KernelKey tuned_key(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                        const TuneOptions &options);
 
 // The key that measurements of `key`'s task taken under a memory-bandwidth contention load of
 // `level` (tuner/Contention.h) are recorded under: its target with ":load<level>" appended
@@ -132,7 +142,8 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
 db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r);
 
 // Tunes (def, shape) on `target` with `options.threads` into `cache` unless the cache already has its
-// key (or `force`); returns the stored row and sets *cached when it was already there. Raises
+// key (tuned_key; or `force`); a cold run also measures the key's hot winner when there is one;
+// returns the stored row and sets *cached when it was already there. Raises
 // UserError when the target cannot be measured here or no candidate is correct.
 db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape, const Target &target,
                                  const TuneOptions &options, db::KernelCache &cache, bool force, bool *cached,

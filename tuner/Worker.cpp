@@ -1,6 +1,7 @@
 #include "tuner/Worker.h"
 
 #include "opgen/Parser.h"
+#include "tuner/ColdInputs.h"
 #include "tuner/Measurer.h"
 
 #include <nlohmann/json.hpp>
@@ -130,6 +131,8 @@ json on_task(WorkerState &s, const json &req) {
         // The Halide runtime reads its thread count once, at the first parallel loop.
         setenv("HL_NUM_THREADS", std::to_string(req.at("threads").get<int>()).c_str(), 1);
         s.task = std::make_unique<TaskContext>(*s.def, shape, target, req.at("seed").get<uint64_t>());
+        s.task->before_call =
+            cold_inputs_hook(s.task->inputs, req.value("cold_inputs", std::vector<std::string>{}));
         s.reference_point.reset();
         if (req.contains("reference") && !req["reference"].is_null()) {
             s.reference_point = SchedulePoint::from_json(req["reference"]);
@@ -184,12 +187,12 @@ json on_time(WorkerState &s, const json &req) {
         JitKernel &k = *it->second->kernel;
         Timing t;
         if (s.reference) {
-            PairedTiming p = time_paired(k, *s.reference->kernel, min_time_ms, min_runs, max_runs);
+            PairedTiming p = time_paired(k, *s.reference->kernel, min_time_ms, min_runs, max_runs, s.task->before_call);
             t = p.candidate;
             j["reference_ms"] = p.reference.median_ms;
             j["ratio"] = p.ratio;
         } else {
-            t = k.time(min_time_ms, min_runs, max_runs);
+            t = k.time(min_time_ms, min_runs, max_runs, s.task->before_call);
             j["reference_ms"] = 0.0;
             j["ratio"] = 0.0;
         }

@@ -416,6 +416,7 @@ void WorkerPool::set_task(const WorkerTask &t) {
     j["seed"] = t.seed;
     j["threads"] = t.threads;
     j["reference"] = t.reference ? t.reference->to_json() : json(nullptr);
+    j["cold_inputs"] = t.cold_inputs;
     impl_->task_msg = j;
     // Workers build the task's inputs and reference sample in parallel.
     std::vector<bool> sent(impl_->procs.size());

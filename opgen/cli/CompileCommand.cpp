@@ -26,7 +26,7 @@ namespace {
 struct CompileArgs {
     Common common;
     std::unique_ptr<TuneFlags> flags;
-    bool partition_only = false, no_tune = false, nchw = false;
+    bool partition_only = false, no_tune = false, nchw = false, hot_weights = false;
     int compile_jobs = 0;  // 0: the machine's cores
     std::string model, out;
     std::vector<std::string> dims;
@@ -73,6 +73,7 @@ onnx_import::DeployOptions deploy_options(const CompileArgs &a) {
     o.threads = threads_of(a.common, target);
     set_threads(o.threads);
     o.tune = !a.no_tune;
+    o.cold_weights = !a.hot_weights;
     o.trials = a.flags->trials;
     o.seed = a.flags->seed;
     o.tune_options = tune_options(*a.flags, a.common, target);
@@ -160,6 +161,9 @@ void add_compile(CLI::App &app) {
                   "stop after partitioning: manifest.json, graph.json and ops/, no library");
     cmd->add_flag("--no-tune", a->no_tune,
                   "kernels missing from the cache get Halide's heuristic schedule point instead of being tuned");
+    cmd->add_flag("--hot-weights", a->hot_weights,
+                  "tune and look kernels up with their weights hot in the caches (default: weights flushed before "
+                  "every timed call, as the model's other layers evict them)");
     cmd->add_flag("--nchw", a->nchw,
                   "keep activations in ONNX's NCHW layout (default: channel-blocked nChw16c between convolutions)");
     cmd->add_option("--compile-jobs", a->compile_jobs, "compile worker processes (default: the core count)")

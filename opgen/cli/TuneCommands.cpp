@@ -108,6 +108,7 @@ struct TuneArgs {
     int variant_finalists = 8;
     int variant_search = 16;
     int variant_keep = 3;
+    std::vector<std::string> cold;  // inputs timed cold (tuner/ColdInputs.h)
 };
 
 // What the run did, for --json: the search, why it stopped, memory, and every trial in order.
@@ -195,6 +196,10 @@ void add_tune(CLI::App &app) {
     cmd->add_option("--variant-keep", a->variant_keep,
                     "best searched candidates per level that go on to the interleaved rounds (default 3)")
         ->check(CLI::Range(1, 1000));
+    cmd->add_option("--cold", a->cold,
+                    "inputs flushed from the caches before every timed call, as a model's weights come from "
+                    "memory (e.g. --cold weight,bias); the winner is cached under the target key with :cold")
+        ->delimiter(',');
     add_common_options(cmd, a->common, true);
     cmd->callback([a] {
         OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
@@ -204,6 +209,13 @@ void add_tune(CLI::App &app) {
         ComputeDef def = lib.load(a->op);
         BoundShape shape = bind_shape(def, a->shape);
         tuner::TuneOptions o = tune_options(*a->flags, a->common, t);
+        for (const std::string &name : a->cold) {
+            bool input = false;
+            for (const TensorDecl *in : def.inputs()) input |= in->name == name;
+            user_check(input) << "--cold " << name << ": op '" << def.name << "' has no input '" << name << "'";
+        }
+        o.cold_inputs = a->cold;
+        user_check(o.cold_inputs.empty() || a->variants.empty()) << "--cold and --variants cannot be combined";
         if (!a->variants.empty()) {
             tuner::VariantOptions vo;
             vo.levels = tuner::parse_contention_levels(a->variants, "--variants");

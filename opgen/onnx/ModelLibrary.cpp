@@ -10,6 +10,7 @@
 #include "opgen/onnx/ModelRunner.h"
 #include "opgen/onnx/ModelWeights.h"
 #include "tuner/Batch.h"
+#include "tuner/ColdInputs.h"
 #include "tuner/ObjectCompile.h"
 
 #include <chrono>
@@ -32,6 +33,7 @@ struct Distinct {
     std::string point_json;  // the schedule
     std::string origin;      // "cached", "tuned" or "heuristic"
     double time_ms = 0;      // the cache's time for it; 0 for a heuristic point
+    std::string timing;      // how that time was taken: "cold" (weights flushed), "hot"; empty: none
 };
 
 // The distinct (op, shape) pairs in kernel order, and each kernel's index among them.
@@ -41,7 +43,7 @@ std::vector<Distinct> distinct_kernels(const CompiledModel &m, const std::string
     for (size_t k = 0; k < m.partition.kernels.size(); k++) {
         std::string key = m.partition.kernels[k].op + " " + m.canonical[k];
         auto [it, fresh] = index.emplace(key, out.size());
-        if (fresh) out.push_back({k, name + "_k" + std::to_string(out.size()), "", "", 0});
+        if (fresh) out.push_back({k, name + "_k" + std::to_string(out.size()), "", "", 0, ""});
         of.push_back(it->second);
     }
     return out;
@@ -51,8 +53,26 @@ void say(const DeployOptions &o, const std::string &line) {
     if (o.log) o.log(line);
 }
 
+// The op inputs of kernel `k` that are the model's weights: the inputs timed cold.
+std::vector<std::string> weight_inputs(const CompiledModel &m, size_t k) {
+    std::vector<std::string> out;
+    for (const auto &[op_tensor, graph_tensor] : m.partition.kernels[k].args)
+        if (m.graph.tensor(graph_tensor).kind == TensorKind::Weight) out.push_back(op_tensor);
+    return out;
+}
+
+// The keys to look a kernel up under, best first: its cold key when it is timed cold (tuning fills
+// that one), then its hot key when nothing will be tuned.
+std::vector<std::pair<db::KernelKey, std::string>> lookup_keys(const CompiledModel &m, const Distinct &d,
+                                                               const Target &target, const DeployOptions &o) {
+    db::KernelKey hot = tuner::kernel_key(m.defs[d.kernel], m.bounds[d.kernel], target, o.threads);
+    if (!o.cold_weights || weight_inputs(m, d.kernel).empty()) return {{hot, "hot"}};
+    if (o.tune) return {{tuner::cold_key(hot), "cold"}};
+    return {{tuner::cold_key(hot), "cold"}, {hot, "hot"}};
+}
+
 // The cache's winners; with `o.tune`, the missing ones are tuned into it first (one batch run,
-// generated ops read from `ops_dir`).
+// generated ops read from `ops_dir`; a model's weights timed cold unless o.cold_weights is off).
 void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const DeployOptions &o,
                    const std::string &ops_dir) {
     bool have_cache = fs::exists(o.db_path);
@@ -61,13 +81,15 @@ void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const
     Target target = load_target(o.target);
     std::vector<tuner::BatchTask> missing;
     for (const Distinct &d : kernels) {
+        if (cache->lookup(lookup_keys(m, d, target, o).front().first)) continue;
         const ComputeDef &def = m.defs[d.kernel];
-        if (cache->lookup(tuner::kernel_key(def, m.bounds[d.kernel], target, o.threads))) continue;
-        missing.push_back({0, def.name, m.canonical[d.kernel], dtype_name(def.output().dtype), o.target, o.trials, o.seed});
+        tuner::BatchTask t{0, def.name, m.canonical[d.kernel], dtype_name(def.output().dtype), o.target, o.trials, o.seed, {}};
+        if (o.cold_weights) t.cold_inputs = weight_inputs(m, d.kernel);
+        missing.push_back(t);
     }
     if (o.tune && !missing.empty()) {
         say(o, "tune: " + std::to_string(missing.size()) + " kernel(s) missing from " + o.db_path + ", " +
-                   std::to_string(o.trials) + " trials each");
+                   std::to_string(o.trials) + " trials each" + (o.cold_weights ? ", weights timed cold" : ""));
         std::vector<std::string> dirs = o.ops_dirs;
         dirs.push_back(ops_dir);
         tuner::BatchOptions batch;
@@ -79,13 +101,19 @@ void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const
                 << "kernel " << t.task.op << " at " << t.task.shape << " could not be tuned: " << t.error;
     }
     for (Distinct &d : kernels) {
-        auto hit = cache->lookup(tuner::kernel_key(m.defs[d.kernel], m.bounds[d.kernel], target, o.threads));
-        if (!hit) continue;
-        bool tuned = false;
-        for (const tuner::BatchTask &t : missing) tuned |= t.op == m.defs[d.kernel].name && t.shape == m.canonical[d.kernel];
-        d.point_json = hit->schedule_json;
-        d.origin = tuned ? "tuned" : "cached";
-        d.time_ms = hit->time_ms;
+        for (const auto &[key, timing] : lookup_keys(m, d, target, o)) {
+            auto hit = cache->lookup(key);
+            if (!hit) continue;
+            bool tuned = false;
+            if (o.tune)
+                for (const tuner::BatchTask &t : missing)
+                    tuned |= t.op == m.defs[d.kernel].name && t.shape == m.canonical[d.kernel];
+            d.point_json = hit->schedule_json;
+            d.origin = tuned ? "tuned" : "cached";
+            d.time_ms = hit->time_ms;
+            d.timing = timing;
+            break;
+        }
     }
 }
 
@@ -163,7 +191,7 @@ json deploy_report(const std::string &name, const CompiledModel &m, const Buffer
     for (const Distinct &d : kernels) {
         origins[d.origin]++;
         ks.push_back({{"function", d.function}, {"op", m.partition.kernels[d.kernel].op},
-                      {"shape", m.canonical[d.kernel]}, {"origin", d.origin}, {"time_ms", d.time_ms}});
+                      {"shape", m.canonical[d.kernel]}, {"origin", d.origin}, {"time_ms", d.time_ms}, {"timing", d.timing}});
     }
     return {{"name", name},
             {"library", "lib" + name + ".a"},
@@ -172,6 +200,7 @@ json deploy_report(const std::string &name, const CompiledModel &m, const Buffer
             {"runner", name + "-runner"},
             {"target", o.target},
             {"threads", o.threads},
+            {"cold_weights", o.cold_weights},
             {"kernels", m.partition.kernels.size()},
             {"distinct_kernels", ks},
             {"origins", origins},

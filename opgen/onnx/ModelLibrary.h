@@ -34,6 +34,10 @@ struct DeployOptions {
     int trials = 24;                     // per missing kernel
     uint64_t seed = 1;
     tuner::TuneOptions tune_options;     // everything else about tuning (workers, budgets)
+    // Time each kernel with its weights cold (flushed from the caches before every timed call, as
+    // the other layers' weights evict them in the model; tuner/ColdInputs.h) and prefer the
+    // winners cached that way. Without tuning, a kernel with no cold winner takes its hot one.
+    bool cold_weights = true;
     int compile_jobs = 1;                // compile worker processes
     std::function<void(const std::string &)> log;  // progress lines; may be empty
 };

@@ -24,6 +24,12 @@ def origins(out):
         return json.load(f)["origins"]
 
 
+def timings(out):
+    """Each distinct kernel's timing mode by op: "cold" (weights flushed), "hot" (no weights)."""
+    with open(os.path.join(out, "deploy.json")) as f:
+        return {(k["op"], k["timing"]) for k in json.load(f)["distinct_kernels"]}
+
+
 def ops(out):
     with open(os.path.join(out, "deploy.json")) as f:
         return {k["op"] for k in json.load(f)["distinct_kernels"]}
@@ -80,6 +86,11 @@ try:
             "avg_pool2d_nchwc", "matmul_bias"}
     check(want <= ops(tuned), "small: expected blocked kernels %s, got %s" % (sorted(want), sorted(ops(tuned))))
     run_and_compare(tmp, "small", tuned)
+    # Kernels with weights are tuned with them cold, as in the model; the reorders have none.
+    modes = dict(timings(tuned))
+    check(modes["conv2d_nchwc_bias_add"] == "cold" and modes["matmul_bias"] == "cold"
+          and modes["reorder_nchw_nchwc"] == "hot", "small: expected cold convolutions and hot reorders, got %s"
+          % sorted(timings(tuned)))
     warm = os.path.join(tmp, "small.warm")
     compile_model(tmp, "small", warm, "--compile-jobs", "2")
     check(origins(warm) == {"cached": 14}, "small again: expected 14 cached kernels, got %s" % origins(warm))
