@@ -1,6 +1,7 @@
 #include "tuner/Features.h"
 
 #include "opgen/ParallelLoops.h"
+#include "opgen/StagePlacement.h"
 
 #include <algorithm>
 #include <cmath>
@@ -89,13 +90,9 @@ Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingRul
 
 constexpr size_t nest_axes = 4, nest_reduce = 3;
 
-// How deep a statement's placement is: 0 inline, 1 root, 2 tile, 3 row (opgen/Schedule.h).
-double placement_depth(const std::string &at) {
-    if (at == "inline") return 0;
-    if (at == "root") return 1;
-    if (at == "tile") return 2;
-    return 3;
-}
+// How deep a statement's placement is, as a feature: 0 inline, then root, tile and row
+// (opgen/StagePlacement.h's depth, shifted so inline is 0).
+double feature_depth(const std::string &at) { return 1.0 + opgen::placement_depth(at); }
 
 constexpr size_t plan_slots = 4;
 
@@ -103,7 +100,7 @@ constexpr size_t plan_slots = 4;
 std::vector<float> stage_plan_features(const SchedulePoint &p) {
     double at[4] = {0, 0, 0, 0}, lanes = 0;
     for (const auto &st : p.stages) {
-        at[size_t(placement_depth(st.at))] += 1;
+        at[size_t(feature_depth(st.at))] += 1;
         lanes += lg(st.lanes);
     }
     std::vector<float> f = {float(at[0]), float(at[1]), float(at[2]), float(at[3]),
@@ -111,7 +108,7 @@ std::vector<float> stage_plan_features(const SchedulePoint &p) {
                             float(p.channels_innermost), float(p.vector_axis)};
     for (size_t i = 0; i < plan_slots; i++) {
         const bool here = i < p.stages.size();
-        f.push_back(here ? float(placement_depth(p.stages[i].at)) : -1.0f);
+        f.push_back(here ? float(feature_depth(p.stages[i].at)) : -1.0f);
         f.push_back(here ? float(lg(p.stages[i].lanes)) : -1.0f);
     }
     return f;
