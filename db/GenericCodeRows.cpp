@@ -5,6 +5,22 @@
 #include <cmath>
 
 namespace opgen::db {
+namespace {
+
+// How both generic tables are read: ?1 target, ?2 op, ?3 dtype; ?4-?6 the op hash, Halide and
+// tuner versions filter when not empty.
+constexpr const char *kOpFilter =
+    " WHERE target = ?1 AND op_name = ?2 AND dtype = ?3 AND (?4 = '' OR op_hash = ?4) AND "
+    "(?5 = '' OR halide_version = ?5) AND (?6 = '' OR tuner_version = ?6) ";
+
+void bind_op_filter(SqliteQuery &query, const std::string &target, const std::string &op_name,
+                    const std::string &dtype, const std::string &op_hash, const std::string &halide_version,
+                    const std::string &tuner_version) {
+    query.bind(1, target).bind(2, op_name).bind(3, dtype).bind(4, op_hash);
+    query.bind(5, halide_version).bind(6, tuner_version);
+}
+
+}  // namespace
 
 void write_generic_code(SqliteConnection &connection, const GenericCodeRecord &record,
                         const std::string &what) {
@@ -41,14 +57,11 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
                                                  const std::string &tuner_version) {
     static const std::string sql =
         std::string("SELECT ") + kKeyColumns + ", " + kCodeColumns +
-        ", symbols, fixed, defaults, checked_shapes FROM generic_code WHERE target = ?1 AND "
-        "op_name = ?2 AND dtype = ?3 AND (?4 = '' OR op_hash = ?4) AND "
-        "(?5 = '' OR halide_version = ?5) AND (?6 = '' OR tuner_version = ?6) "
+        ", symbols, fixed, defaults, checked_shapes FROM generic_code" + kOpFilter +
         "ORDER BY op_hash, halide_version, tuner_version, shape";
     SqliteQuery query(connection, sql,
                       "reading the generic code of op '" + op_name + "' on target '" + target + "'");
-    query.bind(1, target).bind(2, op_name).bind(3, dtype).bind(4, op_hash);
-    query.bind(5, halide_version).bind(6, tuner_version);
+    bind_op_filter(query, target, op_name, dtype, op_hash, halide_version, tuner_version);
     std::vector<GenericCodeRecord> rows;
     while (query.step()) {
         GenericCodeRecord row;
@@ -110,14 +123,11 @@ std::vector<GenericTimingRecord> read_generic_timings(SqliteConnection &connecti
                                                       const std::string &tuner_version) {
     static const std::string sql =
         std::string("SELECT ") + kKeyColumns +
-        ", digest, at_shape, time_ms, tuned_ms, ratio, created_at FROM generic_timings WHERE "
-        "target = ?1 AND op_name = ?2 AND dtype = ?3 AND (?4 = '' OR op_hash = ?4) AND "
-        "(?5 = '' OR halide_version = ?5) AND (?6 = '' OR tuner_version = ?6) "
+        ", digest, at_shape, time_ms, tuned_ms, ratio, created_at FROM generic_timings" + kOpFilter +
         "ORDER BY op_hash, halide_version, tuner_version, shape, at_shape";
     SqliteQuery query(connection, sql,
                       "reading the generic kernel timings of op '" + op_name + "' on target '" + target + "'");
-    query.bind(1, target).bind(2, op_name).bind(3, dtype).bind(4, op_hash);
-    query.bind(5, halide_version).bind(6, tuner_version);
+    bind_op_filter(query, target, op_name, dtype, op_hash, halide_version, tuner_version);
     std::vector<GenericTimingRecord> rows;
     while (query.step()) {
         GenericTimingRecord row;
