@@ -1,5 +1,7 @@
 #include "tests/bench/Autoschedulers.h"
 
+#include "tests/bench/SearchProbe.h"
+
 #include "opgen/Kernel.h"
 #include "opgen/Lower.h"
 
@@ -69,24 +71,17 @@ Entrant autoschedule(const Problem &p, int threads, const std::string &name,
     e.family = "Halide autoscheduler";
     auto t0 = Clock::now();
     try {
-        load_once(name);
         auto op = std::make_unique<LoweredOp>(lower_to_halide(*p.def, p.shape));
-        for (size_t i = 0; i < op->params.size(); i++) {
-            op->params[i].set_estimates(region_of(p.shape.dims.at(op->param_names[i])));
-        }
-        op->output.set_estimates(region_of(p.shape.dims.at(p.def->output().name)));
-        Halide::Pipeline pipeline(op->output);
-        Halide::MachineParams mp(threads, uint64_t(last_level_cache(p.target)), o.balance);
-        Halide::AutoSchedulerResults r =
-            pipeline.auto_schedule(name, halide_target_of(p.target), mp);
+        Halide::AutoSchedulerResults r = search_schedule(*op, *p.def, p.shape, p.target, threads, name, o.balance);
         double schedule_s = since(t0);
         // JitKernel compiles the same Funcs, which now carry the autoscheduler's schedule.
         auto t1 = Clock::now();
         e.contender = std::make_unique<AutoscheduledKernel>(p, std::move(op));
         e.setup_s = schedule_s + since(t1);
         size_t lines = size_t(std::count(r.schedule_source.begin(), r.schedule_source.end(), '\n'));
-        e.detail = "scheduled in " + std::to_string(schedule_s).substr(0, 5) + " s (" +
-                   mp.to_string() + "), " + std::to_string(lines) + " lines of schedule";
+        e.detail = "scheduled in " + std::to_string(schedule_s).substr(0, 5) + " s (threads " +
+                   std::to_string(threads) + "), " + std::to_string(lines) +
+                   " lines of schedule";
     } catch (const Halide::Error &x) {
         e.status = "compile_error";
         e.detail = x.what();
@@ -102,6 +97,18 @@ Entrant autoschedule(const Problem &p, int threads, const std::string &name,
 }
 
 } // namespace
+
+Halide::AutoSchedulerResults search_schedule(LoweredOp &op, const ComputeDef &def,
+                                             const BoundShape &shape, const Target &target,
+                                             int threads, const std::string &name, float balance) {
+    load_once(name);
+    for (size_t i = 0; i < op.params.size(); i++)
+        op.params[i].set_estimates(region_of(shape.dims.at(op.param_names[i])));
+    op.output.set_estimates(region_of(shape.dims.at(def.output().name)));
+    Halide::Pipeline pipeline(op.output);
+    Halide::MachineParams mp(threads, uint64_t(last_level_cache(target)), balance);
+    return pipeline.auto_schedule(name, halide_target_of(target), mp);
+}
 
 std::string autoscheduler_plugin_dir() {
     if (const char *env = std::getenv("OPGEN_HALIDE_PLUGIN_DIR"))
@@ -124,6 +131,12 @@ std::vector<Entrant> make_autoscheduled(const Problem &p, int threads,
                 setenv("HL_BEAM_SIZE", std::to_string(o.adams_beam).c_str(), 1);
             } else {
                 unsetenv("HL_BEAM_SIZE");
+            }
+            std::string refusal = probe_search(p, threads, name, o);
+            if (!refusal.empty()) {
+                out.push_back(Entrant::failed(name, "Halide autoscheduler", "out_of_bounds",
+                                              refusal));
+                continue;
             }
         }
         out.push_back(autoschedule(p, threads, name, o));

@@ -101,7 +101,8 @@ std::string status_cell(const std::string &status) {
         {"unsupported", "n/a"},
         {"not_in_cache", "not in cache"},
         {"tune_failed", "tuning failed"},
-        {"skipped", "skipped"}};
+        {"skipped", "skipped"},
+        {"out_of_bounds", "over its search bounds"}};
     auto it = short_names.find(status);
     return it == short_names.end() ? status : it->second;
 }

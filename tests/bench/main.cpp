@@ -11,6 +11,7 @@
 #include "tests/bench/OpgenKernel.h"
 #include "tests/bench/Report.h"
 #include "tests/bench/Rounds.h"
+#include "tests/bench/SearchProbe.h"
 #include "tests/bench/Suite.h"
 #include "tests/bench/Threads.h"
 
@@ -319,6 +320,8 @@ void settle_environment(char **argv) {
 }
 
 int main(int argc, char **argv) {
+    if (int probe = opgen::bench::probe_search_main(argc, argv); probe >= 0)
+        return probe;
     settle_environment(argv);
     CLI::App app{"opgen_bench: opgen's cached winners against oneDNN, OpenBLAS, Halide's "
                  "autoschedulers and a naive "
@@ -367,6 +370,14 @@ int main(int argc, char **argv) {
     app.add_option("--adams-max-gflop", a.as.adams_max_gflop,
                    "skip Adams2019 for problems above this many GFLOP (default: no limit)")
         ->check(CLI::Range(0.0, 1e9));
+    app.add_option("--search-memory-gib", a.as.search_memory_gib,
+                   "GiB of memory Adams2019's search may take, probed in a child process "
+                   "(default: 10; 0: unbounded)")
+        ->check(CLI::Range(0.0, 1e6));
+    app.add_option("--search-seconds", a.as.search_seconds,
+                   "seconds Adams2019's search may take, probed in a child process (default: "
+                   "300; 0: unbounded)")
+        ->check(CLI::Range(0.0, 1e6));
     app.add_flag("--no-naive", a.no_naive, "leave out the naive loop");
     app.add_option("--points", a.points_file,
                    "JSON file of hand-picked schedule points to run next to the cache's winner: "
