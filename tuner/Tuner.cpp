@@ -120,14 +120,14 @@ struct Task {
     std::vector<SchedulePoint> carried = {};
 };
 
-// The measurements recorded under `key` that this version can read, by point.
+// The measurements recorded under `key` that this version can read, by point: the newest of each.
 std::map<std::string, db::MeasurementRecord> recorded_measurements(db::KernelCache *cache,
                                                                   const db::KernelKey *key) {
     std::map<std::string, db::MeasurementRecord> out;
     if (!cache || !key) return out;
     for (auto &m : cache->measurements_for(*key)) {
         try {
-            out.emplace(point_key(SchedulePoint::from_json(nlohmann::json::parse(m.schedule_json))), m);
+            out.insert_or_assign(point_key(SchedulePoint::from_json(nlohmann::json::parse(m.schedule_json))), m);
         } catch (const std::exception &) {
             // A row this version cannot read is training data for others, not a point to reuse.
         }
@@ -548,7 +548,8 @@ SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, co
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &o,
                 db::KernelCache *cache, const db::KernelKey *key) {
     Task t{def, shape, target, o, cache, key, make_tiling_space(def, shape, target, o.threads),
-           flop_count(def, shape), reference_point(def, shape, target, o.threads), recorded_measurements(cache, key),
+           flop_count(def, shape), reference_point(def, shape, target, o.threads),
+           o.reuse_measurements ? recorded_measurements(cache, key) : std::map<std::string, db::MeasurementRecord>{},
            pool_options(o)};
     if (cache && key) t.carried = carried_points(t.space, t.reference, *key, cache->kernels_at(key->target, key->shape));
     RunState s;
@@ -620,6 +621,7 @@ db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape,
         }
     }
     TuneOptions o = options;
+    if (force) o.reuse_measurements = false;
     if (!o.cold_inputs.empty()) {
         if (auto hot = cache.lookup(kernel_key(def, shape, target, o.threads))) {
             try {

@@ -69,6 +69,10 @@ struct TuneOptions {
     // The cache's tuning run the measurements belong to (KernelCache::begin_run; tune_into_cache
     // sets it); 0: none.
     int64_t run_id = 0;
+    // Points the cache already measured for this key count at their recorded figure (a killed run
+    // goes on where it stopped); false measures every point afresh (tune_into_cache's `force`: a
+    // re-tune on a quieter machine, which old figures taken under load would otherwise steer).
+    bool reuse_measurements = true;
 };
 
 struct Trial {
@@ -142,7 +146,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
 db::KernelRecord winner_record(const db::KernelKey &key, const TuneResult &r);
 
 // Tunes (def, shape) on `target` with `options.threads` into `cache` unless the cache already has its
-// key (tuned_key; or `force`); a cold run also measures the key's hot winner when there is one;
+// key (tuned_key; or `force`, which also measures every point afresh); a cold run also measures the key's hot winner when there is one;
 // returns the stored row and sets *cached when it was already there. Raises
 // UserError when the target cannot be measured here or no candidate is correct.
 db::KernelRecord tune_into_cache(const ComputeDef &def, const BoundShape &shape, const Target &target,

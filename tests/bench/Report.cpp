@@ -293,6 +293,51 @@ Table summary_table(const BenchRun &run) {
     return t;
 }
 
+// The geometric mean of opgen's speed over an anchor's, across the rows where both ran: over all
+// rows, then per thread count. `anchor` picks the row's anchor (null where it did not run).
+struct GeoMean {
+    std::string what;
+    double all = 0;
+    int rows = 0, of = 0;
+    std::map<int, double> by_threads;
+};
+
+GeoMean geomean_over(const BenchRun &run, const std::string &what,
+                     const ContenderResult *(EntryResult::*anchor)() const) {
+    GeoMean g{what, 0, 0, int(run.entries.size()), {}};
+    double sum = 0;
+    std::map<int, std::pair<double, int>> per;
+    for (const auto &e : run.entries) {
+        const ContenderResult *opgen = e.find("opgen"), *a = (e.*anchor)();
+        if (e.status != "ok" || !opgen || !opgen->ok() || !a || opgen->median_ms <= 0)
+            continue;
+        double l = std::log(a->median_ms / opgen->median_ms);
+        sum += l;
+        g.rows++;
+        per[e.threads].first += l;
+        per[e.threads].second++;
+    }
+    if (g.rows > 0)
+        g.all = std::exp(sum / g.rows);
+    for (const auto &[t, p] : per)
+        g.by_threads[t] = std::exp(p.first / p.second);
+    return g;
+}
+
+std::vector<GeoMean> geomeans(const BenchRun &run) {
+    return {geomean_over(run, "opgen ÷ the best Halide autoscheduler",
+                         &EntryResult::best_autoscheduler),
+            geomean_over(run, "opgen ÷ oneDNN", &EntryResult::onednn)};
+}
+
+std::string geomean_line(const GeoMean &g) {
+    std::string line = g.what + ", geometric mean over " + std::to_string(g.rows) + " of " +
+                       std::to_string(g.of) + " rows: " + ratio(g.all);
+    for (const auto &[t, v] : g.by_threads)
+        line += "; " + std::to_string(t) + " thread" + (t > 1 ? "s" : "") + ": " + ratio(v);
+    return line;
+}
+
 Table detail_table(const BenchRun &run, const EntryResult &e) {
     Table t;
     t.header = {"contender", "GFLOP/s",    "min–max", "ms",      "× oneDNN",
@@ -483,6 +528,9 @@ std::string markdown_report(const BenchRun &run) {
       << to_markdown(machine_table(run)) << "\n";
     s << "## Summary (GFLOP/s, median of interleaved rounds)\n\n"
       << to_markdown(summary_table(run)) << "\n";
+    for (const auto &g : geomeans(run))
+        s << "- " << geomean_line(g) << "\n";
+    s << "\n";
     if (!run.network.empty())
         s << network_markdown(run);
     s << "## Details\n\n";
@@ -529,6 +577,10 @@ std::string html_report(const BenchRun &run) {
     s << "<h2>Machine ceilings (measured in this run)</h2>\n" << to_html(machine_table(run));
     s << "<h2>Summary (GFLOP/s, median of interleaved rounds)</h2>\n"
       << to_html(summary_table(run));
+    s << "<ul>\n";
+    for (const auto &g : geomeans(run))
+        s << "<li>" << esc(geomean_line(g)) << "</li>\n";
+    s << "</ul>\n";
     s << "<h2>Chart</h2>\n<p class=\"legend\"><span style=\"background:#c0392b\"></span>opgen"
       << "<span style=\"background:#1f77b4\"></span>oneDNN<span "
          "style=\"background:#2ca02c\"></span>OpenBLAS"
@@ -568,6 +620,12 @@ nlohmann::json json_report(const BenchRun &run) {
     j["rounds"] = run.rounds;
     j["min_turn_ms"] = run.min_turn_ms;
     j["wall_s"] = run.wall_s;
+    for (const auto &g : geomeans(run)) {
+        nlohmann::json gj{{"what", g.what}, {"all", g.all}, {"rows", g.rows}, {"of", g.of}};
+        for (const auto &[t, v] : g.by_threads)
+            gj["by_threads"][std::to_string(t)] = v;
+        j["geomeans"].push_back(gj);
+    }
     j["machine"] = nlohmann::json::array();
     for (const MachineFigures &m : run.machine) {
         nlohmann::json mj;

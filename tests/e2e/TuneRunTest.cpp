@@ -159,3 +159,25 @@ TEST_F(TuneRun, SigkillAndResumeMeasureNothingTwice) {
     EXPECT_EQ(distinct.size(), all.size()) << "a point was measured twice";
     for (const auto &r : first) EXPECT_EQ(all.count(r.first), 1u);
 }
+
+// `--force` re-tunes a key the cache has, and measures every point again rather than taking the
+// figures an earlier run recorded (under other load); both runs' rows stay as training data.
+TEST_F(TuneRun, ForceMeasuresEveryPointAfresh) {
+    const std::vector<std::string> args = {"tune",      "--op", "matmul",   "--shape", "M=32,N=32,K=32",
+                                           "--threads", "1",    "--trials", "6",       "--jobs",
+                                           "1",         "--min-time", "10", "--db",    "f.db", "--json"};
+    pid_t pid = start(args, dir);
+    ASSERT_EQ(wait_exit(pid), 0) << slurp(dir / "stderr.txt");
+    const size_t first = measurements(dir / "f.db").size();
+    ASSERT_EQ(first, 6u);
+
+    std::vector<std::string> again = args;
+    again.push_back("--force");
+    pid = start(again, dir);
+    ASSERT_EQ(wait_exit(pid), 0) << slurp(dir / "stderr.txt");
+    auto j = nlohmann::json::parse(slurp(dir / "stdout.txt"));
+    EXPECT_EQ(j["answer"], "tuned");
+    EXPECT_EQ(j["run"]["reused"].get<size_t>(), 0u);
+    EXPECT_EQ(j["run"]["measured"].get<size_t>(), 6u);
+    EXPECT_EQ(measurements(dir / "f.db").size(), 2 * first);
+}
