@@ -1025,7 +1025,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
 }
 
 AppliedSchedule apply_default_schedule(LoweredOp &, const Target &) {
-    return {{"// Halide's default schedule: reductions at root, everything else inlined, serial, scalar"}};
+    return {{"// Halide's default schedule: every Func inlined or, a reduction, computed where it is used; serial, scalar"}};
 }
 
 namespace {
