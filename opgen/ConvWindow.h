@@ -31,8 +31,18 @@ bool reduces_window_in_channels(const Statement &ms, const BoundShape &shape, in
 // window loops makes a difference.
 bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_t window_steps);
 
+// Whether vectors of output channels should be offered (and started from) where output rows of
+// `row` pixels leave a partial vector of `lanes` (28 and 56 on 16 lanes): for a window in channels
+// (reduces_window_in_channels) of more than one step (a 3x3), or a 1x1 window over 256 channels or
+// more. Measured 2026-11-25 at 1 thread (docs/bench/2026-11-25-s10-conv.md), 7 pixels x 2 rows x 2
+// channel vectors against the tuned row-vector winners: 3x3 1.05-1.19x; 1x1 over 256 channels
+// 1.10-1.18x, over 512 1.25-1.30x; over 128 0.93x, over 64 0.66-0.84x (s9-conv.md, section 3b).
+// False for rows shorter than a vector (short_row_conv_point's own case) or of whole vectors.
+bool channel_vectors_for_tail_rows(const Statement &ms, const BoundShape &shape, int64_t row, int lanes);
+
 // For the main statement of `def` a window in channels (reduces_window_in_channels), with output rows (the innermost axis)
-// shorter than a vector and output channels (the third innermost axis) of whole vectors: `p` set to
+// shorter than a vector (or leaving a partial vector where channel_vectors_for_tail_rows says so)
+// and output channels (the third innermost axis) of whole vectors: `p` set to
 // the kernel of oneDNN's direct convolution. A register tile of about 7 pixels of a row x rows
 // dividing the column (up to 28 accumulators at two vectors) x the most vectors of output
 // channels (up to four) that fit the registers beside their weight vectors and one broadcast input

@@ -754,6 +754,64 @@ void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p,
              ", TailStrategy::GuardWithIf);");
 }
 
+// Rows of a gathered panel this far apart (bytes) or more are staged (copy_rows_before_panel): rows
+// 4 KiB apart (an L1 way: 64 sets of 64 B) fall into one set, and the 16 rows of a vector overflow
+// its 12 ways. Measured 2026-11-25, 1 thread, ResNet-50's 1x1 convolutions
+// (docs/bench/2026-11-25-s10-conv.md): staged, rows of 4 and 8 KiB 1.17-1.36x; rows of 1 and 2 KiB
+// 0.91-0.98x, so those keep the direct gather.
+constexpr int64_t kAliasingRowBytes = 4096;
+
+// The Halide dimension of `t` (0 the contiguous one) that holds its innermost run of more than one
+// element (a 1x1 convolution's weights Wt[f, c, 1, 1]: c, dimension 2), or -1 when that run is
+// shorter than `lanes`.
+int innermost_run_dimension(const TensorDecl &t, const BoundShape &shape, int lanes) {
+    for (size_t i = 0; i < t.dims.size(); i++) {
+        int64_t extent = shape.eval(t.dims[t.dims.size() - 1 - i]);
+        if (extent == 1) continue;
+        return extent >= lanes ? int(i) : -1;
+    }
+    return -1;
+}
+
+// The distance in bytes between consecutive entries of `t`'s Halide dimension `d`.
+int64_t row_bytes(const TensorDecl &t, const BoundShape &shape, int d) {
+    int64_t n = dtype_bytes(t.dtype);
+    for (int i = 0; i < d; i++) n *= shape.eval(t.dims[t.dims.size() - 1 - size_t(i)]);
+    return n;
+}
+
+// A panel re-laid out across its input's rows (vectorize_panel) gathers one lane from each of 16
+// rows; rows kAliasingRowBytes apart or more (a 1x1 convolution's weights over 1024 channels or
+// more) share an L1 set, so the gathers miss and refetch each line once per channel. Instead the
+// panel is filled a vector of the rows' run at a time (16 channels): those pieces of its rows are
+// first copied densely (one whole-vector load per row, each line read once) into a small buffer of
+// rows a line apart, and the panel gathers from it. Only where the rows' innermost run fills a
+// vector: a 3x3's weights (runs of 3) keep the direct gather.
+void copy_rows_before_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, Halide::Func pk,
+                            const std::string &name) {
+    const int across = dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var);
+    const TensorDecl *t = g.op.def->find_tensor(name);
+    if (across <= 0 || !t) return;
+    const int run = innermost_run_dimension(*t, g.op.shape, p.vector_width);
+    if (run < 0 || run >= across || row_bytes(*t, g.op.shape, across) < kAliasingRowBytes) return;
+    const std::string pn = name + "_panel", rn = name + "_rows", lanes = std::to_string(p.vector_width);
+    // Named after the input: the panel's own variables are implicit ones (_0, _1, ...).
+    Halide::Var v = pk.args()[size_t(run)];
+    const std::string vn = clean_name(v.name());
+    Halide::Var vo(name + "_run__o"), vi(name + "_run__i");
+    rec.declare_var(vo.name());
+    rec.declare_var(vi.name());
+    pk.split(v, vo, vi, p.vector_width, Halide::TailStrategy::GuardWithIf);
+    rec.line(pn + ".split(" + vn + ", " + vo.name() + ", " + vi.name() + ", " + lanes + ", TailStrategy::GuardWithIf);");
+    Halide::Func rows = g.op.input_funcs.at(name).in(pk);
+    rows.compute_at(pk, vo);
+    rec.line("Func " + rn + " = " + name + ".in(" + pn + ");");
+    rec.line(rn + ".compute_at(" + pn + ", " + vo.name() + ");");
+    Halide::Var r = rows.args()[size_t(run)];
+    rows.vectorize(r, p.vector_width, Halide::TailStrategy::GuardWithIf);
+    rec.line(rn + ".vectorize(" + clean_name(r.name()) + ", " + lanes + ", TailStrategy::GuardWithIf);");
+}
+
 // Panels/packing: copies each packed input into a contiguous panel (Func::in) computed at `level`,
 // stored in its path's cache-tile buffer. UserError for a name that is not an input the reduction
 // reads.
@@ -777,6 +835,7 @@ void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, con
             rec.line(name + "_panel.store_at(" + acc.name + ", Var::outermost()).async();  // double-buffered " + buffer);
         }
         if (p.vector_width > 1) vectorize_panel(rec, g, p, pk, name);
+        if (p.vector_width > 1) copy_rows_before_panel(rec, g, p, pk, name);
     }
 }
 

@@ -264,14 +264,18 @@ std::vector<int64_t> row_regs(int64_t extent) {
 
 // An outer axis may carry the vectors instead of the innermost one (output channels of a
 // convolution whose rows, 7 or 14 long, do not fill one vector): offered for a fused reduction
-// whose innermost output axis is shorter than a full vector, on the second and third innermost
-// axes whose extents are whole vectors. Appends (lanes, axis) to the rules' vector choices.
-// Not for longer rows that merely leave a tail (28, 56): there the row already fills 87% of its
-// lanes, and on 2026-11-25 a quiet 24-trial tuning of conv 56x56x64->256 1x1 spent 21 trials on
-// channel-vector points (best 84.6 GFLOP/s) against 151.6 for the row points, since neither the
-// roofline nor the bundled model (no vector-axis feature) tells the two apart yet.
-void add_outer_vector_axes(TilingRules &s, const std::vector<int64_t> &extents, int lanes, bool fusable) {
-    if (!fusable || lanes <= 1 || extents.empty() || extents[0] >= lanes) return;
+// whose innermost output axis is shorter than a full vector, or leaves a partial one where
+// `tail_rows` (opgen/ConvWindow.h channel_vectors_for_tail_rows: a 3x3, or a 1x1 over 256 channels
+// or more, with rows of 28 or 56), on the second and third innermost axes whose extents are whole
+// vectors. Appends (lanes, axis) to the rules' vector choices. Not for the other rows that merely
+// leave a tail: there the row already fills 87% of its lanes, and on 2026-11-25 a quiet 24-trial
+// tuning of conv 56x56x64->256 1x1 spent 21 trials on channel-vector points (best 84.6 GFLOP/s)
+// against 151.6 for the row points, since neither the roofline nor the bundled model (no
+// vector-axis feature) tells the two apart yet.
+void add_outer_vector_axes(TilingRules &s, const std::vector<int64_t> &extents, int lanes, bool fusable,
+                           bool tail_rows) {
+    if (!fusable || lanes <= 1 || extents.empty()) return;
+    if (extents[0] >= lanes && !tail_rows) return;
     for (size_t i = 1; i < std::min<size_t>(3, extents.size()); i++) {
         if (extents[i] % lanes != 0) continue;
         s.vector_widths.push_back(lanes);
@@ -577,7 +581,8 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     for (auto it = out.vars.rbegin(); it != out.vars.rend(); ++it) extents.push_back(shape.var_extent(out, *it));
     s.vector_widths = vector_widths_for(extents.front(), lanes);
     s.vector_axes.assign(s.vector_widths.size(), 0);
-    add_outer_vector_axes(s, extents, lanes, fusable);
+    const bool tail_rows = fusable && channel_vectors_for_tail_rows(ms, shape, extents.front(), lanes);
+    add_outer_vector_axes(s, extents, lanes, fusable, tail_rows);
     s.vector_width = s.vector_widths.front();
     s.axes = axis_options(out, shape, s);
     if (fusable) s.reduce = reduce_options(def, shape);

@@ -329,18 +329,27 @@ TEST(TilingSpace, AcceleratorGroupsFollowEachInputsPath) {
 }
 
 // Where the full vector width leaves a remainder (56 = 3 x 16 + 8), half-width vectors are offered
-// and a whole row fits in registers: the register tile 56 x 2 of a 56x56 convolution. Rows this
-// long fill most of their lanes, so the output channels are not offered as the vector axis.
+// and a whole row fits in registers: the register tile 56 x 2 of a 56x56 convolution. Under a 3x3
+// window the output channels (64 = 4 x 16) are offered as the vector axis too (rows leaving a
+// tail, tuner/TilingRules.cpp add_outer_vector_axes), and the space holds the starting point's
+// register tile of 7 pixels x 2 rows x 2 channel vectors; a 1x1 window with the same rows keeps
+// the row vectors only.
 TEST(TilingSpace, OffersHalfWidthVectorsWhereTheyAvoidATail) {
     ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
     BoundShape shape = bind_shape(def, "N=1,C=64,H=56,W=56,F=64,KH=3,KW=3,pad=1");
     Target host = load_target("x86-64-avx512");
     TilingSpace s = make_tiling_space(def, shape, host, 1);
-    EXPECT_EQ(s.vector_widths, (std::vector<int>{16, 8}));
-    EXPECT_EQ(s.vector_axes, (std::vector<int>{0, 0}));
-    bool found = false;
-    for (const auto &t : s.legal.tilings()) found |= t.vector_width == 8 && t.axes[0].reg == 56 && t.axes[1].reg == 2;
+    EXPECT_EQ(s.vector_widths, (std::vector<int>{16, 8, 16}));
+    EXPECT_EQ(s.vector_axes, (std::vector<int>{0, 0, 2}));
+    bool found = false, channels = false;
+    for (const auto &t : s.legal.tilings()) {
+        found |= t.vector_width == 8 && t.axes[0].reg == 56 && t.axes[1].reg == 2;
+        channels |= t.vector_axis == 2 && t.axes[0].reg == 7 && t.axes[1].reg == 2 && t.axes[2].reg == 32;
+    }
     EXPECT_TRUE(found);
+    EXPECT_TRUE(channels);
+    TilingSpace one = make_tiling_space(def, bind_shape(def, "N=1,C=64,H=56,W=56,F=64,KH=1,KW=1,pad=0"), host, 1);
+    EXPECT_EQ(one.vector_axes, (std::vector<int>{0, 0}));
 }
 
 // Seed 004, paragraph 73: on a scratchpad target a broadcast expands its data. matmul_bias_relu
