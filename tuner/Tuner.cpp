@@ -226,16 +226,25 @@ double scaled_time_ms(double ratio, double ref_ms, double fastest_call_ms) {
     return std::max(ratio * ref_ms, (1 - kClockWander) * fastest_call_ms);
 }
 
+// The scale is the reference's time in the run's first window while trials are ranked (one scale
+// for all of them); the winner's final figures use the median of every window's reference time
+// (settle): a first window disturbed by another process (s9: a 7x7 conv stored at 57 ms instead
+// of 1.1) no longer scales every stored figure of the run.
 struct ReferenceScale {
     double ref_ms = 0;
     double flops = 0;
+    std::vector<double> seen;  // the reference's time in every window so far
     void correct(MeasureResult &r) {
         if (!r.ok()) return;
+        if (r.reference_ms > 0) seen.push_back(r.reference_ms);
         if (ref_ms <= 0 && r.reference_ms > 0) ref_ms = r.reference_ms;
         if (r.ratio > 0 && ref_ms > 0) {
             r.timing.median_ms = scaled_time_ms(r.ratio, ref_ms, r.timing.min_ms);
             r.gflops = flops / (r.timing.median_ms * 1e6);
         }
+    }
+    void settle() {
+        if (!seen.empty()) ref_ms = median_of(seen);
     }
 };
 
@@ -591,6 +600,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
     }
     report(t, s, true);
     say_stopped(t, s.result);
+    s.scale.settle();
     s.result.reference_ms = s.scale.ref_ms;
 
     name_winner(t, s, runner);

@@ -67,7 +67,51 @@ private:
     int results_ = 0;
 };
 
+// A first window disturbed by another process: there the reference beside the default schedule
+// and the first trial ran 10x slower (12 ms) than in every later window (1.2 ms), while every
+// candidate's calls take 1.0-1.2 ms throughout.
+class DisturbedFirstWindowRunner : public Runner {
+public:
+    void set_task(const WorkerTask &) override {}
+    std::vector<std::vector<MeasureResult>> measure_rounds(const std::vector<PoolCandidate> &candidates,
+                                                           const PoolOptions &, int rounds, double flops,
+                                                           const MeasuredCallback &done) override {
+        std::vector<std::vector<MeasureResult>> out(static_cast<size_t>(rounds));
+        for (auto &round : out) {
+            for (size_t i = 0; i < candidates.size(); i++) {
+                MeasureResult r;
+                r.timing.median_ms = 1.2;
+                r.timing.min_ms = 1.0;
+                r.timing.runs = 5;
+                r.reference_ms = results_++ < 2 ? 12.0 : 1.2;
+                r.ratio = r.timing.median_ms / r.reference_ms;
+                r.gflops = flops / (r.timing.median_ms * 1e6);
+                round.push_back(r);
+                if (done) done(i, r);
+            }
+        }
+        return out;
+    }
+
+private:
+    int results_ = 0;
+};
+
 }  // namespace
+
+TEST(Tuner, ADisturbedFirstWindowDoesNotScaleTheWinnersFigure) {
+    Task t;
+    DisturbedFirstWindowRunner runner;
+    TuneOptions o = quick(1);
+    o.pool = &runner;
+    TuneResult r = tune(t.def, t.shape, t.host, o);
+    ASSERT_TRUE(r.found);
+    // Scaled by the first window's reference, the winner would read 12 ms, 10x slower than any of
+    // its calls; the median over the run's windows is 1.2 ms.
+    EXPECT_NEAR(r.reference_ms, 1.2, 1e-9);
+    EXPECT_GE(r.best_result.timing.median_ms, 0.75 - 1e-9);
+    EXPECT_LE(r.best_result.timing.median_ms, 1.2 + 1e-9);
+}
 
 TEST(Tuner, ALoadedReferenceCannotScaleATimeBelowTheCandidatesOwnCalls) {
     Task t;
