@@ -10,6 +10,12 @@
 // tiling). A carried point is the donor's loop choices with the task's own stage plan (its
 // reference point's), kept only where the task's legal space holds it, so it is as legal as any
 // other candidate and is verified and timed like one.
+//
+// The same op's winner at the same shape for another thread count is a donor too (measured
+// 2026-11-25: sgemm 256^3 on one thread, the two-thread winner's register tile, 32x8, ran 262
+// GFLOP/s where 16- and 32-trial one-thread tunes kept a 16x16 tile at 224-231; the tile lies in
+// a legal space of 206,640 points the search did not sample). Its parallel loops are the task's
+// own (the reference's) where the space holds no others for these loops.
 #ifndef OPGEN_TUNER_CARRIEDPOINTS_H
 #define OPGEN_TUNER_CARRIEDPOINTS_H
 
@@ -23,6 +29,11 @@ namespace opgen::tuner {
 // The distinct points of `space` carried over from `donors` (winners at the task's shape and
 // target; the task's own key among them is skipped), in donor order, at most `limit`. A donor
 // whose schedule does not parse, or whose loop choices the space does not hold, gives none.
+// The cache targets whose winners are donors for a task on `target` (a key's target: "<name>:tN",
+// perhaps with ":cold"): the task's own first, then the same name at every other thread count
+// from 1 to max(cores, N), hot and cold.
+std::vector<std::string> donor_targets(const std::string &target, int cores);
+
 std::vector<SchedulePoint> carried_points(const TilingSpace &space, const SchedulePoint &reference,
                                           const db::KernelKey &own, const std::vector<db::KernelRecord> &donors,
                                           size_t limit = 4);

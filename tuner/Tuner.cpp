@@ -135,6 +135,16 @@ std::map<std::string, db::MeasurementRecord> recorded_measurements(db::KernelCac
     return out;
 }
 
+// The cache's winners at the key's shape on the donor targets (tuner/CarriedPoints.h), the key's
+// own target first.
+std::vector<db::KernelRecord> donors_at(db::KernelCache &cache, const db::KernelKey &key, int cores) {
+    std::vector<db::KernelRecord> donors;
+    for (const std::string &target : donor_targets(key.target, cores)) {
+        for (auto &r : cache.kernels_at(target, key.shape)) donors.push_back(std::move(r));
+    }
+    return donors;
+}
+
 PoolOptions pool_options(const TuneOptions &o) {
     PoolOptions po;
     po.min_time_ms = o.min_time_ms;
@@ -566,7 +576,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
            flop_count(def, shape), reference_point(def, shape, target, o.threads),
            o.reuse_measurements ? recorded_measurements(cache, key) : std::map<std::string, db::MeasurementRecord>{},
            pool_options(o)};
-    if (cache && key) t.carried = carried_points(t.space, t.reference, *key, cache->kernels_at(key->target, key->shape));
+    if (cache && key) t.carried = carried_points(t.space, t.reference, *key, donors_at(*cache, *key, target.cores));
     RunState s;
     s.result.legal_size = int64_t(t.space.legal.size());
     s.result.flops = s.scale.flops = t.flops;

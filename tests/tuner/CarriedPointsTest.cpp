@@ -99,3 +99,29 @@ TEST(CarriedPoints, GiveEachPointOnceAndAtMostTheLimit) {
         for (size_t j = i + 1; j < all.size(); j++) EXPECT_FALSE(all[i] == all[j]);
     }
 }
+
+// A winner of another thread count comes with parallel loops the task's space may not offer: its
+// loops are carried with the task's own (the reference's) parallel choice.
+TEST(CarriedPoints, TakeAnotherThreadCountsLoopsWithTheTasksParallelLoops) {
+    GeluTask t;
+    SchedulePoint donor = loops_unlike_reference(t);
+    donor.parallel_loops = 99;
+    db::KernelKey two = t.key;
+    two.target = t.host.name + ":t2";
+    std::vector<SchedulePoint> got = carried_points(t.space, t.reference, t.key, {winner("matmul", two, donor)});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(t.space.contains(got[0]));
+    EXPECT_EQ(got[0].axes, donor.axes);
+    EXPECT_EQ(got[0].parallel_loops, t.reference.parallel_loops);
+}
+
+TEST(CarriedPoints, DonorTargetsAreTheTasksOwnThenEveryThreadCountHotAndCold) {
+    EXPECT_EQ(donor_targets("x86-64-avx512:t1", 2),
+              (std::vector<std::string>{"x86-64-avx512:t1", "x86-64-avx512:t1:cold", "x86-64-avx512:t2",
+                                        "x86-64-avx512:t2:cold"}));
+    EXPECT_EQ(donor_targets("x86-64-avx512:t2:cold", 1),
+              (std::vector<std::string>{"x86-64-avx512:t2:cold", "x86-64-avx512:t1", "x86-64-avx512:t1:cold",
+                                        "x86-64-avx512:t2"}));
+    EXPECT_EQ(donor_targets("custom", 2), std::vector<std::string>{"custom"});
+    EXPECT_EQ(donor_targets("x86:tx", 2), std::vector<std::string>{"x86:tx"});
+}
