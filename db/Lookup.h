@@ -176,6 +176,11 @@ public:
     virtual std::optional<KernelRecord> exact(const LookupRequest &request) = 0;
     // Attaches (or, with nullptr, detaches) the extension used for Derived and Predicted answers.
     virtual void set_extension(std::shared_ptr<LookupExtension> extension) = 0;
+    // The estimated ratio over a full tune at or below which the best measured generic kernel
+    // answers at once (see the top of this file; kMeasuredGoodEnough by default). 0 never lets a
+    // measurement decide (the model ranks every candidate), as a benchmark needs to compare the
+    // two; a negative or NaN ratio raises std::invalid_argument. Forgets remembered answers.
+    virtual void set_measured_good_enough(double ratio) = 0;
     virtual std::string path() const = 0;
 };
 

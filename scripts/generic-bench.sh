@@ -17,6 +17,17 @@
 #       (compiled when it is a schedule) and the full tune, and prints medians and worst ratios.
 #       With OPGEN_BENCH_ALL_GENERIC=1 it also times every generic kernel that serves each shape
 #       and reports the best of them per shape (what a perfect ranking of generic kernels gives).
+#       Each line also times the answer find() gives when no measurement may decide (the cost
+#       model ranks every candidate: `model`) and prints the best measured estimate of a generic
+#       kernel, so the choice any threshold makes (the generic kernel when best_measured <= it,
+#       else the model's answer) follows from the line; the summary prints the sweep.
+#   flock -s /tmp/opgen-measure.lock scripts/generic-bench.sh tune-heldout
+#   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time-heldout
+#       the threshold's own data: 5 more shapes per op, never among the sources or the reported
+#       shapes, tuned into heldout.db, a copy of all.db (the reference; all.db never holds them,
+#       so all.db answers them as it stands); the sweep over these shapes picks the threshold
+#       (db/Lookup.cpp kMeasuredGoodEnough) that the reported run then uses, chosen on shapes it
+#       does not report.
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
 #   -DOPGEN_BUILD_CACHE_BENCH=ON.
 set -euo pipefail
@@ -44,9 +55,27 @@ shapes=(
     "softmax M=100,N=1000" "softmax M=512,N=333" "softmax M=37,N=4096" "softmax M=2000,N=64"
     "softmax M=256,N=1500" "softmax M=300,N=700" "softmax M=64,N=2048" "softmax M=1500,N=128"
     "softmax M=800,N=800" "softmax M=10,N=10000")
-tune() {  # op shape
+# The threshold's shapes (time-heldout): none of them a source or a reported shape.
+heldout=(
+    "matmul M=96,N=400,K=200" "matmul M=300,N=64,K=700" "matmul M=512,N=512,K=64"
+    "matmul M=40,N=1200,K=128" "matmul M=220,N=180,K=450"
+    "conv2d_nchw N=1,C=24,H=28,W=28,F=48" "conv2d_nchw N=1,C=48,H=12,W=12,F=96"
+    "conv2d_nchw N=2,C=16,H=24,W=24,F=32" "conv2d_nchw N=1,C=64,H=18,W=18,F=32"
+    "conv2d_nchw N=1,C=12,H=48,W=48,F=24"
+    "softmax M=128,N=3000" "softmax M=700,N=200" "softmax M=50,N=500" "softmax M=1200,N=1200"
+    "softmax M=400,N=96")
+tune() {  # op shape [db]
     "$opgen" tune --op "$1" --shape "$2" --trials "$trials" --min-time 20 --threads 1 --jobs 1 --quiet \
-        --seed 1 --db "$work/all.db" >/dev/null
+        --seed 1 --db "${3:-$work/all.db}" >/dev/null
+}
+target_of() {  # db
+    "$opgen" db stats --db "$1" --json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["by_target_and_op"][0]["target"])'
+}
+# Per op, the median ratios of the generic kernels, the chosen answers and the model's answers in
+# `$1` (opgen_choice_bench lines), and the choice each threshold of the sweep would make.
+summarize() {
+    python3 "$root/scripts/generic-choices.py" "$1"
 }
 tune_all() {
     cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
@@ -77,8 +106,7 @@ generic)  # generic code and its timings again, from this build's lowering (shar
     generic_all
     ;;
 time)
-    target="$("$opgen" db stats --db "$work/all.db" --json |
-        python3 -c 'import json,sys; print(json.load(sys.stdin)["by_target_and_op"][0]["target"])')"
+    target="$(target_of "$work/all.db")"
     echo "generic-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), target $target, $trials trials per tune"
     export HL_NUM_THREADS=1
     extra=()
@@ -105,41 +133,26 @@ PY
         "$build/tests/db/opgen_choice_bench" --db "$work/loo.db" --tuned-db "$work/all.db" \
             --target "$target" --op "$1" --shape "$2" "${extra[@]}"
     done | tee "$work/choices.txt"
-    python3 - "$work/choices.txt" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if ' chosen_ratio ' in l]
-by = {}
-for r in rows:
-    f = dict(zip(r[2::2], r[3::2]))
-    by.setdefault(r[0], []).append((float(f['generic_ratio']), float(f['chosen_ratio']), r[1]))
-allr = [x for v in by.values() for x in v]
-kinds = {}
-times = {"find_first_us": [], "predict_us": [], "rank_us": [], "find_again_us": [], "candidates": []}
-for r in rows:
-    f = dict(zip(r[2::2], r[3::2]))
-    kinds[f["chosen"]] = kinds.get(f["chosen"], 0) + 1
-    for k in times: times[k].append(float(f[k]))
-print("chosen kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
-print("lookup: " + ", ".join(f"{k} median {statistics.median(v):.1f} max {max(v):.1f}" for k, v in times.items()))
-for op, v in list(by.items()) + [("all", allr)]:
-    for i, what in ((0, "generic"), (1, "chosen")):
-        w = max(v, key=lambda x: x[i])
-        print(f"{op:12s} {what:8s} median {statistics.median([x[i] for x in v]):.3f}  worst {w[i]:.3f} ({w[2]})  n={len(v)}")
-best = {}
-for l in open(sys.argv[1]):
-    if ' generic-from ' in l:
-        r = l.split()
-        key = (r[0], r[1])
-        best[key] = min(best.get(key, float('inf')), float(r[r.index('ratio') + 1]))
-ops = {}
-for (op, shape), b in best.items(): ops.setdefault(op, []).append((b, shape))
-for op, v in ops.items():
-    w = max(v)
-    print(f"{op:12s} best-generic median {statistics.median([x for x, _ in v]):.3f}  worst {w[0]:.3f} ({w[1]})  n={len(v)}")
-PY
+    summarize "$work/choices.txt"
+    ;;
+tune-heldout)  # the threshold's shapes tuned into heldout.db, a copy of all.db (shared lock)
+    # A copy, so that their tunes start from the same cache (seed points) as the reported ones.
+    [ -f "$work/heldout.db" ] || cp "$work/all.db" "$work/heldout.db"
+    for s in "${heldout[@]}"; do set -- $s; tune "$1" "$2" "$work/heldout.db"; done
+    ;;
+time-heldout)  # all.db answers the threshold's shapes, heldout.db's tunes the reference (exclusive lock)
+    target="$(target_of "$work/all.db")"
+    echo "generic-bench heldout: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), target $target"
+    export HL_NUM_THREADS=1
+    for s in "${heldout[@]}"; do
+        set -- $s
+        "$build/tests/db/opgen_choice_bench" --db "$work/all.db" --tuned-db "$work/heldout.db" \
+            --target "$target" --op "$1" --shape "$2"
+    done | tee "$work/heldout.txt"
+    summarize "$work/heldout.txt"
     ;;
 *)
-    echo "usage: generic-bench.sh tune|tune-shapes|generic|time" >&2
+    echo "usage: generic-bench.sh tune|tune-shapes|generic|time|tune-heldout|time-heldout" >&2
     exit 2
     ;;
 esac

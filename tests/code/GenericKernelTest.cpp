@@ -517,6 +517,22 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         EXPECT_EQ(b.ranked[2].from_shape, near.key.shape);
         EXPECT_EQ(lookup->kernel(request("matmul", shape))->digest(), far.code.digest);
     }
+    // The threshold is the lookup's to set: at 1.5 the far kernel answers outright again, at 0
+    // no measurement decides (what opgen_choice_bench times as the model's answer); a negative
+    // one is refused.
+    {
+        auto lookup = db::open_kernel_lookup(path_);
+        auto extension = std::make_shared<RefitFirstExtension>([&](const std::string &s) { return marked(s) ? 1.0 : 2.0; });
+        lookup->set_extension(extension);
+        lookup->set_measured_good_enough(1.5);
+        db::LookupAnswer c = lookup->find(request("matmul", shape));
+        ASSERT_EQ(c.kind, db::AnswerKind::Generic) << c.reason;
+        EXPECT_EQ(c.from_shape, far.key.shape);
+        lookup->set_measured_good_enough(0);
+        EXPECT_EQ(lookup->find(request("matmul", shape)).kind, db::AnswerKind::Derived);
+        EXPECT_THROW(lookup->set_measured_good_enough(-1), std::invalid_argument);
+        EXPECT_THROW(lookup->set_measured_good_enough(std::nan("")), std::invalid_argument);
+    }
 }
 
 // Only the chosen row's code is hashed before it is loaded: the best-ranked generic kernel whose
