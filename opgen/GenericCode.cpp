@@ -97,16 +97,11 @@ std::string value_list(const ComputeDef &def, const std::vector<std::string> &sy
     return text;
 }
 
-// A reduction split into partial-result lanes (rfactor, Schedule.cpp rfactor_lanes) carries the
-// guard of its symbolic tail as a predicate of the lanes' reduction domain, tested per vector of
-// lanes with a scalar loop beside each: marked likely, the loop partitioner gives the lanes' loop a
-// steady state without them (softmax's row maximum, 8 tests and their bounds per 128 elements).
 void guard_definition(Halide::Internal::Definition &d) {
     if (!d.defined()) return;
     for (Halide::Internal::Split &s : d.schedule().splits()) {
         if (s.is_split()) s.tail = Halide::TailStrategy::GuardWithIf;
     }
-    if (!Halide::Internal::is_const_one(d.predicate())) d.predicate() = Halide::likely(d.predicate());
 }
 
 void guard_function(Halide::Internal::Function f) {

@@ -27,8 +27,9 @@ namespace opgen {
 // that the point does not pack, that no index of the vectorized output variable reaches
 // (broadcast), whose dimension indexed by exactly a register-tiled output variable (reg > 1) has
 // at least two reduction-indexed dimensions inside it (a window: conv's Wt, not matmul's A), and
-// where that variable's register loop is outside the accumulator's compute level and outside
-// another register loop (the panel is reused). Empty for every other schedule.
+// where that variable's register loop is outside the accumulator's compute level and runs at least
+// 8 register tiles of the other axes per panel at the tuned shape (the panel's copy is paid back).
+// Empty for every other schedule.
 std::vector<std::string> generic_weight_panels(const LoweredOp &op, const SchedulePoint &point);
 
 // Applies the panels generic_weight_panels names to the scheduled generic `op` (after

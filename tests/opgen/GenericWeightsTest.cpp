@@ -66,6 +66,15 @@ TEST(GenericWeights, NoPanelWithoutReuseOrWindow) {
     alone.axes[0].tile = alone.axes[0].reg = 16;  // x: one register tile per cache tile
     alone.axes[1].tile = alone.axes[1].reg = 2;   // y: the same; nothing reuses a panel
     EXPECT_TRUE(panels(c, alone).empty());
+    // Session 9's 56x56 winner: rows in tiles of 4, 4 register tiles per panel (x 56/16).
+    SchedulePoint few = conv_point({"X"});
+    few.axes[0].tile = 28;  // 2 register tiles of x
+    few.axes[1].tile = few.axes[1].reg = 4;
+    EXPECT_TRUE(panels(c, few).empty());
+    few.axes[1].tile = 8;  // 2 x 2: still too few
+    EXPECT_TRUE(panels(c, few).empty());
+    few.axes[1].tile = 16;  // 2 x 4
+    EXPECT_EQ(panels(c, few), std::vector<std::string>{"Wt"});
     // matmul's A[m, k] is read by broadcast too, but one reduction dimension is no window.
     ComputeDef mm = OpLibrary::standard().load("matmul");
     BoundShape shape = bind_shape(mm, "M=64,N=64,K=64");
