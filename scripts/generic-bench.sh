@@ -21,13 +21,10 @@
 #       model ranks every candidate: `model`) and prints the best measured estimate of a generic
 #       kernel, so the choice any threshold makes (the generic kernel when best_measured <= it,
 #       else the model's answer) follows from the line; the summary prints the sweep.
-#   flock -s /tmp/opgen-measure.lock scripts/generic-bench.sh tune-heldout
 #   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time-heldout
-#       the threshold's own data: 5 more shapes per op, never among the sources or the reported
-#       shapes, tuned into heldout.db, a copy of all.db (the reference; all.db never holds them,
-#       so all.db answers them as it stands); the sweep over these shapes picks the threshold
-#       (db/Lookup.cpp kMeasuredGoodEnough) that the reported run then uses, chosen on shapes it
-#       does not report.
+#       the threshold's own data: the same leave-one-out run on the 9 source shapes (3 per op),
+#       which are never reported; the sweep over them picks the threshold (db/Lookup.cpp
+#       kMeasuredGoodEnough) that the reported run uses, chosen on shapes it does not report.
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
 #   -DOPGEN_BUILD_CACHE_BENCH=ON.
 set -euo pipefail
@@ -55,18 +52,9 @@ shapes=(
     "softmax M=100,N=1000" "softmax M=512,N=333" "softmax M=37,N=4096" "softmax M=2000,N=64"
     "softmax M=256,N=1500" "softmax M=300,N=700" "softmax M=64,N=2048" "softmax M=1500,N=128"
     "softmax M=800,N=800" "softmax M=10,N=10000")
-# The threshold's shapes (time-heldout): none of them a source or a reported shape.
-heldout=(
-    "matmul M=96,N=400,K=200" "matmul M=300,N=64,K=700" "matmul M=512,N=512,K=64"
-    "matmul M=40,N=1200,K=128" "matmul M=220,N=180,K=450"
-    "conv2d_nchw N=1,C=24,H=28,W=28,F=48" "conv2d_nchw N=1,C=48,H=12,W=12,F=96"
-    "conv2d_nchw N=2,C=16,H=24,W=24,F=32" "conv2d_nchw N=1,C=64,H=18,W=18,F=32"
-    "conv2d_nchw N=1,C=12,H=48,W=48,F=24"
-    "softmax M=128,N=3000" "softmax M=700,N=200" "softmax M=50,N=500" "softmax M=1200,N=1200"
-    "softmax M=400,N=96")
-tune() {  # op shape [db]
+tune() {  # op shape
     "$opgen" tune --op "$1" --shape "$2" --trials "$trials" --min-time 20 --threads 1 --jobs 1 --quiet \
-        --seed 1 --db "${3:-$work/all.db}" >/dev/null
+        --seed 1 --db "$work/all.db" >/dev/null
 }
 target_of() {  # db
     "$opgen" db stats --db "$1" --json |
@@ -94,24 +82,18 @@ db.commit()
 PY
     HL_NUM_THREADS=1 "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/all.db"
 }
-case "${1:-}" in
-tune)
-    tune_all
-    generic_all
-    ;;
-tune-shapes)  # the tunes alone (shared lock)
-    tune_all
-    ;;
-generic)  # generic code and its timings again, from this build's lowering (shared lock)
-    generic_all
-    ;;
-time)
+# Leave-one-out: for each shape S (after the output file), a copy of all.db without any row of S
+# answers S through opgen_choice_bench, S's own tune in all.db the reference; then the summary.
+time_shapes() {  # output shape...
+    local out="$1"
+    shift
+    local target
     target="$(target_of "$work/all.db")"
     echo "generic-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), target $target, $trials trials per tune"
     export HL_NUM_THREADS=1
     extra=()
     if [ "${OPGEN_BENCH_ALL_GENERIC:-0}" = 1 ]; then extra=(--all-generic 1); fi
-    for s in "${shapes[@]}"; do
+    for s in "$@"; do
         set -- $s
         # A copy of all.db that never tuned this shape: every row of the shape removed.
         python3 - "$work/all.db" "$work/loo.db" "$1" "$2" <<'PY'
@@ -132,27 +114,28 @@ db.execute("VACUUM")
 PY
         "$build/tests/db/opgen_choice_bench" --db "$work/loo.db" --tuned-db "$work/all.db" \
             --target "$target" --op "$1" --shape "$2" "${extra[@]}"
-    done | tee "$work/choices.txt"
-    summarize "$work/choices.txt"
+    done | tee "$out"
+    summarize "$out"
+}
+case "${1:-}" in
+tune)
+    tune_all
+    generic_all
     ;;
-tune-heldout)  # the threshold's shapes tuned into heldout.db, a copy of all.db (shared lock)
-    # A copy, so that their tunes start from the same cache (seed points) as the reported ones.
-    [ -f "$work/heldout.db" ] || cp "$work/all.db" "$work/heldout.db"
-    for s in "${heldout[@]}"; do set -- $s; tune "$1" "$2" "$work/heldout.db"; done
+tune-shapes)  # the tunes alone (shared lock)
+    tune_all
     ;;
-time-heldout)  # all.db answers the threshold's shapes, heldout.db's tunes the reference (exclusive lock)
-    target="$(target_of "$work/all.db")"
-    echo "generic-bench heldout: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), target $target"
-    export HL_NUM_THREADS=1
-    for s in "${heldout[@]}"; do
-        set -- $s
-        "$build/tests/db/opgen_choice_bench" --db "$work/all.db" --tuned-db "$work/heldout.db" \
-            --target "$target" --op "$1" --shape "$2"
-    done | tee "$work/heldout.txt"
-    summarize "$work/heldout.txt"
+generic)  # generic code and its timings again, from this build's lowering (shared lock)
+    generic_all
+    ;;
+time)  # the reported shapes (exclusive lock)
+    time_shapes "$work/choices.txt" "${shapes[@]}"
+    ;;
+time-heldout)  # the source shapes, for the threshold (exclusive lock)
+    time_shapes "$work/heldout.txt" "${sources[@]}"
     ;;
 *)
-    echo "usage: generic-bench.sh tune|tune-shapes|generic|time|tune-heldout|time-heldout" >&2
+    echo "usage: generic-bench.sh tune|tune-shapes|generic|time|time-heldout" >&2
     exit 2
     ;;
 esac
