@@ -44,13 +44,13 @@ constexpr Clock::duration kKernelRecheck = std::chrono::milliseconds(10);
 // A generic kernel whose measured ratio over a full tune, estimated at the requested shape from
 // the nearest tuned shapes (GenericKernels::measured_ratio, which leans high), is at most this
 // answers at once: it is callable, checked and measured, where a refit or the model's pick is a
-// schedule the model only scores, itself some 1.1-1.6x off a full tune on never-tuned shapes
-// (docs/bench/2026-11-25-s7-cache.md). 1.2 in session 8 (leave-one-out, s8-cache.md); 1.4 since
-// the conv generic kernels' tiles follow the shape: on the same 30 never-tuned shapes, where the
-// best estimate was in (1.2, 1.4] the model's picks ran at a median 1.33x (9 conv shapes) and
-// 1.13x (2 softmax) over a full tune, the generic kernels at 1.20x and 0.61x
-// (docs/bench/2026-11-25-s9-cache.md; chosen on those shapes, not on a held-out set).
-constexpr double kMeasuredGoodEnough = 1.4;
+// schedule the model only scores. Chosen held out (docs/bench/2026-11-25-s10-cache.md): on the 9
+// source shapes of the generic benchmark, each answered by a cache without it and never among
+// the reported shapes, the geometric mean of the chosen answers' ratios over a full tune was
+// lowest, and equal, for every threshold from 1.4 to 1.8 (1.138; 1.196 at 2.0 and above, 1.219 at
+// 1.1-1.2); the rule fixed before the run takes the highest of equals (more shapes answered at
+// once, no compile). Session 9's 1.4 was chosen on the reported shapes themselves.
+constexpr double kMeasuredGoodEnough = 1.8;
 
 // Tuned shapes whose schedules, re-fitted, are ranked for a shape with no exact kernel.
 constexpr size_t kNeighbours = 4;
