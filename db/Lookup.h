@@ -13,7 +13,7 @@
 // Without an exact kernel, measured evidence decides first: where `opgen db compile --generic`
 // timed the generic kernels at the op's tuned shapes, the generic kernel whose measured ratio over
 // a full tune, estimated from the tuned shapes nearest to the request, is lowest answers when
-// that ratio is at most 1.4 (no model is asked). Otherwise the candidates (the 4 nearest tuned
+// that ratio is at most 1.8 (no model is asked; set_measured_good_enough changes it). Otherwise the candidates (the 4 nearest tuned
 // shapes' refits, the model's pick, every generic kernel that serves the shape) are ranked by the
 // extension's cost model (LookupExtension::rank) and the best answers, the best measured generic
 // kernel standing for the generic ones; without a ranking, the nearest refit, else the model's
@@ -176,6 +176,11 @@ public:
     virtual std::optional<KernelRecord> exact(const LookupRequest &request) = 0;
     // Attaches (or, with nullptr, detaches) the extension used for Derived and Predicted answers.
     virtual void set_extension(std::shared_ptr<LookupExtension> extension) = 0;
+    // The estimated ratio over a full tune at or below which the best measured generic kernel
+    // answers at once (see the top of this file; kMeasuredGoodEnough by default). 0 never lets a
+    // measurement decide (the model ranks every candidate), as a benchmark needs to compare the
+    // two; a negative or NaN ratio raises std::invalid_argument. Forgets remembered answers.
+    virtual void set_measured_good_enough(double ratio) = 0;
     virtual std::string path() const = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "opgen/GenericCode.h"
 
 #include "opgen/CompiledCode.h"
+#include "opgen/GenericWeights.h"
 #include "opgen/Error.h"
 #include "opgen/Kernel.h"
 #include "opgen/Reference.h"
@@ -106,12 +107,6 @@ void guard_definition(Halide::Internal::Definition &d) {
 void guard_function(Halide::Internal::Function f) {
     guard_definition(f.definition());
     for (size_t i = 0; i < f.updates().size(); i++) guard_definition(f.update(int(i)));
-}
-
-// Loop names of a stage end in the split's own name: "x.x__t.x__r" is loop "x__r" of var x.
-bool names_loop(const std::string &dim, const std::string &loop) {
-    return dim == loop || (dim.size() > loop.size() && dim.compare(dim.size() - loop.size(), loop.size(), loop) == 0 &&
-                           dim[dim.size() - loop.size() - 1] == '.');
 }
 
 // The loops strictly inside loop `level` of `d`, per original variable: how many points they
@@ -261,6 +256,20 @@ void follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point) {
     }
 }
 
+// A pointwise statement placed in the output's tiles or rows (softmax's exponentials) is computed
+// there into a buffer of its tile's rows, which the symbolic row length makes an allocation of
+// dynamic size: Halide calls halide_malloc and halide_free for it at every tile, about the cost of
+// the tile's own work at softmax's 2 x 256 (the exact kernel's buffer is a constant-size stack
+// one). Stack memory of a dynamic size is Halide's pseudostack: allocated at the first tile and
+// reused by the others.
+void reuse_stage_buffers(LoweredOp &op, const SchedulePoint &point) {
+    for (const StageChoice &c : point.stages) {
+        if (c.at != "tile" && c.at != "row") continue;
+        LoweredStage &st = op.stage(c.tensor);
+        if (!st.is_reduction()) st.func.store_in(Halide::MemoryType::Stack);
+    }
+}
+
 // A guarded tail is computed scalar where its loop is vectorized, which at a ragged edge of a
 // large tile costs more than recomputing a shifted one (the schedule's own ShiftInwards). So the
 // output gets one specialization per set of dimensions whose extents cover their cache tile (the
@@ -302,6 +311,11 @@ void specialize_full_tiles(LoweredOp &op) {
 }
 
 }  // namespace
+
+bool names_loop(const std::string &dim, const std::string &loop) {
+    return dim == loop || (dim.size() > loop.size() && dim.compare(dim.size() - loop.size(), loop.size(), loop) == 0 &&
+                           dim[dim.size() - loop.size() - 1] == '.');
+}
 
 std::vector<std::string> generic_symbols(const ComputeDef &def) {
     std::vector<std::string> symbols;
@@ -360,6 +374,8 @@ LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const Sc
     LoweredOp op = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math, tiles);
     apply_schedule(op, point, target);
     follow_whole_extent_tiles(op, point);
+    pack_generic_weights(op, point);
+    reuse_stage_buffers(op, point);
     specialize_full_tiles(op);
     guard_tails(op);
     bound_accumulators(op);

@@ -4,7 +4,11 @@
 // of its axis at the tuned shape: that tile is the extent at any shape, so the tiles follow the
 // shape, unless an accumulator's unrolled loops would then span it) and every split is then guarded
 // (TailStrategy::GuardWithIf), since an arbitrary shape divides no factor and may be smaller than
-// one: no loop reads or writes outside its buffers. The parameters without a default are symbolic
+// one: no loop reads or writes outside its buffers. Two steps keep the symbolic sizes from costing
+// where the exact kernel's constants cost nothing: a convolution's weights read by broadcast go
+// through a panel with constant strides (opgen/GenericWeights.h), and a statement placed in the
+// output's tiles keeps its buffer of dynamic size on Halide's pseudostack, allocated once instead
+// of at every tile. The parameters without a default are symbolic
 // (matmul's M, N, K; conv2d_nchw's N, C, H, W, F); those with one (a kernel size KH, a channel
 // block cb) and the attributes stay fixed at the tuned shape's values, so a 3x3 convolution keeps
 // its unrolled 3x3 window.
@@ -45,11 +49,16 @@ std::string generic_fixed_values(const ComputeDef &def, const BoundShape &shape)
 std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, const BoundShape &shape,
                                                     const std::string &prefix);
 
+// Whether the Halide loop dimension `dim` is the loop `loop`: a stage's loop names end in the
+// split's own name ("x.x__t.x__r" is loop "x__r" of variable x).
+bool names_loop(const std::string &dim, const std::string &loop);
+
 // Every split of every Func the scheduled `op` computes, wrappers included, becomes GuardWithIf.
 void guard_tails(LoweredOp &op);
 
 // `def` lowered with symbolic sizes, `point` (tuned at `shape`) applied, whole-extent tiles made
-// to follow the extent, tails guarded.
+// to follow the extent, weights in constant-stride panels, tile buffers on the pseudostack, tails
+// guarded.
 LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                         const Target &target);
 

@@ -148,6 +148,21 @@ bool main_is_fusable(const ComputeDef &def) {
     return ok;
 }
 
+int dimension_indexed_by(const Statement &ms, const std::string &input, const std::string &var) {
+    std::vector<const ExprNode *> stack{ms.body.get()};
+    while (!stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        if (e->kind == ExprKind::Access && e->name == input) {
+            for (size_t i = 0; i < e->args.size(); i++) {
+                if (e->args[i]->kind == ExprKind::IndexVar && e->args[i]->name == var) return int(e->args.size() - 1 - i);
+            }
+        }
+        for (const auto &a : e->args) stack.push_back(a.get());
+    }
+    return -1;
+}
+
 LoweredOp lower_for_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint *point) {
     return lower_to_halide(def, shape, point && point->fast_math);
 }
@@ -707,23 +722,6 @@ struct PanelLevel {
 PanelLevel panel_level(const TiledGroup &g, const OutputTiles &t, const Accumulator &acc, const UpdateLoops &u) {
     if (acc.blocked) return {Halide::LoopLevel(acc.func, u.blocks.front()), acc.name + ", " + u.block_names.front(), true};
     return {Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name, false};
-}
-
-// The Halide dimension of `input` that the main statement indexes by exactly the variable `var`
-// (Wt[f, c, ry, rx] by f: dimension 3, dimension 0 being the contiguous one), or -1.
-int dimension_indexed_by(const Statement &ms, const std::string &input, const std::string &var) {
-    std::vector<const ExprNode *> stack{ms.body.get()};
-    while (!stack.empty()) {
-        const ExprNode *e = stack.back();
-        stack.pop_back();
-        if (e->kind == ExprKind::Access && e->name == input) {
-            for (size_t i = 0; i < e->args.size(); i++) {
-                if (e->args[i]->kind == ExprKind::IndexVar && e->args[i]->name == var) return int(e->args.size() - 1 - i);
-            }
-        }
-        for (const auto &a : e->args) stack.push_back(a.get());
-    }
-    return -1;
 }
 
 // Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes

@@ -107,6 +107,10 @@ const Statement &main_statement(const ComputeDef &def);
 // reduction can be computed inside the output's tiles.
 bool main_is_fusable(const ComputeDef &def);
 
+// The Halide dimension of `input` that the main statement `ms` indexes by exactly the variable
+// `var` (Wt[f, c, ry, rx] by f: dimension 3, dimension 0 being the contiguous one), or -1.
+int dimension_indexed_by(const Statement &ms, const std::string &input, const std::string &var);
+
 struct AppliedSchedule {
     std::vector<std::string> lines;  // Halide C++, one primitive per line
     std::string source() const;

@@ -17,6 +17,14 @@
 #       (compiled when it is a schedule) and the full tune, and prints medians and worst ratios.
 #       With OPGEN_BENCH_ALL_GENERIC=1 it also times every generic kernel that serves each shape
 #       and reports the best of them per shape (what a perfect ranking of generic kernels gives).
+#       Each line also times the answer find() gives when no measurement may decide (the cost
+#       model ranks every candidate: `model`) and prints the best measured estimate of a generic
+#       kernel, so the choice any threshold makes (the generic kernel when best_measured <= it,
+#       else the model's answer) follows from the line; the summary prints the sweep.
+#   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time-heldout
+#       the threshold's own data: the same leave-one-out run on the 9 source shapes (3 per op),
+#       which are never reported; the sweep over them picks the threshold (db/Lookup.cpp
+#       kMeasuredGoodEnough) that the reported run uses, chosen on shapes it does not report.
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
 #   -DOPGEN_BUILD_CACHE_BENCH=ON.
 set -euo pipefail
@@ -48,6 +56,15 @@ tune() {  # op shape
     "$opgen" tune --op "$1" --shape "$2" --trials "$trials" --min-time 20 --threads 1 --jobs 1 --quiet \
         --seed 1 --db "$work/all.db" >/dev/null
 }
+target_of() {  # db
+    "$opgen" db stats --db "$1" --json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["by_target_and_op"][0]["target"])'
+}
+# Per op, the median ratios of the generic kernels, the chosen answers and the model's answers in
+# `$1` (opgen_choice_bench lines), and the choice each threshold of the sweep would make.
+summarize() {
+    python3 "$root/scripts/generic-choices.py" "$1"
+}
 tune_all() {
     cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
     cmake --build "$build" -j2 --target opgen_choice_bench opgen >/dev/null
@@ -65,25 +82,18 @@ db.commit()
 PY
     HL_NUM_THREADS=1 "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/all.db"
 }
-case "${1:-}" in
-tune)
-    tune_all
-    generic_all
-    ;;
-tune-shapes)  # the tunes alone (shared lock)
-    tune_all
-    ;;
-generic)  # generic code and its timings again, from this build's lowering (shared lock)
-    generic_all
-    ;;
-time)
-    target="$("$opgen" db stats --db "$work/all.db" --json |
-        python3 -c 'import json,sys; print(json.load(sys.stdin)["by_target_and_op"][0]["target"])')"
+# Leave-one-out: for each shape S (after the output file), a copy of all.db without any row of S
+# answers S through opgen_choice_bench, S's own tune in all.db the reference; then the summary.
+time_shapes() {  # output shape...
+    local out="$1"
+    shift
+    local target
+    target="$(target_of "$work/all.db")"
     echo "generic-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), target $target, $trials trials per tune"
     export HL_NUM_THREADS=1
     extra=()
     if [ "${OPGEN_BENCH_ALL_GENERIC:-0}" = 1 ]; then extra=(--all-generic 1); fi
-    for s in "${shapes[@]}"; do
+    for s in "$@"; do
         set -- $s
         # A copy of all.db that never tuned this shape: every row of the shape removed.
         python3 - "$work/all.db" "$work/loo.db" "$1" "$2" <<'PY'
@@ -104,42 +114,28 @@ db.execute("VACUUM")
 PY
         "$build/tests/db/opgen_choice_bench" --db "$work/loo.db" --tuned-db "$work/all.db" \
             --target "$target" --op "$1" --shape "$2" "${extra[@]}"
-    done | tee "$work/choices.txt"
-    python3 - "$work/choices.txt" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if ' chosen_ratio ' in l]
-by = {}
-for r in rows:
-    f = dict(zip(r[2::2], r[3::2]))
-    by.setdefault(r[0], []).append((float(f['generic_ratio']), float(f['chosen_ratio']), r[1]))
-allr = [x for v in by.values() for x in v]
-kinds = {}
-times = {"find_first_us": [], "predict_us": [], "rank_us": [], "find_again_us": [], "candidates": []}
-for r in rows:
-    f = dict(zip(r[2::2], r[3::2]))
-    kinds[f["chosen"]] = kinds.get(f["chosen"], 0) + 1
-    for k in times: times[k].append(float(f[k]))
-print("chosen kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
-print("lookup: " + ", ".join(f"{k} median {statistics.median(v):.1f} max {max(v):.1f}" for k, v in times.items()))
-for op, v in list(by.items()) + [("all", allr)]:
-    for i, what in ((0, "generic"), (1, "chosen")):
-        w = max(v, key=lambda x: x[i])
-        print(f"{op:12s} {what:8s} median {statistics.median([x[i] for x in v]):.3f}  worst {w[i]:.3f} ({w[2]})  n={len(v)}")
-best = {}
-for l in open(sys.argv[1]):
-    if ' generic-from ' in l:
-        r = l.split()
-        key = (r[0], r[1])
-        best[key] = min(best.get(key, float('inf')), float(r[r.index('ratio') + 1]))
-ops = {}
-for (op, shape), b in best.items(): ops.setdefault(op, []).append((b, shape))
-for op, v in ops.items():
-    w = max(v)
-    print(f"{op:12s} best-generic median {statistics.median([x for x, _ in v]):.3f}  worst {w[0]:.3f} ({w[1]})  n={len(v)}")
-PY
+    done | tee "$out"
+    summarize "$out"
+}
+case "${1:-}" in
+tune)
+    tune_all
+    generic_all
+    ;;
+tune-shapes)  # the tunes alone (shared lock)
+    tune_all
+    ;;
+generic)  # generic code and its timings again, from this build's lowering (shared lock)
+    generic_all
+    ;;
+time)  # the reported shapes (exclusive lock)
+    time_shapes "$work/choices.txt" "${shapes[@]}"
+    ;;
+time-heldout)  # the source shapes, for the threshold (exclusive lock)
+    time_shapes "$work/heldout.txt" "${sources[@]}"
     ;;
 *)
-    echo "usage: generic-bench.sh tune|tune-shapes|generic|time" >&2
+    echo "usage: generic-bench.sh tune|tune-shapes|generic|time|time-heldout" >&2
     exit 2
     ;;
 esac
