@@ -36,12 +36,12 @@ TuneOptions quick(uint64_t seed) {
     return o;
 }
 
-// A machine that came under load after the first trial, as the worker pool saw it: every
-// candidate's calls take 1.0-1.2 ms, but from the second trial on the reference beside them runs
-// 10x slower than in the first window (a memory-bound reference beside other processes), so their
-// candidate/reference ratios read 0.1.
-class LoadedReferenceRunner : public Runner {
+// A worker pool whose candidates' calls take 1.0-1.2 ms in every window, while the reference
+// beside them takes `first_ms` in the first two results (the default schedule, the first trial)
+// and `later_ms` in every later one.
+class ScriptedReferenceRunner : public Runner {
 public:
+    ScriptedReferenceRunner(double first_ms, double later_ms) : first_ms_(first_ms), later_ms_(later_ms) {}
     void set_task(const WorkerTask &) override {}
     std::vector<std::vector<MeasureResult>> measure_rounds(const std::vector<PoolCandidate> &candidates,
                                                            const PoolOptions &, int rounds, double flops,
@@ -53,7 +53,7 @@ public:
                 r.timing.median_ms = 1.2;
                 r.timing.min_ms = 1.0;
                 r.timing.runs = 5;
-                r.reference_ms = results_++ < 2 ? 1.2 : 12.0;  // the default schedule, the first trial
+                r.reference_ms = results_++ < 2 ? first_ms_ : later_ms_;
                 r.ratio = r.timing.median_ms / r.reference_ms;
                 r.gflops = flops / (r.timing.median_ms * 1e6);
                 round.push_back(r);
@@ -64,36 +64,7 @@ public:
     }
 
 private:
-    int results_ = 0;
-};
-
-// A first window disturbed by another process: there the reference beside the default schedule
-// and the first trial ran 10x slower (12 ms) than in every later window (1.2 ms), while every
-// candidate's calls take 1.0-1.2 ms throughout.
-class DisturbedFirstWindowRunner : public Runner {
-public:
-    void set_task(const WorkerTask &) override {}
-    std::vector<std::vector<MeasureResult>> measure_rounds(const std::vector<PoolCandidate> &candidates,
-                                                           const PoolOptions &, int rounds, double flops,
-                                                           const MeasuredCallback &done) override {
-        std::vector<std::vector<MeasureResult>> out(static_cast<size_t>(rounds));
-        for (auto &round : out) {
-            for (size_t i = 0; i < candidates.size(); i++) {
-                MeasureResult r;
-                r.timing.median_ms = 1.2;
-                r.timing.min_ms = 1.0;
-                r.timing.runs = 5;
-                r.reference_ms = results_++ < 2 ? 12.0 : 1.2;
-                r.ratio = r.timing.median_ms / r.reference_ms;
-                r.gflops = flops / (r.timing.median_ms * 1e6);
-                round.push_back(r);
-                if (done) done(i, r);
-            }
-        }
-        return out;
-    }
-
-private:
+    double first_ms_, later_ms_;
     int results_ = 0;
 };
 
@@ -101,7 +72,8 @@ private:
 
 TEST(Tuner, ADisturbedFirstWindowDoesNotScaleTheWinnersFigure) {
     Task t;
-    DisturbedFirstWindowRunner runner;
+    // A first window disturbed by another process: the reference ran 10x slower there.
+    ScriptedReferenceRunner runner(12.0, 1.2);
     TuneOptions o = quick(1);
     o.pool = &runner;
     TuneResult r = tune(t.def, t.shape, t.host, o);
@@ -115,7 +87,10 @@ TEST(Tuner, ADisturbedFirstWindowDoesNotScaleTheWinnersFigure) {
 
 TEST(Tuner, ALoadedReferenceCannotScaleATimeBelowTheCandidatesOwnCalls) {
     Task t;
-    LoadedReferenceRunner runner;
+    // A machine that came under load after the first trial, as the worker pool saw it: from the
+    // second trial on the reference runs 10x slower (a memory-bound reference beside other
+    // processes), so the candidates' ratios read 0.1.
+    ScriptedReferenceRunner runner(1.2, 12.0);
     TuneOptions o = quick(1);
     o.pool = &runner;
     TuneResult r = tune(t.def, t.shape, t.host, o);
