@@ -8,7 +8,7 @@
 # (tuner/Tuner.h); those re-timings are not trials. The load average is printed around every run.
 # Usage: scripts/tuner-curve.sh [build-dir] (default: build); TRIALS (default 200), SEEDS (default
 # "1"; SEED is the old name), JOBS, THREADS (default 1: the machine has 2 shared cores), OPS
-# (default "matmul conv2d"), NO_DEFAULT_MODEL=1 (start from the roofline, not the default cost
+# (default "matmul conv2d"; conv2d14 is issue 18's conv 14x14x256 -> 256 3x3), NO_DEFAULT_MODEL=1 (start from the roofline, not the default cost
 # model), KEEP (a folder to keep each run's JSON in).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -73,7 +73,8 @@ for seed in $seeds; do
         case "$op" in
         matmul) run matmul_1024 matmul M=1024,N=1024,K=1024 ;;
         conv2d) run conv2d_56x56x64 conv2d_nchw N=1,C=64,H=56,W=56,F=64 ;;
-        *) echo "error: OPS: unknown benchmark '$op' (matmul, conv2d)" >&2; exit 2 ;;
+        conv2d14) run conv2d_14x14x256 conv2d_nchw N=1,C=256,H=14,W=14,F=256 ;;
+        *) echo "error: OPS: unknown benchmark '$op' (matmul, conv2d, conv2d14)" >&2; exit 2 ;;
         esac
     done
 done
