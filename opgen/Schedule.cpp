@@ -832,8 +832,10 @@ void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, con
             pk.store_at(acc.func, Halide::Var::outermost()).async();
             rec.line(name + "_panel.store_at(" + acc.name + ", Var::outermost()).async();  // double-buffered " + buffer);
         }
-        if (p.vector_width > 1) vectorize_panel(rec, g, p, pk, name);
-        if (p.vector_width > 1) copy_rows_before_panel(rec, g, p, pk, name);
+        if (p.vector_width > 1) {
+            vectorize_panel(rec, g, p, pk, name);
+            copy_rows_before_panel(rec, g, p, pk, name);
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 #include "tuner/CarriedPoints.h"
 
+#include "tuner/ColdInputs.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <utility>
 
 namespace opgen::tuner {
 namespace {
@@ -38,30 +39,18 @@ std::optional<SchedulePoint> carried(const TilingSpace &space, const SchedulePoi
     return std::nullopt;
 }
 
-// "<name>:tN[:cold]" -> ("<name>", N); N = 0 when the target has no thread count.
-std::pair<std::string, int> split_target(const std::string &target) {
-    std::string base = target;
-    const std::string cold = ":cold";
-    if (base.size() > cold.size() && base.compare(base.size() - cold.size(), cold.size(), cold) == 0)
-        base.resize(base.size() - cold.size());
-    size_t at = base.rfind(":t");
-    if (at == std::string::npos || at + 2 >= base.size() ||
-        base.find_first_not_of("0123456789", at + 2) != std::string::npos)
-        return {base, 0};
-    return {base.substr(0, at), std::stoi(base.substr(at + 2))};
-}
-
 }  // namespace
 
-std::vector<std::string> donor_targets(const std::string &target, int cores) {
-    std::vector<std::string> out = {target};
-    auto [name, threads] = split_target(target);
-    if (threads == 0) return out;
-    for (int n = 1; n <= std::max(cores, threads); n++) {
-        for (const char *suffix : {"", ":cold"}) {
-            std::string t = name + ":t" + std::to_string(n) + suffix;
-            if (t != target) out.push_back(t);
-        }
+std::vector<std::string> donor_targets(const db::KernelKey &own, const std::vector<db::KernelKey> &plain) {
+    std::vector<std::string> siblings;
+    for (const db::KernelKey &k : plain) {
+        siblings.push_back(k.target);
+        siblings.push_back(cold_key(k).target);
+    }
+    std::vector<std::string> out = {own.target};
+    if (std::find(siblings.begin(), siblings.end(), own.target) == siblings.end()) return out;
+    for (const std::string &t : siblings) {
+        if (t != own.target) out.push_back(t);
     }
     return out;
 }

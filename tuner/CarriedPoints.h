@@ -29,10 +29,11 @@ namespace opgen::tuner {
 // The distinct points of `space` carried over from `donors` (winners at the task's shape and
 // target; the task's own key among them is skipped), in donor order, at most `limit`. A donor
 // whose schedule does not parse, or whose loop choices the space does not hold, gives none.
-// The cache targets whose winners are donors for a task on `target` (a key's target: "<name>:tN",
-// perhaps with ":cold"): the task's own first, then the same name at every other thread count
-// from 1 to max(cores, N), hot and cold.
-std::vector<std::string> donor_targets(const std::string &target, int cores);
+// The cache targets whose winners are donors for a task keyed on `own`, given `plain`, the task's
+// kernel_key at every thread count it may borrow from (tuner/Tuner.h): `own`'s first; then, when
+// `own` is one of them or its cold_key (tuner/ColdInputs.h), every other of their targets, each
+// hot then cold. A key of another kind (a contention level's) has only its own.
+std::vector<std::string> donor_targets(const db::KernelKey &own, const std::vector<db::KernelKey> &plain);
 
 std::vector<SchedulePoint> carried_points(const TilingSpace &space, const SchedulePoint &reference,
                                           const db::KernelKey &own, const std::vector<db::KernelRecord> &donors,

@@ -136,11 +136,14 @@ std::map<std::string, db::MeasurementRecord> recorded_measurements(db::KernelCac
 }
 
 // The cache's winners at the key's shape on the donor targets (tuner/CarriedPoints.h), the key's
-// own target first.
-std::vector<db::KernelRecord> donors_at(db::KernelCache &cache, const db::KernelKey &key, int cores) {
+// own target first; the other thread counts are those from 1 to the task's or the target's cores.
+std::vector<db::KernelRecord> donors_at(db::KernelCache &cache, const db::KernelKey &key, const ComputeDef &def,
+                                        const BoundShape &shape, const Target &target, int threads) {
+    std::vector<db::KernelKey> plain;
+    for (int n = 1; n <= std::max(target.cores, threads); n++) plain.push_back(kernel_key(def, shape, target, n));
     std::vector<db::KernelRecord> donors;
-    for (const std::string &target : donor_targets(key.target, cores)) {
-        for (auto &r : cache.kernels_at(target, key.shape)) donors.push_back(std::move(r));
+    for (const std::string &on : donor_targets(key, plain)) {
+        for (auto &r : cache.kernels_at(on, key.shape)) donors.push_back(std::move(r));
     }
     return donors;
 }
@@ -576,7 +579,7 @@ TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &ta
            flop_count(def, shape), reference_point(def, shape, target, o.threads),
            o.reuse_measurements ? recorded_measurements(cache, key) : std::map<std::string, db::MeasurementRecord>{},
            pool_options(o)};
-    if (cache && key) t.carried = carried_points(t.space, t.reference, *key, donors_at(*cache, *key, target.cores));
+    if (cache && key) t.carried = carried_points(t.space, t.reference, *key, donors_at(*cache, *key, def, shape, target, o.threads));
     RunState s;
     s.result.legal_size = int64_t(t.space.legal.size());
     s.result.flops = s.scale.flops = t.flops;

@@ -10,9 +10,8 @@
 #ifndef OPGEN_BENCH_AUTOSCHEDULERS_H
 #define OPGEN_BENCH_AUTOSCHEDULERS_H
 
-#include "tests/bench/Contender.h"
 #include "opgen/Lower.h"
-
+#include "tests/bench/Contender.h"
 
 #include <string>
 #include <vector>
@@ -37,16 +36,16 @@ struct AutoscheduleOptions {
 // The folder of the plugin libraries (libautoschedule_<name>.so).
 std::string autoscheduler_plugin_dir();
 
-// One entrant per autoscheduler of `o`, scheduled for `threads` cores (MachineParams parallelism)
-// and the host's last-level cache, then JIT-compiled for the host. A scheduler that fails comes
-// back with status "compile_error" and Halide's message; one not run with status "skipped"; one
-// whose search went over its bounds with status "out_of_bounds".
 // Sets the estimates of `op` (lowered from `def` at `shape`) and schedules it in place with the
 // autoscheduler `name` for `threads` cores. Throws Halide::Error when the autoscheduler fails.
 Halide::AutoSchedulerResults search_schedule(LoweredOp &op, const ComputeDef &def,
                                              const BoundShape &shape, const Target &target,
                                              int threads, const std::string &name, float balance);
 
+// One entrant per autoscheduler of `o`, scheduled for `threads` cores (MachineParams parallelism)
+// and the host's last-level cache, then JIT-compiled for the host. A scheduler that fails comes
+// back with status "compile_error" and Halide's message; one not run with status "skipped"; one
+// whose search went over its bounds with status "out_of_bounds".
 std::vector<Entrant> make_autoscheduled(const Problem &p, int threads,
                                         const AutoscheduleOptions &o);
 

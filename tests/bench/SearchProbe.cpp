@@ -1,5 +1,6 @@
 #include "tests/bench/SearchProbe.h"
 
+#include "opgen/CompiledCode.h"
 #include "opgen/Error.h"
 #include "opgen/Parser.h"
 
@@ -23,27 +24,6 @@ namespace opgen::bench {
 namespace {
 
 constexpr int kSearchFailed = 2; // Halide refused: the bench's own search reports why
-
-// The op's text in a private file for the child, removed when this goes out of scope.
-class OpFile {
-public:
-    explicit OpFile(const std::string &source) {
-        const char *dir = std::getenv("TMPDIR");
-        path_ = std::string(dir && *dir ? dir : "/tmp") + "/opgen-probe-XXXXXX";
-        int fd = mkstemp(path_.data());
-        user_check(fd >= 0) << "cannot create a file for the search probe at '" << path_
-                            << "': " << std::strerror(errno);
-        close(fd);
-        std::ofstream(path_) << source;
-    }
-    ~OpFile() { std::remove(path_.c_str()); }
-    OpFile(const OpFile &) = delete;
-    OpFile &operator=(const OpFile &) = delete;
-    const std::string &path() const { return path_; }
-
-private:
-    std::string path_;
-};
 
 // The process's address space so far (VmSize of /proc/self/status), in bytes; 0 when unreadable.
 uint64_t address_space_bytes() {
@@ -116,10 +96,12 @@ std::string probe_search(const Problem &p, int threads, const std::string &name,
                          const AutoscheduleOptions &o) {
     if (o.search_memory_gib <= 0 && o.search_seconds <= 0)
         return "";
-    OpFile op(p.def->source);
+    ScratchFolder scratch;  // the op's text for the child, removed with the folder
+    const std::string op_file = scratch.file("probe.op");
+    std::ofstream(op_file) << p.def->source;
     std::vector<std::string> args = {"opgen_bench",
                                      "--probe-search",
-                                     op.path(),
+                                     op_file,
                                      p.shape.canonical,
                                      std::to_string(threads),
                                      name,

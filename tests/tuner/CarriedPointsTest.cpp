@@ -3,6 +3,7 @@
 // loops the space does not hold give none.
 #include "opgen/OpLibrary.h"
 #include "tuner/CarriedPoints.h"
+#include "tuner/ColdInputs.h"
 #include "tuner/Tuner.h"
 
 #include <gtest/gtest.h>
@@ -116,12 +117,23 @@ TEST(CarriedPoints, TakeAnotherThreadCountsLoopsWithTheTasksParallelLoops) {
 }
 
 TEST(CarriedPoints, DonorTargetsAreTheTasksOwnThenEveryThreadCountHotAndCold) {
-    EXPECT_EQ(donor_targets("x86-64-avx512:t1", 2),
+    auto key_on = [](const std::string &target) {
+        db::KernelKey k;
+        k.target = target;
+        return k;
+    };
+    const std::vector<db::KernelKey> plain = {key_on("x86-64-avx512:t1"), key_on("x86-64-avx512:t2")};
+    EXPECT_EQ(donor_targets(key_on("x86-64-avx512:t1"), plain),
               (std::vector<std::string>{"x86-64-avx512:t1", "x86-64-avx512:t1:cold", "x86-64-avx512:t2",
                                         "x86-64-avx512:t2:cold"}));
-    EXPECT_EQ(donor_targets("x86-64-avx512:t2:cold", 1),
+    EXPECT_EQ(donor_targets(key_on("x86-64-avx512:t2:cold"), plain),
               (std::vector<std::string>{"x86-64-avx512:t2:cold", "x86-64-avx512:t1", "x86-64-avx512:t1:cold",
                                         "x86-64-avx512:t2"}));
-    EXPECT_EQ(donor_targets("custom", 2), std::vector<std::string>{"custom"});
-    EXPECT_EQ(donor_targets("x86:tx", 2), std::vector<std::string>{"x86:tx"});
+    EXPECT_EQ(donor_targets(key_on("custom"), plain), std::vector<std::string>{"custom"});
+    EXPECT_EQ(donor_targets(key_on("x86:tx"), plain), std::vector<std::string>{"x86:tx"});
+    // The task's real keys: kernel_key's thread-count target and cold_key's.
+    GeluTask t;
+    const db::KernelKey two = kernel_key(t.def, t.shape, t.host, 2);
+    EXPECT_EQ(donor_targets(t.key, {t.key, two}),
+              (std::vector<std::string>{t.key.target, cold_key(t.key).target, two.target, cold_key(two).target}));
 }
