@@ -105,11 +105,26 @@ const Statement *ComputeDef::statement_for(const std::string &tensor) const {
     return nullptr;
 }
 
+namespace {
+// Whether the line starting at `at` declares a view: its first word is `view`.
+bool is_view_line(const std::string &source, size_t at) {
+    size_t word = source.find_first_not_of(" \t", at);
+    return word != std::string::npos && source.compare(word, 4, "view") == 0 &&
+           (word + 4 == source.size() || source[word + 4] == ' ' || source[word + 4] == '\t');
+}
+}  // namespace
+
 std::string definition_hash(const std::string &source) {
     // FNV-1a over the bytes with "\r\n" folded to "\n", so a checkout on any platform hashes alike.
     // The offset basis and prime are FNV's 64-bit constants (the basis is 14695981039346656037).
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < source.size(); i++) {
+        if ((i == 0 || source[i - 1] == '\n') && is_view_line(source, i)) {
+            size_t end = source.find('\n', i);
+            if (end == std::string::npos) break;
+            i = end;  // the newline ends the skipped line
+            continue;
+        }
         if (source[i] == '\r' && i + 1 < source.size() && source[i + 1] == '\n') {
             continue;
         }

@@ -91,6 +91,17 @@ struct Statement {
     SourceLoc loc;
 };
 
+// `view KH == 1 && KW == 1 && stride == 1 && pad == 0: H = 1, W = H*W`: where the condition holds,
+// the op at the given shape computes what it computes at the shape the assignments make, over the
+// same memory (a 1x1 convolution's pixels read as one row: the GEMM over pixels), so it is bound,
+// tuned and cached at the latter (opgen/Shape.h, bind_shape). Views are not part of the definition
+// hash: they change which shape a key names, never what a shape computes.
+struct ViewDecl {
+    Expr when;                                      // comparisons of parameters and attributes, && ||
+    std::vector<std::pair<std::string, Expr>> set;  // parameter -> size over the given shape
+    SourceLoc loc;
+};
+
 struct ComputeDef {
     std::string name;
     std::string doc; // the comment lines before `op`
@@ -98,6 +109,7 @@ struct ComputeDef {
     std::string source; // the file's full text; its hash is part of every cache key
     std::vector<ParamDecl> params;
     std::vector<LetDecl> lets;
+    std::vector<ViewDecl> views;  // tried in order; the first whose condition holds applies
     std::vector<TensorDecl> tensors;
     std::vector<Statement> statements;
 
@@ -110,7 +122,7 @@ struct ComputeDef {
 };
 
 // Stable across platforms and compilers: FNV-1a 64 over the definition text with line endings
-// normalised, printed as 16 hex digits.
+// normalised and `view` lines left out (ViewDecl), printed as 16 hex digits.
 std::string definition_hash(const std::string &source);
 
 // Prints an expression in the op language's own syntax.

@@ -20,10 +20,17 @@ constexpr int64_t kMaxVectors = 4;
 constexpr int64_t kChannelBlock = 16;
 // Accumulators of a blocked convolution's register tile: 7 pixels x 2 rows of one channel vector.
 constexpr int64_t kBlockedAccumulators = 14;
+// Pixels of a blocked convolution's register tile over a flattened row (one vector of channels).
+constexpr int64_t kFlatPixels = 28;
 // Input-channel blocks per reduction block of a blocked convolution.
 constexpr int64_t kBlockedChannelBlocks = 4;
 // Channels of a 1x1 convolution from which channel vectors pay on rows that leave a partial vector.
 constexpr int64_t kDeepChannels = 256;
+// A GEMM over pixels (pixel_gemm_point): vectors of pixels and output channels of its register
+// tile, and the input channels of a reduction block.
+constexpr int64_t kGemmPixelVectors = 2;
+constexpr int64_t kGemmChannels = 8;
+constexpr int64_t kGemmChannelBlock = 256;
 
 // Whether index variable `v` appears in expression `e`.
 bool mentions(const ExprNode &e, const std::string &v) {
@@ -128,6 +135,30 @@ bool channel_vectors_for_tail_rows(const Statement &ms, const BoundShape &shape,
     return window_inside_channels(ms, shape, kWindowSteps) || shape.eval(ms.reduce_vars.front().extent) >= kDeepChannels;
 }
 
+bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+    const Statement &ms = main_statement(def);
+    const Statement &out = *def.statement_for(def.output().name);
+    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    if (lanes <= 1 || p.axes.size() < 3 || ms.reduce == ReduceKind::None || !main_is_fusable(def) ||
+        !reduces_window_in_channels(ms, shape, kWindowSteps) || window_inside_channels(ms, shape, kWindowSteps)) {
+        return false;
+    }
+    const int64_t pixels = shape.var_extent(out, p.axes[0].var), rows = shape.var_extent(out, p.axes[1].var);
+    const int64_t channels = shape.var_extent(out, p.axes[2].var);
+    if (rows != 1 || pixels < kGemmPixelVectors * lanes || channels < kGemmChannels) return false;
+    p.vector_axis = 0;
+    p.vector_width = lanes;
+    p.axes[0].reg = p.axes[0].tile = kGemmPixelVectors * lanes;
+    p.axes[1].reg = p.axes[1].tile = 1;
+    p.axes[2].reg = p.axes[2].tile = kGemmChannels;
+    p.channels_innermost = false;
+    p.packed.clear();
+    for (ReduceTiling &r : p.reduce) {
+        if (r.var == ms.reduce_vars.front().name) r.block = std::min(r.block, kGemmChannelBlock);
+    }
+    return true;
+}
+
 bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
     const Statement &ms = main_statement(def);
     const Statement &out = *def.statement_for(def.output().name);
@@ -202,14 +233,23 @@ bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Ta
     const int64_t vector = shape.var_extent(out, p.axes[0].var);
     if (vector != lanes || p.vector_width != lanes || p.vector_axis != 0) return false;
     const int64_t row = shape.var_extent(out, p.axes[1].var), rows = shape.var_extent(out, p.axes[2].var);
-    const int64_t xr = row_piece(row);
+    // A flattened 1x1 (all the pixels one row, the op's view): 28 of them, the accumulators of 7 x 4
+    // rows; measured 2026-11-25 against 14 x 2 and 7 x 4 output-channel vectors, 1.2-1.7x both
+    // (docs/bench/2026-11-25-s11-conv.md).
+    const int64_t xr = rows == 1 && row > kRowPixels ? std::min(row, kFlatPixels) : row_piece(row);
     if (xr < 4) return false;  // a row of no short divisor (13, 22): the generic point
     int64_t yr = std::clamp<int64_t>(kBlockedAccumulators / xr, 1, rows);
     while (rows % yr != 0) yr--;
     // Whole rows per tile; with several cores, the row (else the column) in pieces of whole
     // register tiles, one per core, or else one register tile of rows per tile.
     int64_t xt = row, yt = rows;
-    if (target.cores > 1) {
+    if (target.cores > 1 && rows == 1) {
+        // A flattened row: a power of two of register tiles (the space's cache tiles), one or more
+        // per core.
+        int64_t tiles = 1;
+        while (xr * tiles * 2 * target.cores <= row) tiles *= 2;
+        xt = xr * tiles;
+    } else if (target.cores > 1) {
         if (row % (xr * target.cores) == 0) {
             xt = row / target.cores;
         } else if (rows % (yr * target.cores) == 0) {

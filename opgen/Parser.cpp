@@ -221,8 +221,8 @@ const char *function_list() {
 }
 
 bool is_keyword(const std::string &s) {
-    static const std::set<std::string> k = {"op",     "param", "attr", "let",     "input",
-                                            "output", "local", "sum",  "zero_pad"};
+    static const std::set<std::string> k = {"op",     "param", "attr", "let",      "input",
+                                            "output", "local", "sum",  "zero_pad", "view"};
     return k.count(s) > 0;
 }
 
@@ -366,6 +366,10 @@ private:
             let_declaration();
             return;
         }
+        if (t.text == "view") {
+            view_declaration();
+            return;
+        }
         if (t.text == "input" || t.text == "output" || t.text == "local") {
             tensor_declaration();
             return;
@@ -415,6 +419,58 @@ private:
         declare(name);
         def_.lets.push_back({name.text, value, name.loc});
         end_of_line();
+    }
+
+    // view CONDITION: NAME = SIZE {, NAME = SIZE} (ViewDecl). The condition compares parameters and
+    // attributes (== != < <= > >=, joined by && and ||); each NAME is a parameter set once, each SIZE
+    // an integer expression of parameters and attributes. Lets are not allowed in either: they
+    // follow from the shape the view makes.
+    void view_declaration() {
+        ViewDecl v;
+        v.loc = next().loc;
+        v.when = expr({});
+        check_view_condition(v.when);
+        expect_punct(":");
+        do {
+            Token name = expect(Tok::Ident, "a parameter for the view to set");
+            const ParamDecl *p = def_.find_param(name.text);
+            user_check(p && !p->is_attr, name.loc)
+                << "a view sets parameters; '" << name.text << "' is "
+                << (p ? "an attribute" : "not a parameter");
+            for (const auto &[set, value] : v.set)
+                user_check(set != name.text, name.loc) << "the view sets '" << name.text << "' twice";
+            expect_punct("=");
+            Expr value = expr({});
+            check_size_expr(value, "the view's value of '" + name.text + "'");
+            check_no_lets(value);
+            v.set.push_back({name.text, value});
+        } while (accept_comma());
+        def_.views.push_back(v);
+        end_of_line();
+    }
+
+    void check_view_condition(const Expr &e) {
+        static const std::set<std::string> compare = {"==", "!=", "<", "<=", ">", ">="};
+        bool logic = e->kind == ExprKind::Binary && (e->name == "&&" || e->name == "||");
+        user_check(logic || (e->kind == ExprKind::Binary && compare.count(e->name)), start_loc(e))
+            << "a view's condition compares parameters (==, !=, <, <=, >, >=, joined by && and ||), "
+               "found '" << to_string(e) << "'";
+        for (const auto &a : e->args) {
+            if (logic) {
+                check_view_condition(a);
+                continue;
+            }
+            check_size_expr(a, "the view's condition");
+            check_no_lets(a);
+        }
+    }
+
+    void check_no_lets(const Expr &e) {
+        user_check(e->kind != ExprKind::Param || def_.find_param(e->name), e->loc)
+            << "a view uses parameters and attributes, not let '" << e->name
+            << "' (lets follow from the shape the view makes)";
+        for (const auto &a : e->args)
+            check_no_lets(a);
     }
 
     // input|output|local NAME : TYPE [dims] [zero_pad]

@@ -1194,7 +1194,8 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     // per output element (a fused GELU) should cost little next to the reduction.
     p.fast_math = fast_math_applies(def);
     place_rows(def, shape, target, p);
-    bool conv = short_row_conv_point(def, shape, target, p) || blocked_conv_point(def, shape, target, p);
+    bool conv = pixel_gemm_point(def, shape, target, p) || short_row_conv_point(def, shape, target, p) ||
+                blocked_conv_point(def, shape, target, p);
     tile_for_panels_read_across_rows(def, shape, target, p);
     // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1
     // convolution alone has one).

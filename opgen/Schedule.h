@@ -133,7 +133,8 @@ AppliedSchedule apply_default_schedule(LoweredOp &op, const Target &target);
 // tiles reach the target's cores; row operations by whole rows (place_rows), bandwidth-bound
 // reductions streamed (opgen/Streaming.h, place_streaming), operands read across their rows
 // (B of A B^T) packed into panels; an NCHW convolution whose rows are shorter than a vector as
-// oneDNN's direct convolution (opgen/ConvWindow.h short_row_conv_point), a channel-blocked one as
+// oneDNN's direct convolution (opgen/ConvWindow.h short_row_conv_point), a 1x1 one over its
+// flattened pixels as a GEMM over them (pixel_gemm_point), a channel-blocked one as
 // oneDNN's blocked direct kernel (blocked_conv_point).
 SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, const Target &target);
 

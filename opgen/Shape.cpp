@@ -405,16 +405,95 @@ void check_reduction_extents(const ComputeDef &def, const BoundShape &b, const s
 
 } // namespace
 
-BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given,
-                      int64_t max_bytes) {
+namespace {
+
+BoundShape bind_values(const ComputeDef &def, const std::map<std::string, int64_t> &values,
+                       int64_t max_bytes) {
     BoundShape b;
-    b.values = with_defaults(def, given_values(def, given));
+    b.values = values;
     b.canonical = canonical_text(b.values);
     const std::string at = "op '" + def.name + "' at shape " + b.canonical;
     bind_lets(def, b, at);
     b.dims = tensor_dims(def, b, at, max_bytes);
     check_reduction_extents(def, b, at);
     check_reads(def, b, at);
+    return b;
+}
+
+// Whether a view's condition holds at `b`'s values.
+bool holds(const BoundShape &b, const Expr &e, const std::string &what) {
+    if (e->name == "&&")
+        return holds(b, e->args[0], what) && holds(b, e->args[1], what);
+    if (e->name == "||")
+        return holds(b, e->args[0], what) || holds(b, e->args[1], what);
+    int64_t x = eval_checked(b, e->args[0], what), y = eval_checked(b, e->args[1], what);
+    if (e->name == "==")
+        return x == y;
+    if (e->name == "!=")
+        return x != y;
+    if (e->name == "<")
+        return x < y;
+    if (e->name == "<=")
+        return x <= y;
+    if (e->name == ">")
+        return x > y;
+    return x >= y;
+}
+
+// `values` (parameters and attributes) with the assignments of the first view whose condition
+// holds there, each evaluated at `values`; `values` itself, and `applied` null, when none holds.
+std::map<std::string, int64_t> viewed(const ComputeDef &def, const std::map<std::string, int64_t> &values,
+                                      const ViewDecl *&applied) {
+    BoundShape at;
+    at.values = values;
+    const std::string what = "op '" + def.name + "' at shape " + canonical_text(values) + ": view";
+    applied = nullptr;
+    for (const ViewDecl &v : def.views) {
+        if (!holds(at, v.when, what))
+            continue;
+        std::map<std::string, int64_t> out = values;
+        for (const auto &[name, size] : v.set) {
+            int64_t value = eval_checked(at, size, what);
+            user_check(value > 0 && value <= max_extent, v.loc)
+                << what << " sets " << name << "=" << value << "; a parameter must be between 1 and " << max_extent;
+            out[name] = value;
+        }
+        applied = &v;
+        return out;
+    }
+    return values;
+}
+
+// A view must name the same computation over the same memory: every tensor keeps its size, and
+// the shape it makes is its own view (so the canonical key is stable).
+void check_view(const ComputeDef &def, const ViewDecl &view, const BoundShape &given, const BoundShape &made) {
+    const std::string what = "op '" + def.name + "': the view from " + given.canonical + " to " + made.canonical;
+    for (const TensorDecl &t : def.tensors)
+        user_check(given.elements(t.name) == made.elements(t.name), view.loc)
+            << what << " changes tensor '" << t.name << "' from " << given.elements(t.name) << " to "
+            << made.elements(t.name) << " elements; a view must keep every tensor's size";
+    std::map<std::string, int64_t> params;
+    for (const ParamDecl &p : def.params)
+        params[p.name] = made.values.at(p.name);
+    const ViewDecl *again = nullptr;
+    user_check(viewed(def, params, again) == params, view.loc)
+        << what << " is not stable: applied to " << made.canonical << " it gives another shape";
+}
+
+}  // namespace
+
+BoundShape bind_shape(const ComputeDef &def, const std::map<std::string, int64_t> &given,
+                      int64_t max_bytes) {
+    std::map<std::string, int64_t> as_given = with_defaults(def, given_values(def, given));
+    const ViewDecl *view = nullptr;
+    BoundShape b = bind_values(def, viewed(def, as_given, view), max_bytes);
+    if (!view) {
+        b.given = b.values;
+        return b;
+    }
+    BoundShape g = bind_values(def, as_given, max_bytes);
+    check_view(def, *view, g, b);
+    b.given = g.values;
     return b;
 }
 

@@ -253,13 +253,26 @@ std::vector<int> vector_widths_for(int64_t e0, int lanes) {
 }
 
 // Register-tile extents of a row axis (the second innermost, or the innermost when an outer axis is
-// vectorized): up to 16 points, a short row whole.
-std::vector<int64_t> row_regs(int64_t extent) {
+// vectorized): up to 16 points, a short row whole. A lone row (lone_row) may take up to 28 points,
+// the accumulators that 7 points x 4 rows give where there are rows.
+std::vector<int64_t> row_regs(int64_t extent, bool lone) {
     std::vector<int64_t> regs;
     for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}) {
         if (r <= extent) regs.push_back(r);
     }
+    for (int64_t r : {20, 24, 28}) {
+        if (lone && r <= extent) regs.push_back(r);
+    }
     return regs;
+}
+
+// Whether axis `i` (of `extents`, innermost first) is a lone row under vectors on the innermost
+// axis: the second innermost, with no rows beside it (the third axis has one step), as a
+// channel-blocked 1x1 convolution's pixels flattened by its view (ComputeDef::views). Measured
+// 2026-11-25: 28 of its pixels x one vector of channels, 1.2-1.7x 14 x 2 vectors or 7 x 4
+// (docs/bench/2026-11-25-s11-conv.md).
+bool lone_row(size_t i, const std::vector<int64_t> &extents, int vector_axis) {
+    return i == 1 && vector_axis == 0 && extents.size() > 2 && extents[2] == 1;
 }
 
 // An outer axis may carry the vectors instead of the innermost one (output channels of a
@@ -283,12 +296,19 @@ void add_outer_vector_axes(TilingRules &s, const std::vector<int64_t> &extents, 
     }
 }
 
-// Register-tile extents of the axis `i` places from the innermost, whose extent is `extent`, under
+std::vector<int64_t> axis_extents(const TilingRules &s) {
+    std::vector<int64_t> extents;
+    for (const AxisOptions &a : s.axes) extents.push_back(a.extent);
+    return extents;
+}
+
+// Register-tile extents of the axis `i` places from the innermost (`extents`, innermost first), under
 // the vector choice (width `vw` on axis `vector_axis`).
-std::vector<int64_t> axis_regs(size_t i, int64_t extent, int vw, int vector_axis) {
+std::vector<int64_t> axis_regs(size_t i, const std::vector<int64_t> &extents, int vw, int vector_axis) {
+    const int64_t extent = extents[i];
     std::vector<int64_t> regs;
     if (int(i) == vector_axis) return innermost_regs(vw, extent);
-    if (i <= 1) return row_regs(extent);
+    if (i <= 1) return row_regs(extent, lone_row(i, extents, vector_axis));
     if (i == 2) {
         // A third axis (output channels of a convolution, the batch of a batched matmul) may
         // join the register tile: each loaded input vector then serves several outputs.
@@ -306,13 +326,15 @@ std::vector<int64_t> axis_regs(size_t i, int64_t extent, int vw, int vector_axis
 std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &shape, const TilingRules &s) {
     std::vector<AxisOptions> axes;
     const size_t rank = out.vars.size();
+    std::vector<int64_t> extents;
+    for (size_t i = 0; i < rank; i++) extents.push_back(shape.var_extent(out, out.vars[rank - 1 - i]));
     for (size_t i = 0; i < rank; i++) {
         AxisOptions a;
         a.var = out.vars[rank - 1 - i];
-        a.extent = shape.var_extent(out, a.var);
+        a.extent = extents[i];
         std::set<int64_t> regs;
         for (size_t v = 0; v < s.vector_widths.size(); v++) {
-            for (int64_t r : axis_regs(i, a.extent, s.vector_widths[v], s.vector_axes[v])) regs.insert(r);
+            for (int64_t r : axis_regs(i, extents, s.vector_widths[v], s.vector_axes[v])) regs.insert(r);
         }
         a.regs.assign(regs.begin(), regs.end());
         if (i < 3) {
@@ -370,11 +392,12 @@ std::vector<ReduceOptions> reduce_options(const ComputeDef &def, const BoundShap
 // The (register tile, cache tile) pairs per vector width and axis (TilingRules::pairs).
 std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> axis_pairs(const TilingRules &s) {
     std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> pairs;
+    const std::vector<int64_t> extents = axis_extents(s);
     for (size_t v = 0; v < s.vector_widths.size(); v++) {
         std::vector<std::vector<std::pair<int64_t, int64_t>>> per_axis;
         for (size_t i = 0; i < s.axes.size(); i++) {
             const AxisOptions &a = s.axes[i];
-            per_axis.push_back(make_axis_pairs(axis_regs(i, a.extent, s.vector_widths[v], s.vector_axes[v]), a.extent,
+            per_axis.push_back(make_axis_pairs(axis_regs(i, extents, s.vector_widths[v], s.vector_axes[v]), a.extent,
                                                a.tiles.size() == 1));
         }
         pairs.push_back(std::move(per_axis));
@@ -449,7 +472,7 @@ SchedulePoint smallest_point(const TilingRules &s) {
     smallest.vector_width = s.vector_widths[narrowest];
     smallest.vector_axis = s.vector_axes[narrowest];
     for (size_t i = 0; i < s.axes.size(); i++) {
-        int64_t r = axis_regs(i, s.axes[i].extent, smallest.vector_width, smallest.vector_axis).front();
+        int64_t r = axis_regs(i, axis_extents(s), smallest.vector_width, smallest.vector_axis).front();
         smallest.axes.push_back({s.axes[i].var, r, r});
     }
     for (const auto &r : s.reduce) smallest.reduce.push_back({r.var, r.blocks.front()});

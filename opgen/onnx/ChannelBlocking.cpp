@@ -53,6 +53,7 @@ std::string conv_text(const std::string &name, bool nchw_in, const std::vector<s
     text += "attr stride = 1, pad = 0, dilation = 1\n";
     text += "let OH = (H + 2*pad - dilation*(KH - 1) - 1) / stride + 1\n";
     text += "let OW = (W + 2*pad - dilation*(KW - 1) - 1) / stride + 1\n";
+    text += "view KH == 1 && KW == 1 && stride == 1 && pad == 0 && H > 1: H = 1, W = H*W  # a GEMM over pixels\n";
     text += nchw_in ? "input  X: f32[N, C, H, W] zero_pad\ninput  Wt: f32[FB, C, KH, KW, fb]\n"
                     : "input  X: f32[N, CB, H, W, cb] zero_pad\ninput  Wt: f32[FB, CB, KH, KW, cb, fb]\n";
     for (const auto &s : steps) {

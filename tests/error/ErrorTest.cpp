@@ -407,13 +407,48 @@ TEST(ShapeError, TooLarge) {
               "integers");
 }
 
+namespace {
+// An elementwise op with `view` on line 5.
+std::string view_op(const std::string &view) {
+    return "op t\nparam M, N\nattr s = 1\nlet L = M*N\n" + view +
+           "\ninput X: f32[M, N]\noutput Y: f32[M, N]\nY[i, j] = X[i, j]\n";
+}
+}  // namespace
+
+TEST(DeclarationError, Views) {
+    EXPECT_EQ(parse_error(view_op("view M > 1: s = 2")), "bad.op:5:13: a view sets parameters; 's' is an attribute");
+    EXPECT_EQ(parse_error(view_op("view M > 1: Q = 2")), "bad.op:5:13: a view sets parameters; 'Q' is not a parameter");
+    EXPECT_EQ(parse_error(view_op("view M + 1: M = 1")), "bad.op:5:6: a view's condition compares parameters (==, !=, <, <=, >, >=, joined by && "
+              "and ||), found 'M + 1'");
+    EXPECT_EQ(parse_error(view_op("view L > 1: M = 1")), "bad.op:5:6: a view uses parameters and attributes, not let 'L' (lets follow from the "
+              "shape the view makes)");
+    EXPECT_EQ(parse_error(view_op("view M > 1: M = 1, N = L")), "bad.op:5:24: a view uses parameters and attributes, not let 'L' (lets follow from the "
+              "shape the view makes)");
+    EXPECT_EQ(parse_error(view_op("view M > 1: M = 1, M = 2")), "bad.op:5:20: the view sets 'M' twice");
+    EXPECT_EQ(parse_error(view_op("view M > 1 M = 1")), "bad.op:5:12: expected ':', found 'M'");
+    EXPECT_EQ(parse_error(view_op("view M > 1: M = X[0, 0]")), "bad.op:5:17: unknown tensor 'X'");
+}
+
+// A view must name the same computation over the same memory, and its shape must be its own view.
+TEST(ShapeError, ViewsKeepEveryTensorsSizeAndAreStable) {
+    ComputeDef grows = parse_compute(view_op("view M > 1: M = 2*M"), "g.op");
+    EXPECT_EQ(shape_error(grows, "M=2,N=3"), "g.op:5:1: op 't': the view from M=2,N=3,s=1 to M=4,N=3,s=1 changes tensor 'X' from 6 "
+              "to 12 elements; a view must keep every tensor's size");
+    ComputeDef swaps = parse_compute(view_op("view N > 1: M = N, N = M"), "w.op");
+    EXPECT_EQ(shape_error(swaps, "M=2,N=3"), "w.op:5:1: op 't': the view from M=2,N=3,s=1 to M=3,N=2,s=1 is not stable: applied "
+              "to M=3,N=2,s=1 it gives another shape");
+    ComputeDef zero = parse_compute(view_op("view M > 1: M = M - 2, N = N"), "z.op");
+    EXPECT_EQ(shape_error(zero, "M=2,N=3"), "z.op:5:1: op 't' at shape M=2,N=3,s=1: view sets M=0; a parameter must be between 1 "
+              "and 2147483647");
+}
+
 TEST(ShapeError, ConvOutputSizeNotPositive) {
     ComputeDef def = bundled("conv2d_nchw");
     // A 5x5 window without padding does not fit in a 3-row input: OH = (3 - 4 - 1) / 1 + 1 = -1.
     EXPECT_EQ(
         shape_error(def, "N=1,C=1,H=3,W=8,F=1,KH=5,KW=5,pad=0"),
         bundled_path("conv2d_nchw") +
-            ":11:21: op 'conv2d_nchw' at shape C=1,F=1,H=3,KH=5,KW=5,N=1,W=8,dilation=1,pad=0,"
+            ":12:21: op 'conv2d_nchw' at shape C=1,F=1,H=3,KH=5,KW=5,N=1,W=8,dilation=1,pad=0,"
             "stride=1: tensor 'Y' would have extent -1 in dimension 2 (OH = (H + 2 * pad - "
             "dilation * (KH - 1) - 1) / stride + 1); sizes must be positive");
     EXPECT_EQ(shape_error(def, "N=1,C=1,H=8,W=8,F=1,stride=0"),

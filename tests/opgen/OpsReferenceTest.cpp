@@ -441,15 +441,18 @@ const std::vector<OpCase> &op_cases() {
          1e-5,
          [](const Params &p, const Inputs &in) { return naive_matmul_bias(p, in, gelu); }},
         {"conv2d_nchw",
-         {"N=1,C=4,H=8,W=8,F=8", "N=2,C=3,H=9,W=11,F=5,stride=2,pad=2,dilation=2"},
+         {"N=1,C=4,H=8,W=8,F=8", "N=2,C=3,H=9,W=11,F=5,stride=2,pad=2,dilation=2",
+          "N=2,C=20,H=6,W=7,F=24,KH=1,KW=1,stride=1,pad=0"},
          1e-5,
          [](const Params &p, const Inputs &in) { return naive_conv_nchw(p, in, false); }},
         {"conv2d_nhwc",
-         {"N=1,H=8,W=8,C=4,F=16", "N=2,H=7,W=9,C=3,F=5,KH=5,KW=3,stride=2,pad=1,dilation=1"},
+         {"N=1,H=8,W=8,C=4,F=16", "N=2,H=7,W=9,C=3,F=5,KH=5,KW=3,stride=2,pad=1,dilation=1",
+          "N=1,H=5,W=7,C=6,F=20,KH=1,KW=1,stride=1,pad=0"},
          1e-5,
          naive_conv_nhwc},
         {"conv2d_bias_relu",
-         {"N=1,C=4,H=8,W=8,F=8", "N=1,C=3,H=7,W=13,F=6,KH=1,KW=5,stride=1,pad=0,dilation=1"},
+         {"N=1,C=4,H=8,W=8,F=8", "N=1,C=3,H=7,W=13,F=6,KH=1,KW=5,stride=1,pad=0,dilation=1",
+          "N=1,C=9,H=4,W=9,F=16,KH=1,KW=1,stride=1,pad=0"},
          1e-5,
          [](const Params &p, const Inputs &in) { return naive_conv_nchw(p, in, true); }},
         {"depthwise_conv2d",
@@ -458,7 +461,8 @@ const std::vector<OpCase> &op_cases() {
          naive_depthwise},
         {"conv2d_nchwc",
          {"N=1,CB=2,H=8,W=8,FB=2,cb=4,fb=8",
-          "N=2,CB=3,H=9,W=11,FB=2,cb=3,fb=5,KH=3,KW=2,stride=2,pad=2,dilation=2"},
+          "N=2,CB=3,H=9,W=11,FB=2,cb=3,fb=5,KH=3,KW=2,stride=2,pad=2,dilation=2",
+          "N=1,CB=3,H=5,W=6,FB=4,cb=4,fb=16,KH=1,KW=1,stride=1,pad=0"},
          1e-5,
          naive_conv_nchwc},
         {"depthwise_conv2d_nchwc",
@@ -581,12 +585,22 @@ struct Prepared {
     HostTensor want;
 };
 
+// The naive loop computes the op at the shape as given, with its inputs' dims there; where a view
+// keys the op by another shape (a 1x1 convolution's flattened pixels) the kernel and the reference
+// evaluator run at that one, over the same memory, so the view cannot change what is computed.
 Prepared prepare(const OpCase &c, size_t shape_index) {
     Prepared p;
     p.def = load_bundled(c.op);
     p.shape = bind_shape(p.def, c.shapes.at(shape_index));
     p.inputs = random_inputs(p.def, p.shape, 1000 + shape_index);
-    p.want = c.naive(Params{p.shape}, p.inputs);
+    ComputeDef plain = p.def;
+    plain.views.clear();
+    const BoundShape given = bind_shape(plain, c.shapes.at(shape_index));
+    Inputs as_given = p.inputs;
+    for (auto &[name, t] : as_given) t.dims = given.dims.at(name);
+    p.want = c.naive(Params{given}, as_given);
+    EXPECT_EQ(p.want.elements(), p.shape.elements(p.def.output().name));
+    p.want.dims = p.shape.dims.at(p.def.output().name);
     return p;
 }
 
@@ -659,7 +673,8 @@ TEST_P(OpsReference, ReferenceEvaluatorMatchesNaive) {
 INSTANTIATE_TEST_SUITE_P(BundledOps, OpsReference, testing::ValuesIn(all_params()), case_name);
 
 // Every op file parses, is named after its op, has a doc line, and has a naive reference here;
-// every naive reference has its op file.
+// every naive reference has its op file, at two shapes, and a third for an op with a view (a shape
+// where the view applies: the naive loop runs at the shape as given, the kernel at the view's).
 TEST(OpsLibrary, EveryOpIsCovered) {
     std::set<std::string> files;
     for (const auto &e : std::filesystem::directory_iterator(ops_dir())) {
@@ -676,7 +691,7 @@ TEST(OpsLibrary, EveryOpIsCovered) {
     }
     for (const auto &c : op_cases()) {
         EXPECT_TRUE(files.count(c.op)) << "naive reference for missing op '" << c.op << "'";
-        EXPECT_EQ(c.shapes.size(), 2u) << c.op;
+        EXPECT_EQ(c.shapes.size(), load_bundled(c.op).views.empty() ? 2u : 3u) << c.op;
     }
     EXPECT_GE(files.size(), 24u);
 }

@@ -288,3 +288,15 @@ TEST(Parser, TypesAndCasts) {
     EXPECT_EQ(dtype_bytes(DType::F16), 2);
     EXPECT_STREQ(dtype_name(DType::I8), "i8");
 }
+
+// A view changes which shape a key names, never what a shape computes: the hash (and with it every
+// cached key of the op) leaves view lines out, and every other line in.
+TEST(Parser, DefinitionHashLeavesOutViewLines) {
+    std::string plain = "op t\nparam M, N\ninput X: f32[M, N]\noutput Y: f32[M, N]\nY[i, j] = X[i, j]\n";
+    std::string viewed = "op t\nparam M, N\n  view M > 1: M = 1, N = M*N  # rows as one\n"
+                         "input X: f32[M, N]\noutput Y: f32[M, N]\nY[i, j] = X[i, j]\n";
+    EXPECT_EQ(definition_hash(viewed), definition_hash(plain));
+    EXPECT_EQ(parse_compute(viewed, "t.op").views.size(), 1u);
+    EXPECT_NE(definition_hash(plain), definition_hash("op t\nparam M, N\nviewer\n" + plain.substr(16)));
+    EXPECT_NE(definition_hash(plain), definition_hash("op t\nparam M, N\n# view M > 1: M = 1\n" + plain.substr(16)));
+}

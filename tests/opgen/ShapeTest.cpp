@@ -153,3 +153,35 @@ TEST(Shape, VarExtent) {
     EXPECT_EQ(s.var_extent(st, "rx"), 5);
     EXPECT_THROW(s.var_extent(st, "nope"), InternalError);
 }
+
+// A 1x1 convolution at stride 1 without padding reads each pixel once: the op's view keys it by its
+// pixels as one row (the GEMM over pixels), the same memory; the shape as given stays known.
+TEST(Shape, AOneByOneConvolutionIsBoundAtItsFlattenedPixels) {
+    for (const char *op : {"conv2d_nchw", "conv2d_nhwc", "conv2d_bias_relu"}) {
+        ComputeDef def = bundled(op);
+        BoundShape b = bind_shape(def, "N=2,C=8,H=7,W=5,F=4,KH=1,KW=1,stride=1,pad=0");
+        EXPECT_EQ(b.values.at("H"), 1) << op;
+        EXPECT_EQ(b.values.at("W"), 35) << op;
+        EXPECT_EQ(b.values.at("OW"), 35) << op;
+        EXPECT_EQ(b.canonical, "C=8,F=4,H=1,KH=1,KW=1,N=2,W=35,dilation=1,pad=0,stride=1") << op;
+        EXPECT_EQ(b.given.at("H"), 7) << op;
+        EXPECT_EQ(b.given.at("OW"), 5) << op;
+        EXPECT_EQ(b.elements("X"), 2 * 8 * 7 * 5) << op;
+        // The flattened shape is its own key.
+        EXPECT_EQ(bind_shape(def, b.canonical).canonical, b.canonical) << op;
+    }
+    ComputeDef blocked = bundled("conv2d_nchwc");
+    BoundShape nchwc = bind_shape(blocked, "N=1,CB=2,H=14,W=14,FB=4,KH=1,KW=1,pad=0");
+    EXPECT_EQ(nchwc.dims.at("Y"), (std::vector<int64_t>{1, 4, 1, 196, 16}));
+}
+
+TEST(Shape, OnlyAOneByOneWindowAtStrideOneWithoutPaddingIsFlattened) {
+    ComputeDef def = bundled("conv2d_nchw");
+    for (const char *shape : {"N=1,C=8,H=7,W=5,F=4", "N=1,C=8,H=7,W=5,F=4,KH=1,KW=1,pad=1",
+                              "N=1,C=8,H=7,W=5,F=4,KH=1,KW=1,stride=2,pad=0",
+                              "N=1,C=8,H=7,W=5,F=4,KH=1,KW=3,pad=0"}) {
+        BoundShape b = bind_shape(def, shape);
+        EXPECT_EQ(b.values.at("H"), 7) << shape;
+        EXPECT_EQ(b.given, b.values) << shape;
+    }
+}

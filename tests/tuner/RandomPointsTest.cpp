@@ -432,58 +432,68 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
     }
     Target host = host_target();
     const int lanes = host.vector_lanes(4);
-    // A 1x1 convolution (ResNet-50's 14x14x256->1024, 7x7x512->2048, 14x14x1024->256, 28x28x512->1024
-    // at stride 2) is a GEMM over pixels: the same register tile, with no window to order around
-    // the channels, and only the weights packed, the input read in place. The channels are reduced
-    // in blocks as long as L1 (48 KiB) holds the register tile's input slice and the weight panel
-    // beside each other, not 16: 256 x (14 + 32) x 4 B = 46 KiB at 14x14 (512: 92 KiB), 256 x (7 + 32)
-    // x 4 B = 39 KiB at 7x7; at stride 2 the 7 x 2 tile reads 13 x 3 input pixels: 128 x (39 + 32)
-    // x 4 B = 35.5 KiB (256: 71 KiB).
-    for (const auto &[text, block] : std::vector<std::pair<const char *, int64_t>>{
-             {"N=1,C=256,H=14,W=14,F=1024,KH=1,KW=1,pad=0", 256},
-             {"N=1,C=512,H=7,W=7,F=2048,KH=1,KW=1,pad=0", 256},
-             {"N=1,C=1024,H=14,W=14,F=256,KH=1,KW=1,pad=0", 256},
-             {"N=1,C=512,H=28,W=28,F=1024,KH=1,KW=1,pad=0,stride=2", 128},
-             // Rows of 28 and 56 (a partial vector) over 256 channels or more
-             // (channel_vectors_for_tail_rows): 256 x (14 + 32) x 4 B = 46 KiB.
-             {"N=1,C=512,H=28,W=28,F=128,KH=1,KW=1,pad=0", 256},
-             {"N=1,C=256,H=56,W=56,F=64,KH=1,KW=1,pad=0", 256}}) {
-        BoundShape one = bind_shape(def, text);
+    // A 1x1 convolution at stride 2 (ResNet-50's 28x28x512->1024) is a GEMM over pixels read with
+    // gaps: the same register tile, with no window to order around the channels, and only the
+    // weights packed, the input read in place. The channels are reduced in blocks as long as L1
+    // (48 KiB) holds the register tile's input slice and the weight panel beside each other, not
+    // 16: the 7 x 2 tile reads 13 x 3 input pixels: 128 x (39 + 32) x 4 B = 35.5 KiB (256: 71 KiB).
+    // Its register tile's input slice overflows the space's REG count beside 28 accumulators, as it
+    // did with blocks of 16: not a point of the space.
+    {
+        BoundShape one = bind_shape(def, "N=1,C=512,H=28,W=28,F=1024,KH=1,KW=1,pad=0,stride=2");
         for (int threads : {1, 2}) {
             Target t = avx512;
             t.cores = threads;
             SchedulePoint g = starting_point(def, one, t);
-            EXPECT_EQ(g.vector_axis, 2) << text;
-            EXPECT_FALSE(g.channels_innermost) << text;
+            EXPECT_EQ(g.vector_axis, 2);
+            EXPECT_FALSE(g.channels_innermost);
             EXPECT_EQ(g.packed, (std::vector<std::string>{"Wt"})) << g.summary();
             ASSERT_EQ(g.reduce.back().var, "c");
-            EXPECT_EQ(g.reduce.back().block, block) << g.summary();
-            // Rows per cache tile: the column, but 32 of 56 (3.2 MiB of input over 256 channels
-            // overflow L2's 2 MiB).
-            EXPECT_EQ(g.axes[1].tile, g.axes[0].tile == 56 ? 32 : g.axes[0].tile) << g.summary();
-            // At stride 2 the register tile's input slice (13 x 3 pixels) overflows the space's
-            // REG count beside 28 accumulators, as it did with blocks of 16: not a point of the space.
-            if (one.values.at("stride") == 1) {
-                EXPECT_TRUE(is_legal_point(make_tiling_rules(def, one, t, threads), def, one, t, g)) << g.summary();
-            }
+            EXPECT_EQ(g.reduce.back().block, 128) << g.summary();
+            EXPECT_EQ(g.axes[1].tile, g.axes[0].tile) << g.summary();
         }
     }
-    // Rows of 28 under a 1x1 window, and rows of 32 (two whole vectors) under a 3x3, keep the
-    // row-vector point.
-    for (const char *text : {"N=1,C=128,H=28,W=28,F=128,KH=1,KW=1,pad=0", "N=1,C=128,H=32,W=32,F=128"}) {
+    // At stride 1 the op's view flattens the pixels into one row (ComputeDef::views), and the
+    // starting point is a matrix multiply's over them (opgen/ConvWindow.h pixel_gemm_point): 2
+    // vectors of pixels x 8 output channels, 256 channels a block (all of fewer), nothing packed;
+    // a point of the space on one and two threads.
+    for (const char *text : {"N=1,C=256,H=14,W=14,F=1024,KH=1,KW=1,pad=0", "N=1,C=512,H=7,W=7,F=2048,KH=1,KW=1,pad=0",
+                             "N=1,C=1024,H=14,W=14,F=256,KH=1,KW=1,pad=0", "N=1,C=512,H=28,W=28,F=128,KH=1,KW=1,pad=0",
+                             "N=1,C=64,H=56,W=56,F=256,KH=1,KW=1,pad=0"}) {
+        BoundShape one = bind_shape(def, text);
+        ASSERT_EQ(one.values.at("H"), 1) << text;
+        for (int threads : {1, 2}) {
+            Target t = avx512;
+            t.cores = threads;
+            SchedulePoint g = starting_point(def, one, t);
+            EXPECT_EQ(g.vector_axis, 0) << text;
+            EXPECT_EQ(g.axes[0].reg, 32) << g.summary();
+            EXPECT_EQ(g.axes[2].reg, 8) << g.summary();
+            EXPECT_TRUE(g.packed.empty()) << g.summary();
+            ASSERT_EQ(g.reduce.back().var, "c");
+            EXPECT_EQ(g.reduce.back().block, std::min<int64_t>(256, one.values.at("C"))) << g.summary();
+            EXPECT_TRUE(is_legal_point(make_tiling_rules(def, one, t, threads), def, one, t, g)) << g.summary();
+        }
+    }
+    // Rows of 28 under a 1x1 window with padding (not flattened), and rows of 32 (two whole
+    // vectors) under a 3x3, keep the row-vector point.
+    for (const char *text : {"N=1,C=128,H=28,W=28,F=128,KH=1,KW=1,pad=1", "N=1,C=128,H=32,W=32,F=128"}) {
         SchedulePoint wide = heuristic_point(def, bind_shape(def, text), avx512);
         EXPECT_EQ(wide.vector_axis, 0) << text;
         EXPECT_FALSE(wide.channels_innermost) << text;
     }
 
-    // Small shapes with a row of 7: a 3x3 window, a 1x1 and a 1x1 at stride 2 (the input read in
-    // place, every other pixel) compile on the host and match the reference.
+    // Small shapes with a row of 7: a 3x3 window, a 1x1 at stride 2 (the input read in place,
+    // every other pixel) and a 1x1 at stride 1 (flattened: the pixel GEMM) compile on the host and
+    // match the reference.
     const std::string f = ",F=" + std::to_string(3 * lanes);
-    for (const std::string &text : {"N=1,C=48,H=7,W=7" + f, "N=1,C=48,H=7,W=7,KH=1,KW=1,pad=0" + f,
-                                    "N=1,C=40,H=14,W=14,KH=1,KW=1,pad=0,stride=2" + f}) {
+    for (const auto &[text, axis] : std::vector<std::pair<std::string, int>>{
+             {"N=1,C=48,H=7,W=7" + f, 2},
+             {"N=1,C=40,H=14,W=14,KH=1,KW=1,pad=0,stride=2" + f, 2},
+             {"N=1,C=48,H=7,W=7,KH=1,KW=1,pad=0" + f, 0}}) {
         BoundShape small = bind_shape(def, text);
         SchedulePoint p = heuristic_point(def, small, host);
-        ASSERT_EQ(p.vector_axis, 2) << text;
+        ASSERT_EQ(p.vector_axis, axis) << text;
         TaskContext task(def, small, host, 17);
         MeasureResult r = measure(task, p, 0.5, 1);
         EXPECT_EQ(r.status, "ok") << text << ": " << p.summary() << ": " << r.error;
@@ -499,7 +509,10 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
 TEST(ScheduleKnobs, FarApartWeightRowsAreCopiedBeforeTheirPanel) {
     Target host = host_target();
     const int lanes = host.vector_lanes(4);
+    // The 1x1s as written, rows of 7 (the op's view would flatten them into the pixel GEMM, whose
+    // starting point packs nothing); the tuner's channel-vector points pack the weights the same way.
     ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    def.views.clear();
     const std::string f = ",F=" + std::to_string(2 * lanes);
     for (const auto &[text, copied] : std::vector<std::pair<std::string, bool>>{
              {"N=1,C=1024,H=7,W=7,KH=1,KW=1,pad=0" + f, true},
@@ -530,7 +543,7 @@ TEST(ScheduleKnobs, FarApartWeightRowsAreCopiedBeforeTheirPanel) {
 // The starting point of a channel-blocked convolution (opgen/ConvWindow.h blocked_conv_point): on
 // the AVX-512 target at ResNet-50's blocked shapes, one vector of output channels x 7 pixels x 2
 // rows (14 accumulators), whole rows per tile on one core and the row halved on two (a row of 7:
-// one row per tile), input-channel
+// one row per tile; a flattened 1x1: 28 pixels of its one row), input-channel
 // blocks reduced 4 at a time (2 of 2), only the input packed; each a point of the space. The
 // depthwise twin (no channel loop) keeps the generic point. At small shapes with a row of 14 and
 // one of 7 it compiles on the host, on one and two threads, and matches the reference.
@@ -541,7 +554,6 @@ TEST(ScheduleKnobs, BlockedConvolutionStartsFromRowPieces) {
              {"N=1,CB=16,H=14,W=14,FB=16", 14, 4},
              {"N=1,CB=8,H=28,W=28,FB=8", 28, 4},
              {"N=1,CB=4,H=56,W=56,FB=4", 56, 4},
-             {"N=1,CB=4,H=56,W=56,FB=16,KH=1,KW=1,pad=0", 56, 4},
              {"N=1,CB=2,H=7,W=7,FB=32", 7, 2}}) {
         BoundShape shape = bind_shape(def, text);
         for (int threads : {1, 2}) {
@@ -560,6 +572,20 @@ TEST(ScheduleKnobs, BlockedConvolutionStartsFromRowPieces) {
             TilingRules rules = make_tiling_rules(def, shape, t, threads);
             EXPECT_TRUE(is_legal_point(rules, def, shape, t, p)) << text << " " << p.summary();
         }
+    }
+    // A 1x1 at stride 1, flattened by the op's view into one row of 3136 pixels: 28 of them x one
+    // vector, the whole row per tile on one core and on two 32 register tiles (a power of two, the
+    // space's cache tiles) per tile, four tiles.
+    BoundShape flat = bind_shape(def, "N=1,CB=4,H=56,W=56,FB=16,KH=1,KW=1,pad=0");
+    for (int threads : {1, 2}) {
+        Target t = avx512;
+        t.cores = threads;
+        SchedulePoint p = starting_point(def, flat, t);
+        EXPECT_EQ(p.axes[1].reg, 28) << p.summary();
+        EXPECT_EQ(p.axes[2].reg, 1) << p.summary();
+        EXPECT_EQ(p.axes[1].tile, threads == 1 ? 3136 : 32 * 28) << p.summary();
+        EXPECT_EQ(p.reduce.back().block, 4) << p.summary();
+        EXPECT_TRUE(is_legal_point(make_tiling_rules(def, flat, t, threads), def, flat, t, p)) << p.summary();
     }
     ComputeDef dw = OpLibrary::standard().load("depthwise_conv2d_nchwc");
     SchedulePoint d = heuristic_point(dw, bind_shape(dw, "N=1,CB=2,H=112,W=112"), avx512);
