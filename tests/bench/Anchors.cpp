@@ -3,7 +3,9 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <functional>
 #include <sstream>
 #include <unordered_map>
@@ -415,9 +417,24 @@ std::string onednn_description() {
     return s.str();
 }
 
+namespace {
+
+// OpenBLAS cores without AVX: what a build falls back to on a processor it does not know (0.3.21
+// on an Intel model 207 host reports Prescott, its SSE3 kernels).
+bool is_pre_avx_core(const std::string &core) {
+    static const char *const old[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Unknown"};
+    return std::any_of(std::begin(old), std::end(old), [&](const char *c) { return core == c; });
+}
+
+}  // namespace
+
 std::string openblas_description() {
     std::ostringstream s;
-    s << openblas_get_config() << ", core " << openblas_get_corename();
+    const std::string core = openblas_get_corename();
+    s << openblas_get_config() << ", core " << core;
+    if (is_pre_avx_core(core) && __builtin_cpu_supports("avx512f"))
+        s << " (a fallback on this AVX-512 host: OpenBLAS runs below its best here; "
+             "OPENBLAS_CORETYPE=SkylakeX gives it its AVX-512 kernels)";
     return s.str();
 }
 
