@@ -247,7 +247,7 @@ public:
         std::string reason, generic_reason;
         std::shared_ptr<const LoadedKernel> loaded = load_exact(request, reason);
         if (!loaded) {
-            loaded = generic_.kernel(*connection_, request, generic_reason, generic_scorer(request));
+            loaded = generic_.kernel(*connection_, request, generic_reason, generic_ranking(request));
         }
         if (!loaded) {
             if (why) {
@@ -303,7 +303,7 @@ private:
         std::string no_generic;
         try {
             // Best first, the first one's code checked: the generic kernel kernel() would serve.
-            generic_rows = generic_.ranked_serving(*connection_, request, no_generic, generic_scorer(request));
+            generic_rows = generic_.ranked_serving(*connection_, request, no_generic, generic_ranking(request));
         } catch (const DbError &) {
             generic_rows.clear(); // only refused code: kernel() reports it
         }
@@ -404,7 +404,7 @@ private:
         refresh_if_changed();
         std::string why;
         if (std::optional<LookupAnswer> generic =
-                generic_.answer(*connection_, request, why, generic_scorer(request))) {
+                generic_.answer(*connection_, request, why, generic_ranking(request))) {
             return *generic;
         }
         LookupAnswer answer;
@@ -412,9 +412,10 @@ private:
         return answer;
     }
 
-    // The extension's ranking of generic rows at the request's shape; empty (shape distance then
-    // chooses) without an extension or when it cannot resolve the shape.
-    GenericScorer generic_scorer(const LookupRequest &request) {
+    // The extension's ranking of generic rows at the request's shape: the model's scores and the
+    // shape's loop extents; empty (shape distance then chooses, every row offered) without an
+    // extension or when it cannot resolve the shape.
+    GenericRanking generic_ranking(const LookupRequest &request) {
         if (!extension_) {
             return {};
         }
@@ -422,13 +423,16 @@ private:
         if (!info) {
             return {};
         }
-        return [this, &request, info](const std::vector<const GenericCodeRecord *> &rows) {
+        GenericRanking ranking;
+        ranking.extents = info->extents;
+        ranking.scorer = [this, &request, info](const std::vector<const GenericCodeRecord *> &rows) {
             std::vector<std::string> schedules;
             for (const GenericCodeRecord *row : rows) {
                 schedules.push_back(row->code.schedule_json);
             }
             return extension_->rank(request, *info, schedules);
         };
+        return ranking;
     }
 
     std::string describe(const LookupRequest &request, const std::string &shape) const {

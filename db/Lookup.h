@@ -17,7 +17,9 @@
 // shapes' refits, the model's pick, every generic kernel that serves the shape) are ranked by the
 // extension's cost model (LookupExtension::rank) and the best answers, the best measured generic
 // kernel standing for the generic ones; without a ranking, the nearest refit, else the model's
-// pick, else the generic kernel from the nearest tuned shape. Derived and Predicted
+// pick, else the generic kernel from the nearest tuned shape. A generic kernel whose register
+// tile is wider than the shape's loop extent on its axis (known from the extension's resolve)
+// is not a candidate, nor served by kernel(), while one that fits serves the shape. Derived and Predicted
 // answers are schedules that need compiling (LookupAnswer::needs_compile); kernel() meanwhile
 // serves the best-ranked generic kernel. Every answer says which it is. Every query filters by
 // target: a winner tuned on one target is never the answer on another.
