@@ -1,6 +1,7 @@
 #include "db/GenericKernels.h"
 
 #include "db/GenericCodeRows.h"
+#include "db/GenericFit.h"
 #include "db/GenericSignature.h"
 
 #include <algorithm>
@@ -39,6 +40,17 @@ constexpr double kSpreadPenalty = 0.5;
 std::string timing_key(const KernelKey &key, const std::string &digest) {
     return key.target + '\n' + key.op_hash + '\n' + key.dtype + '\n' + key.halide_version + '\n' +
            key.tuner_version + '\n' + key.shape + '\n' + digest;
+}
+
+// The rows whose register tiles fit `extents` (GenericFit.h), in order; all of them when none
+// does, so that a shape some row serves is still served.
+std::vector<const GenericCodeRecord *> fitting(std::vector<const GenericCodeRecord *> rows,
+                                               const std::map<std::string, int64_t> &extents) {
+    std::vector<const GenericCodeRecord *> fit;
+    for (const GenericCodeRecord *row : rows) {
+        if (register_tiles_fit(row->code.schedule_json, extents)) fit.push_back(row);
+    }
+    return fit.empty() ? rows : fit;
 }
 
 std::string describe(const GenericCodeRecord &row) {
@@ -127,7 +139,9 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
 
 std::vector<const GenericCodeRecord *> GenericKernels::ranked(std::vector<const GenericCodeRecord *> rows,
                                                               const LookupRequest &request,
-                                                              const GenericScorer &scorer) const {
+                                                              const GenericRanking &ranking) const {
+    rows = fitting(std::move(rows), ranking.extents);
+    const GenericScorer &scorer = ranking.scorer;
     // Measured evidence first: the lowest estimated ratio; rows never timed after every timed one.
     std::vector<double> estimate;
     bool any_measured = false;
@@ -172,8 +186,8 @@ std::vector<const GenericCodeRecord *> GenericKernels::ranked(std::vector<const 
 std::vector<const GenericCodeRecord *> GenericKernels::ranked_serving(SqliteConnection &connection,
                                                                       const LookupRequest &request,
                                                                       std::string &why,
-                                                                      const GenericScorer &scorer) {
-    std::vector<const GenericCodeRecord *> rows = ranked(serving(connection, request, why), request, scorer);
+                                                                      const GenericRanking &ranking) {
+    std::vector<const GenericCodeRecord *> rows = ranked(serving(connection, request, why), request, ranking);
     // The first whose code passes every check leads: one digest computed, unless a better-ranked
     // row is refused (then dropped).
     std::string refused;
@@ -193,8 +207,8 @@ std::vector<const GenericCodeRecord *> GenericKernels::ranked_serving(SqliteConn
 
 const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
                                                 const LookupRequest &request, std::string &why,
-                                                const GenericScorer &scorer) {
-    std::vector<const GenericCodeRecord *> rows = ranked_serving(connection, request, why, scorer);
+                                                const GenericRanking &ranking) {
+    std::vector<const GenericCodeRecord *> rows = ranked_serving(connection, request, why, ranking);
     return rows.empty() ? nullptr : rows.front();
 }
 
@@ -234,8 +248,8 @@ std::optional<double> GenericKernels::measured_ratio(const GenericCodeRecord &ro
 
 std::optional<LookupAnswer> GenericKernels::answer(SqliteConnection &connection,
                                                    const LookupRequest &request, std::string &why,
-                                                   const GenericScorer &scorer) {
-    const GenericCodeRecord *row = choose(connection, request, why, scorer);
+                                                   const GenericRanking &ranking) {
+    const GenericCodeRecord *row = choose(connection, request, why, ranking);
     if (!row) {
         return std::nullopt;
     }
@@ -257,8 +271,8 @@ LookupAnswer generic_answer(const GenericCodeRecord &row, const std::string &can
 std::shared_ptr<const LoadedKernel> GenericKernels::kernel(SqliteConnection &connection,
                                                            const LookupRequest &request,
                                                            std::string &why,
-                                                           const GenericScorer &scorer) {
-    const GenericCodeRecord *row = choose(connection, request, why, scorer);
+                                                           const GenericRanking &ranking) {
+    const GenericCodeRecord *row = choose(connection, request, why, ranking);
     if (!row) {
         return nullptr;
     }

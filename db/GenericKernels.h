@@ -12,7 +12,8 @@
 // geometric mean weighted by closeness, raised by the spread of all its ratios: see
 // GenericKernels.cpp), and the lowest estimate answers; a row never timed ranks after every
 // timed one. Only without timings do the scores or the
-// distance decide.
+// distance decide. Whatever the ranking, a row whose register tiles are wider than the shape's
+// loop extents (GenericFit.h) is not offered while one that fits serves the shape.
 // Used only inside db/, by Lookup.cpp, under the lookup's lock.
 #ifndef OPGEN_DB_GENERIC_KERNELS_H
 #define OPGEN_DB_GENERIC_KERNELS_H
@@ -35,6 +36,15 @@ namespace opgen::db {
 // (LookupExtension::rank); empty when it cannot rank them.
 using GenericScorer = std::function<std::vector<double>(const std::vector<const GenericCodeRecord *> &rows)>;
 
+// What the lookup's extension knows about the requested shape, for ranking generic rows: the
+// cost model's scores (empty: none) and the shape's loop extents (empty: unknown). A row whose
+// register tiles are wider than the shape's extents (GenericFit.h) is not offered while a row
+// that fits serves the shape.
+struct GenericRanking {
+    GenericScorer scorer;
+    std::map<std::string, int64_t> extents;
+};
+
 // The answer of kind Generic of `row` at `canonical` (the requested shape, canonical): from_shape
 // the tuned shape, schedule_json its schedule, verified (checked when built), time_ms NaN.
 LookupAnswer generic_answer(const GenericCodeRecord &row, const std::string &canonical);
@@ -46,21 +56,22 @@ public:
     // the refusal when only refused code could have. Its digest is checked only when chosen. The pointers stay valid until forget().
     std::vector<const GenericCodeRecord *> serving(SqliteConnection &connection,
                                                    const LookupRequest &request, std::string &why);
-    // serving()'s rows best first (measured_ratio, rows never timed last; without any timing the
-    // scorer's scores, else shape distance; key order among equals), the first one's code
+    // serving()'s rows that fit the shape (all of them when none fits), best first (measured_ratio,
+    // rows never timed last; without any timing the scorer's scores, else shape distance; key
+    // order among equals), the first one's code
     // checked in full (code_refusal): a refused row is dropped and the next checked. Empty, with
     // `why`, when none serves the shape; raises DbError with the refusal when only refused code
     // could have.
     std::vector<const GenericCodeRecord *> ranked_serving(SqliteConnection &connection,
                                                           const LookupRequest &request, std::string &why,
-                                                          const GenericScorer &scorer = {});
+                                                          const GenericRanking &ranking = {});
     // The chosen generic row (the best ranked whose code passes code_refusal: the first load of
     // an op hashes one row's code, not every row's) for the request's shape, as an answer of kind Generic (the key's
     // shape the canonical shape, from_shape the tuned shape, schedule_json its schedule);
     // nullopt, with `why`, when no generic code serves the shape. Raises DbError with the
     // refusal when only refused code could have.
     std::optional<LookupAnswer> answer(SqliteConnection &connection, const LookupRequest &request,
-                                       std::string &why, const GenericScorer &scorer = {});
+                                       std::string &why, const GenericRanking &ranking = {});
     // The estimated ratio of `row` (one of serving()'s) over a full tune at `shape` (canonical,
     // or NAME=INT pairs), from its timings at the tuned shapes nearest to it; nullopt when it was
     // never timed or the shape does not parse. Call serving() for the request first.
@@ -69,7 +80,7 @@ public:
     // when none serves it. Raises DbError when its code is refused or cannot be loaded.
     std::shared_ptr<const LoadedKernel> kernel(SqliteConnection &connection,
                                                const LookupRequest &request, std::string &why,
-                                               const GenericScorer &scorer = {});
+                                               const GenericRanking &ranking = {});
     // Forgets the rows read and their checks (the file changed); loaded code stays, found again
     // by digest once a row of that digest passes its checks again.
     void forget() {
@@ -81,7 +92,7 @@ public:
 
 private:
     const GenericCodeRecord *choose(SqliteConnection &connection, const LookupRequest &request,
-                                    std::string &why, const GenericScorer &scorer);
+                                    std::string &why, const GenericRanking &ranking);
 
     std::map<std::string, std::vector<GenericCodeRecord>> rows_;  // by request, without shape
     // One timing of a generic row: the tuned shape's values and log(ratio).
@@ -91,11 +102,12 @@ private:
     };
     // The timings of every row read into rows_, by the row's key and digest (timing_key).
     std::map<std::string, std::vector<Timing>> timings_;
-    // `rows` (serving()'s) best first: by measured_ratio, rows never timed last; without any
-    // timing by the scorer's scores, else by shape distance; key order among equals.
+    // `rows` (serving()'s) that fit the shape (all of them when none fits) best first: by
+    // measured_ratio, rows never timed last; without any timing by the scorer's scores, else by
+    // shape distance; key order among equals.
     std::vector<const GenericCodeRecord *> ranked(std::vector<const GenericCodeRecord *> rows,
                                                   const LookupRequest &request,
-                                                  const GenericScorer &scorer) const;
+                                                  const GenericRanking &ranking) const;
     // code_refusal of the row, computed once per key and stored digest.
     const std::string &refusal_of(const GenericCodeRecord &row);
     // code_header_refusal of the row (no code bytes read), once per digest.

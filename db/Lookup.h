@@ -13,11 +13,13 @@
 // Without an exact kernel, measured evidence decides first: where `opgen db compile --generic`
 // timed the generic kernels at the op's tuned shapes, the generic kernel whose measured ratio over
 // a full tune, estimated from the tuned shapes nearest to the request, is lowest answers when
-// that ratio is at most 1.8 (no model is asked; set_measured_good_enough changes it). Otherwise the candidates (the 4 nearest tuned
+// that ratio is at most 2.0 (no model is asked; set_measured_good_enough changes it). Otherwise the candidates (the 4 nearest tuned
 // shapes' refits, the model's pick, every generic kernel that serves the shape) are ranked by the
 // extension's cost model (LookupExtension::rank) and the best answers, the best measured generic
 // kernel standing for the generic ones; without a ranking, the nearest refit, else the model's
-// pick, else the generic kernel from the nearest tuned shape. Derived and Predicted
+// pick, else the generic kernel from the nearest tuned shape. A generic kernel whose register
+// tile is wider than the shape's loop extent on its axis (known from the extension's resolve)
+// is not a candidate, nor served by kernel(), while one that fits serves the shape. Derived and Predicted
 // answers are schedules that need compiling (LookupAnswer::needs_compile); kernel() meanwhile
 // serves the best-ranked generic kernel. Every answer says which it is. Every query filters by
 // target: a winner tuned on one target is never the answer on another.
