@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <sstream>
 #include <unordered_map>
 
@@ -357,6 +357,13 @@ const char *isa_name(dnnl_cpu_isa_t isa) {
     }
 }
 
+// OpenBLAS cores without AVX: what a build falls back to on a processor it does not know (0.3.21
+// on an Intel model 207 host reports Prescott, its SSE3 kernels).
+bool is_pre_avx_core(const std::string &core) {
+    static const char *const old[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Unknown"};
+    return std::any_of(std::begin(old), std::end(old), [&](const char *c) { return core == c; });
+}
+
 } // namespace
 
 std::vector<Entrant> make_onednn(const Problem &p) {
@@ -416,17 +423,6 @@ std::string onednn_description() {
       << isa_name(dnnl_get_effective_cpu_isa()) << ", OpenMP threading";
     return s.str();
 }
-
-namespace {
-
-// OpenBLAS cores without AVX: what a build falls back to on a processor it does not know (0.3.21
-// on an Intel model 207 host reports Prescott, its SSE3 kernels).
-bool is_pre_avx_core(const std::string &core) {
-    static const char *const old[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Unknown"};
-    return std::any_of(std::begin(old), std::end(old), [&](const char *c) { return core == c; });
-}
-
-}  // namespace
 
 std::string openblas_description() {
     std::ostringstream s;
