@@ -1,5 +1,7 @@
 #include "opgen/ConvWindow.h"
 
+#include "opgen/GemmPanel.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -26,11 +28,9 @@ constexpr int64_t kFlatPixels = 28;
 constexpr int64_t kBlockedChannelBlocks = 4;
 // Channels of a 1x1 convolution from which channel vectors pay on rows that leave a partial vector.
 constexpr int64_t kDeepChannels = 256;
-// A GEMM over pixels (pixel_gemm_point): vectors of pixels and output channels of its register
-// tile, and the input channels of a reduction block.
+// A GEMM over pixels (pixel_gemm_point): at least two vectors of pixels and 8 output channels.
 constexpr int64_t kGemmPixelVectors = 2;
 constexpr int64_t kGemmChannels = 8;
-constexpr int64_t kGemmChannelBlock = 256;
 
 // Whether index variable `v` appears in expression `e`.
 bool mentions(const ExprNode &e, const std::string &v) {
@@ -146,16 +146,12 @@ bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Targ
     const int64_t pixels = shape.var_extent(out, p.axes[0].var), rows = shape.var_extent(out, p.axes[1].var);
     const int64_t channels = shape.var_extent(out, p.axes[2].var);
     if (rows != 1 || pixels < kGemmPixelVectors * lanes || channels < kGemmChannels) return false;
-    p.vector_axis = 0;
-    p.vector_width = lanes;
-    p.axes[0].reg = p.axes[0].tile = kGemmPixelVectors * lanes;
-    p.axes[1].reg = p.axes[1].tile = 1;
-    p.axes[2].reg = p.axes[2].tile = kGemmChannels;
-    p.channels_innermost = false;
-    p.packed.clear();
-    for (ReduceTiling &r : p.reduce) {
-        if (r.var == ms.reduce_vars.front().name) r.block = std::min(r.block, kGemmChannelBlock);
-    }
+    SchedulePoint gemm = p;
+    gemm.vector_axis = 0;
+    gemm.vector_width = lanes;
+    if (vector_operands(def, shape, gemm).empty()) return false;
+    p = gemm;
+    stream_vector_panels(def, shape, target, p, 2);
     return true;
 }
 

@@ -59,11 +59,13 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
 // For the main statement of `def` a 1x1 window in channels (reduces_window_in_channels, one step)
 // over one row of output pixels (a 1x1 convolution's flattened plane, the view of the bundled
 // convolutions, ComputeDef::views) of at least two vectors, and at least 8 output channels (the
-// third innermost axis): `p` set to a matrix multiply's kernel over pixels, as opgen's matmul
-// winners at the same GEMM: a register tile of 2 vectors of pixels x 8 output channels (each
-// weight broadcast serves two pixel vectors), input channels in blocks of 256, nothing packed.
-// Measured 2026-11-25 at 1 thread (docs/bench/2026-11-25-s11-conv.md). Returns false, `p`
-// unchanged, for any other op or shape.
+// third innermost axis): `p` set to the packed-panel GEMM over pixels (opgen/GemmPanel.h,
+// stream_vector_panels over the output channels): register tiles of 2 vectors of pixels x 8
+// output channels, each cache tile one register tile of pixels by every channel, the input
+// channels whole, the input's pixels packed into panels. Measured 2026-11-26 at 1 thread
+// (docs/bench/2026-11-26-s13-gemm.md): ResNet-50's 1x1 shapes over 512+ channels 0.86-0.93x
+// oneDNN against 0.56-0.80x for session 12's tuned winners. Returns false, `p` unchanged, for any
+// other op or shape.
 bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
 // For a channel-blocked convolution (conv2d_nchwc: output [n, fo, y, x, fi] with fi one vector of

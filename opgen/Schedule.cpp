@@ -1,6 +1,7 @@
 #include "opgen/Schedule.h"
 
 #include "opgen/ConvWindow.h"
+#include "opgen/GemmPanel.h"
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
 #include "opgen/Streaming.h"
@@ -1196,6 +1197,7 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     place_rows(def, shape, target, p);
     bool conv = pixel_gemm_point(def, shape, target, p) || short_row_conv_point(def, shape, target, p) ||
                 blocked_conv_point(def, shape, target, p);
+    if (!conv) panel_gemm_point(def, shape, target, p);
     tile_for_panels_read_across_rows(def, shape, target, p);
     // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1
     // convolution alone has one).

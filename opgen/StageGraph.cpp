@@ -156,17 +156,6 @@ std::map<std::string, int64_t> affine_coefficients(const Expr &e, const BoundSha
     return c;
 }
 
-namespace {
-
-// The buffer's position among the target's, or -1.
-int buffer_index(const Target &target, const std::string &name) {
-    for (size_t b = 0; b < target.buffers.size(); b++) {
-        if (target.buffers[b].name == name) return int(b);
-    }
-    return -1;
-}
-
-// The first read of `tensor` met walking `body` depth-first, last argument first; nullptr if none.
 const ExprNode *first_access(const Expr &body, const std::string &tensor) {
     std::vector<const ExprNode *> stack{body.get()};
     while (!stack.empty()) {
@@ -176,6 +165,16 @@ const ExprNode *first_access(const Expr &body, const std::string &tensor) {
         for (const auto &a : e->args) stack.push_back(a.get());
     }
     return nullptr;
+}
+
+namespace {
+
+// The buffer's position among the target's, or -1.
+int buffer_index(const Target &target, const std::string &name) {
+    for (size_t b = 0; b < target.buffers.size(); b++) {
+        if (target.buffers[b].name == name) return int(b);
+    }
+    return -1;
 }
 
 // Numbers the (buffer, tensor) pairs that subgroups share, in order of first appearance.
@@ -254,18 +253,32 @@ struct FootprintPlanBuilder {
     // An input's group: the region read inside one tile, per dimension the span of its affine index.
     Group with_input_region(Group c, int level) const {
         c.input = true;
+        // Only an operand without a sliding window (each dimension indexed by one variable) is read
+        // a tile's slice at a time in the order of the reduction (kStreamedSteps).
+        c.streams = (level == 1 || level == 2) && !target.explicit_buffers;
         const ExprNode *access = first_access(ms.body, c.tensor);
         const auto &dims = shape.dims.at(c.tensor);
         for (size_t d = 0; access && d < access->args.size(); d++) {
             std::vector<Term> terms;
+            int moving = 0;  // variables of more than one step in this dimension's index
             for (const auto &[var, coef] : affine_coefficients(access->args[d], shape)) {
                 if (var.empty()) continue;
                 Term term = extent_at(var, level);
                 term.coefficient = std::abs(coef);
                 terms.push_back(term);
+                if (extent_at(var, 3).value > 1) moving++;
             }
+            if (moving > 1) c.streams = false;
             c.dims.push_back(std::move(terms));
             c.dim_extents.push_back(dims[d]);
+        }
+        // A cache tile reuses its slice across the register tiles along the axes it does not read.
+        for (size_t i = 0; level == 2 && i < axis_vars.size(); i++) {
+            const bool read = std::any_of(c.dims.begin(), c.dims.end(), [&](const std::vector<Term> &terms) {
+                return std::any_of(terms.begin(), terms.end(),
+                                   [&](const Term &t) { return t.factor == Factor::Tile && t.value == int64_t(i); });
+            });
+            if (!read) c.reused_along.push_back(int64_t(i));
         }
         return c;
     }
@@ -363,13 +376,25 @@ bool FootprintPlan::blocked(const SchedulePoint &p) const {
     return false;
 }
 
+bool FootprintPlan::streamed(const Group &g, const SchedulePoint &p) const {
+    if (!g.streams) return false;
+    return std::all_of(g.reused_along.begin(), g.reused_along.end(), [&](int64_t i) {
+        const AxisTiling &a = p.axes[size_t(i)];
+        return a.tile <= a.reg;
+    });
+}
+
 int64_t FootprintPlan::bytes(const Group &g, const SchedulePoint &p, bool blocked) const {
+    const bool streams = streamed(g, p);
     auto value = [&](const Term &t) -> int64_t {
         switch (t.factor) {
         case Factor::Const: return t.value;
         case Factor::Reg: return p.axes[size_t(t.value)].reg;
         case Factor::Tile: return p.axes[size_t(t.value)].tile;
-        case Factor::Block: return p.reduce[size_t(t.value)].block;
+        case Factor::Block: {
+            int64_t block = p.reduce[size_t(t.value)].block;
+            return streams ? std::min(block, kStreamedSteps) : block;
+        }
         }
         return 1;
     };

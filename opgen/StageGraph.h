@@ -70,6 +70,20 @@ std::vector<Footprint> footprints(const ComputeDef &def, const BoundShape &shape
 // (subgroups of one tensor counting with their largest member).
 bool fits_buffers(const Target &target, const std::vector<Footprint> &fp);
 
+// A register tile reads its slice of an operand without a sliding window once, step by step of
+// the reduction, so on a cache (not an explicit buffer) the hardware prefetcher streams it from
+// the cache-tile buffer: L1 holds this many reduction steps of the slice, not the whole reduction
+// block, which therefore need not fit L1. The same holds one level out for a cache tile that is one
+// register tile wide along every axis the operand is not read along (no register tile reuses the
+// slice: A of A B in a cache tile one register tile wide in n streams from L3). How well it
+// streams (a packed panel in order, rows in place with a stride) is for the measurements to rank,
+// not a capacity. Measured 2026-11-26 (docs/bench/2026-11-26-s13-gemm.md), 1 thread: matmul
+// 128x784x512 with its vector operand packed into 48-wide panels over the whole K (96 KiB a
+// panel, twice L1) 149 GFLOP/s against 142 for the best point blocked to fit L1 (k 256) and 112
+// for the old starting point; 2048^3 at 160 with all 2048 rows of A (16 MiB) in one cache tile,
+// against 134-147 for the tiles that fit L2.
+constexpr int64_t kStreamedSteps = 16;
+
 // footprints() and fits_buffers() made ready for many points of one op, shape, target and set of
 // groups, whose tiled variables are `axis_vars` (innermost first) and `reduce_vars`: every name,
 // index expression and buffer is resolved once, so a point costs a few multiplications per group.
@@ -105,12 +119,16 @@ private:
         int64_t multiplier = 1;               // output: tile copies a scratchpad epilogue holds
         int64_t element_bytes = 4;
         bool in_registers = false;            // level 0: whole registers per vector
+        bool streams = false;                 // levels 1-2 of a cache, no sliding window (kStreamedSteps)
+        std::vector<int64_t> reused_along;    // level 2: axes it is not read along (reused across them)
         int64_t buffer_factor = 1;            // 2 when double-buffered
         int buffer_index = 0;                 // into the target's buffers
         int slot = -1;                        // subgroups: the (buffer, tensor) they share; -1 else
     };
 
     int64_t bytes(const Group &g, const SchedulePoint &p, bool blocked) const;
+    // Whether `g` streams under `p`: it may (Group::streams) and no register tile reuses it.
+    bool streamed(const Group &g, const SchedulePoint &p) const;
     bool blocked(const SchedulePoint &p) const;
 
     std::vector<std::string> axis_vars_, reduce_vars_;
@@ -132,6 +150,9 @@ std::vector<StageGroup> split_oversized_groups(const ComputeDef &def, const Boun
 
 // Coefficient of each index variable in an affine index expression, and the constant term (key "").
 std::map<std::string, int64_t> affine_coefficients(const Expr &e, const BoundShape &shape);
+
+// The first read of `tensor` met walking `body` depth-first, last argument first; nullptr if none.
+const ExprNode *first_access(const Expr &body, const std::string &tensor);
 
 }  // namespace opgen
 

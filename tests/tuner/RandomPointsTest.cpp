@@ -454,9 +454,10 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
         }
     }
     // At stride 1 the op's view flattens the pixels into one row (ComputeDef::views), and the
-    // starting point is a matrix multiply's over them (opgen/ConvWindow.h pixel_gemm_point): 2
-    // vectors of pixels x 8 output channels, 256 channels a block (all of fewer), nothing packed;
-    // a point of the space on one and two threads.
+    // starting point is the packed-panel GEMM over them (opgen/GemmPanel.h): 2 vectors of pixels x
+    // 8 output channels, a cache tile one register tile of pixels by every output channel, the
+    // channels whole, the input's pixels packed; a point of the space on one and two threads (its
+    // panels stream: the 4 MiB of weights of F=2048 do not fit L2, nor 64 KiB of input L1).
     for (const char *text : {"N=1,C=256,H=14,W=14,F=1024,KH=1,KW=1,pad=0", "N=1,C=512,H=7,W=7,F=2048,KH=1,KW=1,pad=0",
                              "N=1,C=1024,H=14,W=14,F=256,KH=1,KW=1,pad=0", "N=1,C=512,H=28,W=28,F=128,KH=1,KW=1,pad=0",
                              "N=1,C=64,H=56,W=56,F=256,KH=1,KW=1,pad=0"}) {
@@ -469,9 +470,11 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
             EXPECT_EQ(g.vector_axis, 0) << text;
             EXPECT_EQ(g.axes[0].reg, 32) << g.summary();
             EXPECT_EQ(g.axes[2].reg, 8) << g.summary();
-            EXPECT_TRUE(g.packed.empty()) << g.summary();
+            EXPECT_EQ(g.axes[0].tile, 32) << g.summary();
+            EXPECT_EQ(g.axes[2].tile, one.values.at("F")) << g.summary();
+            EXPECT_EQ(g.packed, (std::vector<std::string>{"X"})) << g.summary();
             ASSERT_EQ(g.reduce.back().var, "c");
-            EXPECT_EQ(g.reduce.back().block, std::min<int64_t>(256, one.values.at("C"))) << g.summary();
+            EXPECT_EQ(g.reduce.back().block, one.values.at("C")) << g.summary();
             EXPECT_TRUE(is_legal_point(make_tiling_rules(def, one, t, threads), def, one, t, g)) << g.summary();
         }
     }

@@ -14,6 +14,15 @@ using namespace opgen::tuner;
 
 namespace {
 ComputeDef matmul() { return OpLibrary::standard().load("matmul"); }
+
+// The bytes `tensor` holds in `buffer` under `p`; -1 when it has no group there.
+int64_t bytes_in(const ComputeDef &def, const BoundShape &shape, const Target &target, const TilingSpace &s,
+                 const SchedulePoint &p, const std::string &tensor, const std::string &buffer) {
+    for (const auto &f : footprints(def, shape, target, s.groups, p)) {
+        if (f.tensor == tensor && f.buffer == buffer) return f.bytes;
+    }
+    return -1;
+}
 }  // namespace
 
 // Toy target: 4 lanes of f32, REG = 64 B (four 16-byte registers), L1 = 256 B, L2 = 1 KiB.
@@ -465,4 +474,54 @@ TEST(TilingSpace, OffersOutputChannelVectorsWhereRowsLeaveATail) {
     EXPECT_EQ(SchedulePoint::from_json(p.to_json()), p);
     EXPECT_EQ(p.to_json().at("vector_axis"), 2);
     EXPECT_FALSE(s.legal.tilings().front().to_json().contains("vector_axis"));
+}
+
+// A register tile reads its slice of an operand without a sliding window once, in the order of
+// the reduction, so on a cache L1 holds kStreamedSteps steps of it; one level out the same holds
+// for a cache tile one register tile wide along the axes the operand is not read along. Matmul
+// 128x784x512, the packed-panel GEMM: n 32/32, m 128/8, k whole.
+TEST(TilingSpace, StreamsOperandSlicesThatNoTileReuses) {
+    ComputeDef def = matmul();
+    BoundShape shape = bind_shape(def, "M=128,N=784,K=512");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 1);
+    SchedulePoint p = s.legal.front();
+    p.vector_width = 16;
+    p.axes = {{"n", 32, 32}, {"m", 128, 8}};
+    p.reduce = {{"k", 512}};
+    p.packed = {"B"};
+    auto bytes = [&](const SchedulePoint &q, const std::string &tensor, const std::string &buffer) {
+        return bytes_in(def, shape, host, s, q, tensor, buffer);
+    };
+    EXPECT_EQ(bytes(p, "A", "L1"), 8 * kStreamedSteps * 4);
+    EXPECT_EQ(bytes(p, "B", "L1"), 32 * kStreamedSteps * 4);
+    EXPECT_EQ(bytes(p, "A", "L2"), 128 * kStreamedSteps * 4);  // one register tile of n: not reused
+    EXPECT_EQ(bytes(p, "B", "L2"), 32 * 512 * 4);              // reused by the 16 row tiles
+    EXPECT_TRUE(s.contains(p)) << p.summary();
+    SchedulePoint wide = p;
+    wide.axes[0].tile = 64;  // two register tiles of n reuse A's rows
+    EXPECT_EQ(bytes(wide, "A", "L2"), 128 * 512 * 4);
+    // An explicit buffer holds what it is given: nothing streams.
+    Target scratch = host;
+    for (auto &b : scratch.buffers) b.double_buffered = false;
+    scratch.explicit_buffers = true;
+    EXPECT_EQ(bytes_in(def, shape, scratch, s, p, "B", "L1"), 32 * 512 * 4);
+}
+
+// An input read through a sliding window (a 3x3 convolution's X) holds its whole channel block.
+TEST(TilingSpace, DoesNotStreamAWindowedInput) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    BoundShape shape = bind_shape(def, "N=1,C=64,H=14,W=14,F=64");
+    Target host = load_target("x86-64-avx512");
+    TilingSpace s = make_tiling_space(def, shape, host, 1);
+    SchedulePoint p = heuristic_point(def, shape, host);
+    auto x_l1 = [&](int64_t block) {
+        SchedulePoint q = p;
+        for (auto &r : q.reduce) {
+            if (r.var == "c") r.block = block;
+        }
+        return bytes_in(def, shape, host, s, q, "X", "L1");
+    };
+    ASSERT_GT(x_l1(16), 0);
+    EXPECT_EQ(x_l1(64), 4 * x_l1(16));
 }
