@@ -28,17 +28,17 @@ std::vector<std::string> vector_operands(const ComputeDef &def, const BoundShape
 
 // Sets `p` to the packed-panel GEMM: the vectorized axis in register and cache tiles of two
 // vectors, axis `rows` (an index into p.axes) in register tiles of up to 8 rows and one cache tile
-// of all of them (fewer where the panels alone leave a core without a tile), every other axis one step at a time, the reductions whole (the outermost one in
-// blocks where one panel over it would take more than a quarter of the cache-tile buffer) and
-// the vector operands packed. `p` must be vectorized on its innermost axis, and vector_operands
-// non-empty.
+// of all of them (fewer where the panels alone would leave the cores an uneven share), every other
+// axis one step at a time, the reductions whole (the outermost one in blocks where one panel over
+// it would take more than a quarter of the cache-tile buffer) and the vector operands packed. `p`
+// must be vectorized on its innermost axis, and vector_operands non-empty.
 void stream_vector_panels(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p,
                           size_t rows);
 
 // For a plain GEMM (a fusable sum, no sliding window, vectorized on its innermost axis of at least
 // two vectors, a second axis of at least two rows, a vector operand and no operand read across its
-// rows, no other statement placed, not bandwidth-bound as Streaming.h's streams_operands says): `p` set by stream_vector_panels over its second axis. Returns
-// false, `p` unchanged, otherwise.
+// rows, no other statement placed, not bandwidth-bound as Streaming.h's streams_operands says):
+// `p` set by stream_vector_panels over its second axis. Returns false, `p` unchanged, otherwise.
 bool panel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
 }  // namespace opgen
