@@ -14,8 +14,6 @@ namespace {
 // (16 accumulators: each broadcast serves two vectors, the FMA units' latency is covered).
 constexpr int64_t kPanelVectors = 2;
 constexpr int64_t kPanelRows = 8;
-// Cache tiles per core from which an uneven share (one core a tile more) costs little.
-constexpr int64_t kEvenTilesPerCore = 8;
 
 // Steps of variable `var` in `ms` (an output variable's extent, a reduction's), 1 when unknown.
 int64_t steps_of(const ComputeDef &def, const BoundShape &shape, const Statement &ms, const std::string &var) {
@@ -61,26 +59,20 @@ bool loads_vectors(const ComputeDef &def, const BoundShape &shape, const Stateme
     return along_vec && along_reduction;
 }
 
-// Where the cache tiles (one per panel) are fewer than the cores, or too few to share out evenly
-// (7 panels of a 14x14 plane on 2 cores: 4 against 3), the rows axis' tile is cut in powers of two
-// times its register tile (as the space offers them) until every core has as many.
+// Where the cache tiles (one per panel) are fewer than the cores, the rows axis' tile is cut in
+// powers of two times its register tile (as the space offers them) until every core has one.
 void give_every_core_rows(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p,
                           size_t rows) {
     const Statement &out = *def.statement_for(def.output().name);
-    const int64_t cores = target.cores;
-    if (cores <= 1) return;
-    auto tiles = [&] {
-        int64_t n = 1;
-        for (const AxisTiling &a : p.axes) n *= (shape.var_extent(out, a.var) + a.tile - 1) / a.tile;
-        return n;
-    };
+    int64_t tiles = 1;
+    for (const AxisTiling &a : p.axes) tiles *= (shape.var_extent(out, a.var) + a.tile - 1) / a.tile;
     AxisTiling &r = p.axes[rows];
-    auto uneven = [&] { return tiles() < cores || (tiles() % cores != 0 && tiles() < kEvenTilesPerCore * cores); };
-    while (uneven() && r.tile >= 2 * r.reg) {
-        int64_t tile = r.reg;
-        while (tile * 2 < r.tile) tile *= 2;
-        r.tile = tile;
-    }
+    const int64_t extent = shape.var_extent(out, r.var);
+    if (tiles >= target.cores || extent <= r.reg) return;
+    const int64_t per_core = (extent + target.cores - 1) / target.cores;
+    int64_t tile = r.reg;
+    while (tile * 2 <= per_core) tile *= 2;
+    r.tile = tile;
 }
 
 }  // namespace

@@ -28,10 +28,12 @@ std::vector<std::string> vector_operands(const ComputeDef &def, const BoundShape
 
 // Sets `p` to the packed-panel GEMM: the vectorized axis in register and cache tiles of two
 // vectors, axis `rows` (an index into p.axes) in register tiles of up to 8 rows and one cache tile
-// of all of them (fewer where the panels alone would leave the cores an uneven share), every other
-// axis one step at a time, the reductions whole (the outermost one in blocks where one panel over
-// it would take more than a quarter of the cache-tile buffer) and the vector operands packed. `p`
-// must be vectorized on its innermost axis, and vector_operands non-empty.
+// of all of them (fewer where the panels alone leave a core without a tile), every other axis one
+// step at a time, the reductions whole (the outermost one in blocks where one panel over it would
+// take more than a quarter of the cache-tile buffer) and the vector operands packed. `p` must be
+// vectorized on its innermost axis, and vector_operands non-empty. An uneven share of panels
+// stays: cutting the rows of a 14x14 plane's 7 panels for 2 cores made each core pack every panel,
+// and ResNet-50's 14x14 1x1s over 1024 channels ran slower (docs/bench/2026-11-26-s13-gemm.md).
 void stream_vector_panels(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p,
                           size_t rows);
 
