@@ -214,6 +214,11 @@ std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
     if (std::string refusal = code_refusal(code); !refusal.empty()) {
         throw DbError(what + ": refused: " + refusal);
     }
+    return load_checked_kernel_code(code, what);
+}
+
+std::shared_ptr<const LoadedKernel> load_checked_kernel_code(const KernelCode &code,
+                                                             const std::string &what) {
     std::shared_ptr<LoadedKernel> kernel(new LoadedKernel());
     if (!code.generic) {
         kernel->arguments_ = *parse_signature(code.signature);

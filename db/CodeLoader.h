@@ -67,8 +67,8 @@ public:
     int call(void *const *data, size_t count, std::string *error = nullptr) const;
 
 private:
-    friend std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &,
-                                                                const std::string &);
+    friend std::shared_ptr<const LoadedKernel> load_checked_kernel_code(const KernelCode &,
+                                                                        const std::string &);
     friend std::shared_ptr<const LoadedKernel> bind_generic_kernel(
         const std::shared_ptr<const LoadedKernel> &, const KernelCode &, const std::string &,
         std::string *);
@@ -94,6 +94,12 @@ private:
 // back unbound: bind it to a shape with bind_generic_kernel before calling it.
 std::shared_ptr<const LoadedKernel> load_kernel_code(const KernelCode &code,
                                                      const std::string &what);
+
+// load_kernel_code for a caller that has just had code_refusal(code) return "" for this very
+// code (GenericKernels keeps each row's verdict): the digest of a large blob is computed once, not
+// twice. Raises DbError "<what>: <reason>" when the dynamic loader fails.
+std::shared_ptr<const LoadedKernel> load_checked_kernel_code(const KernelCode &code,
+                                                             const std::string &what);
 
 // Generic code loaded by load_kernel_code (`loaded`, from `code`) bound to `shape`
 // (GenericSignature.h, bind_generic): a kernel whose arguments have that shape's dims, sharing

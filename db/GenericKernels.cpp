@@ -278,7 +278,8 @@ std::shared_ptr<const LoadedKernel> GenericKernels::kernel(SqliteConnection &con
     }
     std::shared_ptr<const LoadedKernel> &loaded = loaded_[row->code.digest];
     if (!loaded) {
-        loaded = load_kernel_code(row->code, "database '" + connection.path() + "': " + describe(*row));
+        // choose() had refusal_of(*row) pass on this very row: its digest is not computed again.
+        loaded = load_checked_kernel_code(row->code, "database '" + connection.path() + "': " + describe(*row));
     }
     return bind_generic_kernel(loaded, row->code, request.shape, &why);
 }
