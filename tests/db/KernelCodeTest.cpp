@@ -52,6 +52,23 @@ TEST(Sha256, MatchesTheStandardsVectors) {
     EXPECT_EQ(hash.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// The SHA extensions' code (where this CPU has them) and the portable code give the same digest
+// at every length around the block and padding boundaries, added whole and in uneven pieces.
+TEST(Sha256, ExtensionsAndPortableCodeAgree) {
+    std::string data;
+    for (int i = 0; i < 300000; i++) data += char((i * 2654435761u) >> 13);
+    for (size_t size : {size_t(0), size_t(1), size_t(55), size_t(56), size_t(63), size_t(64), size_t(65),
+                        size_t(119), size_t(128), size_t(4097), data.size()}) {
+        Sha256 fastest, portable(Sha256::Code::Portable), pieces;
+        fastest.add(data.data(), size);
+        portable.add(data.data(), size);
+        for (size_t at = 0; at < size; at += 77) pieces.add(data.data() + at, std::min<size_t>(77, size - at));
+        std::string want = portable.hex();
+        EXPECT_EQ(fastest.hex(), want) << size;
+        EXPECT_EQ(pieces.hex(), want) << size;
+    }
+}
+
 TEST(KernelCode, DigestCoversEveryFieldButItself) {
     KernelCode code = make_code("{}");
     std::string digest = code.digest;
