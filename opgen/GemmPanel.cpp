@@ -14,6 +14,8 @@ namespace {
 // (16 accumulators: each broadcast serves two vectors, the FMA units' latency is covered).
 constexpr int64_t kPanelVectors = 2;
 constexpr int64_t kPanelRows = 8;
+// The longest reduction block the tiling space offers short of the whole loop (tuner/TilingRules.cpp).
+constexpr int64_t kLongestBlock = 1024;
 
 // Steps of variable `var` in `ms` (an output variable's extent, a reduction's), 1 when unknown.
 int64_t steps_of(const ComputeDef &def, const BoundShape &shape, const Statement &ms, const std::string &var) {
@@ -108,11 +110,16 @@ void stream_vector_panels(const ComputeDef &def, const BoundShape &shape, const 
     give_every_core_rows(def, shape, target, p, rows);
     const int64_t panel_width = p.axes[size_t(p.vector_axis)].reg * dtype_bytes(def.output().dtype);
     const int64_t capacity = cache_tile_capacity(target);
+    // A blocked reduction accumulates per cache tile, which must then hold whole register tiles.
+    const bool may_block =
+        std::all_of(p.axes.begin(), p.axes.end(), [](const AxisTiling &a) { return a.tile % a.reg == 0; });
     for (ReduceTiling &r : p.reduce) {
         r.block = steps_of(def, shape, ms, r.var);
-        if (capacity <= 0 || r.var != ms.reduce_vars.front().name) continue;
-        // Halve the block (keeping it a divisor) while its panel takes more than a quarter.
-        while (r.block % 2 == 0 && 4 * panel_width * r.block > capacity) r.block /= 2;
+        if (capacity <= 0 || !may_block || r.var != ms.reduce_vars.front().name) continue;
+        // Halve the block (keeping it a divisor) while its panel takes more than a quarter; once
+        // blocked, to at most kLongestBlock steps, the longest block the space offers.
+        if (4 * panel_width * r.block <= capacity) continue;
+        while (r.block % 2 == 0 && (4 * panel_width * r.block > capacity || r.block > kLongestBlock)) r.block /= 2;
     }
     p.channels_innermost = false;
     p.packed = vector_operands(def, shape, p);

@@ -686,3 +686,28 @@ TEST(ScheduleKnobs, TransposedOperandHeuristicPointMatchesTheReference) {
     MeasureResult r = measure(task, p, 0.5, 1);
     EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
 }
+
+// The packed-panel GEMM (opgen/GemmPanel.h) as a matmul's starting point: one register tile of
+// two vectors per panel, every row in one cache tile, B packed. Where the panel over the whole K
+// would take more than a quarter of L2 the reduction is blocked (to the space's longest block,
+// 1024), but only when every cache tile
+// holds whole register tiles (a blocked reduction accumulates per cache tile): at M=100 the rows
+// do not divide by 8, so K stays whole. Each point applies and is a point of the space.
+TEST(ScheduleKnobs, MatmulStartsFromThePackedPanelGemm) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    Target t = load_target("x86-64-avx512");
+    t.cores = 1;
+    for (const auto &[text, block] : std::vector<std::pair<const char *, int64_t>>{
+             {"M=128,N=784,K=512", 512}, {"M=128,N=64,K=8192", 1024}, {"M=100,N=64,K=8192", 8192}}) {
+        BoundShape shape = bind_shape(def, text);
+        SchedulePoint p = starting_point(def, shape, t);
+        EXPECT_EQ(p.axes[0].reg, 32) << p.summary();
+        EXPECT_EQ(p.axes[0].tile, 32) << p.summary();
+        EXPECT_EQ(p.axes[1].tile, shape.values.at("M")) << p.summary();
+        EXPECT_EQ(p.packed, (std::vector<std::string>{"B"})) << p.summary();
+        EXPECT_EQ(p.reduce[0].block, block) << p.summary();
+        LoweredOp op = lower_for_point(def, shape, &p);
+        EXPECT_NO_THROW(apply_schedule(op, p, t)) << p.summary();
+        EXPECT_TRUE(is_legal_point(make_tiling_rules(def, shape, t, 1), def, shape, t, p)) << p.summary();
+    }
+}
