@@ -149,9 +149,10 @@ bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Targ
     SchedulePoint gemm = p;
     gemm.vector_axis = 0;
     gemm.vector_width = lanes;
-    if (vector_operands(def, shape, gemm).empty()) return false;
+    std::vector<std::string> operands = vector_operands(def, shape, gemm);
+    if (operands.empty()) return false;
     p = gemm;
-    stream_vector_panels(def, shape, target, p, 2);
+    stream_vector_panels(def, shape, target, p, 2, operands);
     return true;
 }
 

@@ -33,9 +33,7 @@ bool is_reduction(const Statement &ms, const std::string &var) {
 
 // The capacity of the buffer a cache tile's panels live in (L2 on a CPU); 0 when unbounded.
 int64_t cache_tile_capacity(const Target &target) {
-    const auto &path = target.input_path(0);
-    if (path.size() < 3) return 0;
-    const BufferLevel *b = target.find_buffer(path[path.size() - 3]);
+    const BufferLevel *b = target.find_buffer(target.cache_tile_buffer(0));
     return b ? b->capacity : 0;
 }
 
@@ -92,7 +90,7 @@ std::vector<std::string> vector_operands(const ComputeDef &def, const BoundShape
 }
 
 void stream_vector_panels(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p,
-                          size_t rows) {
+                          size_t rows, const std::vector<std::string> &operands) {
     const Statement &out = *def.statement_for(def.output().name);
     const Statement &ms = main_statement(def);
     for (size_t i = 0; i < p.axes.size(); i++) {
@@ -122,7 +120,7 @@ void stream_vector_panels(const ComputeDef &def, const BoundShape &shape, const 
         while (r.block % 2 == 0 && (4 * panel_width * r.block > capacity || r.block > kLongestBlock)) r.block /= 2;
     }
     p.channels_innermost = false;
-    p.packed = vector_operands(def, shape, p);
+    p.packed = operands;
 }
 
 bool panel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
@@ -140,12 +138,13 @@ bool panel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Targ
     if (shape.var_extent(out, p.axes[0].var) < kPanelVectors * lanes || shape.var_extent(out, p.axes[1].var) < 2) {
         return false;
     }
-    if (vector_operands(def, shape, p).empty()) return false;
+    std::vector<std::string> operands = vector_operands(def, shape, p);
+    if (operands.empty()) return false;
     // An operand read across its rows (B of A B^T) is packed and tiled its own way (Schedule.cpp).
     for (const TensorDecl *t : def.inputs()) {
         if (dimension_indexed_by(ms, t->name, p.axes[0].var) > 0) return false;
     }
-    stream_vector_panels(def, shape, target, p, 1);
+    stream_vector_panels(def, shape, target, p, 1, operands);
     return true;
 }
 

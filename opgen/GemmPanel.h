@@ -30,12 +30,12 @@ std::vector<std::string> vector_operands(const ComputeDef &def, const BoundShape
 // vectors, axis `rows` (an index into p.axes) in register tiles of up to 8 rows and one cache tile
 // of all of them (fewer where the panels alone leave a core without a tile), every other axis one
 // step at a time, the reductions whole (the outermost one in blocks where one panel over it would
-// take more than a quarter of the cache-tile buffer) and the vector operands packed. `p` must be
-// vectorized on its innermost axis, and vector_operands non-empty. An uneven share of panels
+// take more than a quarter of the cache-tile buffer) and `operands` packed: vector_operands(def,
+// shape, p), non-empty; `p` must be vectorized on its innermost axis. An uneven share of panels
 // stays: cutting the rows of a 14x14 plane's 7 panels for 2 cores made each core pack every panel,
 // and ResNet-50's 14x14 1x1s over 1024 channels ran slower (docs/bench/2026-11-26-s13-gemm.md).
 void stream_vector_panels(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p,
-                          size_t rows);
+                          size_t rows, const std::vector<std::string> &operands);
 
 // For a plain GEMM (a fusable sum, no sliding window, vectorized on its innermost axis of at least
 // two vectors, a second axis of at least two rows, a vector operand and no operand read across its

@@ -236,8 +236,8 @@ void store_in(Recorder &rec, Halide::Func f, const std::string &fname, const Tar
 
 // The buffer a packed panel of `input` lives in: the cache-tile level of its path (L2 on a CPU).
 std::string panel_buffer(const Target &target, size_t input) {
-    auto path = target.input_path(input);
-    return path.size() >= 3 ? path[path.size() - 3] : path.back();
+    std::string buffer = target.cache_tile_buffer(input);
+    return buffer.empty() ? target.input_path(input).back() : buffer;
 }
 
 bool reads_tensor(const Expr &e, const std::string &tensor) {

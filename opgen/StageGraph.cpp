@@ -318,9 +318,7 @@ struct FootprintPlanBuilder {
     // With a blocked reduction the accumulator's cache tile also lives in the cache-tile buffer;
     // nothing when the target has no bounded one.
     std::optional<Group> blocked_tile() const {
-        const auto &in_path = paths.front();
-        if (in_path.size() < 3) return std::nullopt;
-        const std::string &l2 = in_path[in_path.size() - 3];
+        const std::string l2 = target.cache_tile_buffer(0);
         const BufferLevel *buf = target.find_buffer(l2);
         if (!buf || buf->capacity <= 0) return std::nullopt;
         Group c;

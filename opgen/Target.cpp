@@ -27,6 +27,11 @@ std::vector<std::string> Target::input_path(size_t index) const {
     return it == paths.end() ? std::vector<std::string>{"DRAM"} : it->second;
 }
 
+std::string Target::cache_tile_buffer(size_t index) const {
+    std::vector<std::string> path = input_path(index);
+    return path.size() >= 3 ? path[path.size() - 3] : "";
+}
+
 std::vector<std::string> Target::output_path() const {
     auto it = paths.find("output");
     return it == paths.end() ? std::vector<std::string>{"DRAM"} : it->second;

@@ -44,6 +44,9 @@ struct Target {
     // The path of the main statement's `index`-th input, and of the output.
     std::vector<std::string> input_path(size_t index) const;
     std::vector<std::string> output_path() const;
+    // The cache-tile level of input `index`'s path, the third buffer from its innermost (L2 on a
+    // CPU: where its packed panels and a blocked accumulator live); "" when the path is shorter.
+    std::string cache_tile_buffer(size_t index) const;
 
     int vector_lanes(int element_bytes) const { return vector_bits / 8 / element_bytes; }
     const BufferLevel *find_buffer(const std::string &buffer) const;
