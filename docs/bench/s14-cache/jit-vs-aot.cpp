@@ -3,6 +3,12 @@
 // and the cache serves), timed in alternating rounds at one shape; and the lowered statements of
 // both pipelines written out for a diff.
 //   jit-vs-aot SCHEDULE_JSON FROM_SHAPE AT_SHAPE OUT_PREFIX [ROUNDS] [OP] [TARGET]
+// Built (shared gate lock) from the worktree root, after `ninja -C build`:
+//   c++ -DHALIDE_ENABLE_RTTI -DHALIDE_WITH_EXCEPTIONS -I. -isystem /usr/include/halide14 -O2 \
+//       -std=c++17 docs/bench/s14-cache/jit-vs-aot.cpp -o /tmp/s14-jit-vs-aot \
+//       build/opgen/libopgen_core.a build/db/libopgen_db.a build/runtime/halide_runtime.o \
+//       /usr/lib/x86_64-linux-gnu/libHalide14.so.0 -lsqlite3 -ldl -lpthread -rdynamic
+// (the runtime object, exported with -rdynamic, is what the loaded code's halide_* calls bind to).
 #include "db/CodeLoader.h"
 #include "opgen/GenericCode.h"
 #include "opgen/Kernel.h"
