@@ -270,6 +270,42 @@ void reuse_stage_buffers(LoweredOp &op, const SchedulePoint &point) {
     }
 }
 
+// In a case where an output axis's extent may be below its cache tile (its split guarded), the
+// tile becomes min(tile, extent): with the constant tile, the guarded register loop inside runs to
+// the tile's end with every lane masked off past the extent (softmax's n:4096 tile at N=1000: 97 of
+// 128 register tiles per row). Those masked loads and stores reach up to a tile past the rows'
+// ends, and where that lands on unmapped memory (the end of a small heap, in a process other than
+// the tuner's) each takes a fault-suppression assist: the cached code ran 5x slower than its JIT
+// timing (docs/bench/2026-11-27-s14-cache.md). Register loops inside stay constant. An axis that
+// an accumulator computed in the output's tiles spans (matmul's and conv's) keeps its constant
+// tile: the accumulator's unrolled loops need it (bound_accumulators). Softmax's row reductions
+// span only the rows, so its whole-row tile (n) is clamped.
+void clamp_tiles_except(const LoweredOp &op, Halide::Internal::Definition &d, std::set<std::string> keep) {
+    for (const LoweredStage &st : op.stages) {
+        if (!st.is_reduction()) continue;
+        Halide::LoopLevel at = st.acc.function().schedule().compute_level();
+        at.lock();
+        if (at.is_root() || at.is_inlined() || at.func() != op.output.name()) continue;
+        keep.insert(st.var_names.begin(), st.var_names.end());
+    }
+    std::vector<Halide::Var> args = op.output.args();
+    for (size_t i = 0; i < args.size(); i++) {
+        if (keep.count(args[i].name())) continue;
+        std::vector<Halide::Internal::Split> &splits = d.schedule().splits();
+        for (Halide::Internal::Split &s : splits) {
+            if (!s.is_split() || s.old_var != args[i].name()) continue;
+            // The axis's first split is its cache tile where its inner loop is split again (the
+            // register tile); a lone split is the register tile itself and stays constant.
+            bool tiled = std::any_of(splits.begin(), splits.end(), [&](const Halide::Internal::Split &inner) {
+                return inner.is_split() && inner.old_var == s.inner;
+            });
+            const int64_t *f = Halide::Internal::as_const_int(s.factor);
+            if (tiled && f && *f > 1) s.factor = Halide::min(s.factor, op.output.output_buffer().dim(int(i)).extent());
+            break;
+        }
+    }
+}
+
 // A guarded tail is computed scalar where its loop is vectorized, which at a ragged edge of a
 // large tile costs more than recomputing a shifted one (the schedule's own ShiftInwards). So the
 // output gets one specialization per set of dimensions whose extents cover their cache tile (the
@@ -307,7 +343,9 @@ void specialize_full_tiles(LoweredOp &op) {
         }
         op.output.specialize(full);
         guard_splits_except(op.output.function().definition().specializations().back().definition, keep);
+        clamp_tiles_except(op, op.output.function().definition().specializations().back().definition, keep);
     }
+    clamp_tiles_except(op, op.output.function().definition(), {});
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ void guard_tails(LoweredOp &op);
 
 // `def` lowered with symbolic sizes, `point` (tuned at `shape`) applied, whole-extent tiles made
 // to follow the extent, weights in constant-stride panels, tile buffers on the pseudostack, tails
-// guarded.
+// guarded; where an extent may be below its cache tile, the tile is min(tile, extent) (axes no
+// accumulator in the output's tiles spans), so guarded loops stop at the extent.
 LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                         const Target &target);
 

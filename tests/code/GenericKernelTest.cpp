@@ -58,6 +58,18 @@ double worst(const std::vector<float> &got, const std::vector<double> &want) {
     return w;
 }
 
+// Softmax of each of the M rows of N in `x`, by the definition.
+std::vector<double> naive_softmax(const std::vector<float> &x, int M, int N) {
+    std::vector<double> want(size_t(M) * size_t(N));
+    for (int m = 0; m < M; m++) {
+        double top = -1e30, sum = 0;
+        for (int n = 0; n < N; n++) top = std::max(top, double(x[size_t(m * N + n)]));
+        for (int n = 0; n < N; n++) sum += std::exp(x[size_t(m * N + n)] - top);
+        for (int n = 0; n < N; n++) want[size_t(m * N + n)] = std::exp(x[size_t(m * N + n)] - top) / sum;
+    }
+    return want;
+}
+
 class GenericKernelTest : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -234,16 +246,9 @@ TEST_F(GenericKernelTest, SoftmaxAndConvThroughTheCApi) {
     EXPECT_EQ(opgen_cache_kernel_is_generic(k), 1);
     EXPECT_STREQ(opgen_cache_kernel_shape(k), "M=3,N=1000");
     std::vector<float> x = ramp(3000, 11, 5), y(3000, -1.f);
-    std::vector<double> want(3000);
-    for (int m = 0; m < 3; m++) {
-        double top = -1e30, sum = 0;
-        for (int n = 0; n < 1000; n++) top = std::max(top, double(x[size_t(m * 1000 + n)]));
-        for (int n = 0; n < 1000; n++) sum += std::exp(x[size_t(m * 1000 + n)] - top);
-        for (int n = 0; n < 1000; n++) want[size_t(m * 1000 + n)] = std::exp(x[size_t(m * 1000 + n)] - top) / sum;
-    }
     void *sm[] = {x.data(), y.data()};
     ASSERT_EQ(opgen_cache_kernel_call(k, sm, 2), 0);
-    EXPECT_LT(worst(y, want), 1e-5);
+    EXPECT_LT(worst(y, naive_softmax(x, 3, 1000)), 1e-5);
 
     // conv at N=2, C=3, H=5, W=17, F=7 (tuned: N=1, C=8, H=W=10, F=16), defaults left out.
     ASSERT_EQ(opgen_cache_kernel_find(cache, "conv2d_nchw", "N=2,C=3,H=5,W=17,F=7", nullptr, target_.c_str(), &k), 0)
@@ -548,6 +553,38 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         EXPECT_EQ(lookup->find(request("matmul", shape)).kind, db::AnswerKind::Derived);
         EXPECT_THROW(lookup->set_measured_good_enough(-1), std::invalid_argument);
         EXPECT_THROW(lookup->set_measured_good_enough(std::nan("")), std::invalid_argument);
+    }
+}
+
+// A softmax whose row tile is the whole row at the tuned shape (s12's n:4096 at N=4096; here n:100
+// from the tuned M=16,N=100): `db compile --generic` builds its code and the cache serves it at
+// rows much narrower than the tile (where the tile is clamped to the row) and wider, each matching
+// the definition. (GenericCode.AWholeRowTileStopsAtTheEndOfANarrowerRow checks that the guarded
+// loops stop at the row's end.)
+TEST_F(GenericKernelTest, ServesASoftmaxWhoseRowTileIsWiderThanTheRows) {
+    raw_sql(path_, "DELETE FROM generic_code WHERE op_name = 'softmax'");
+    raw_sql(path_, "DELETE FROM generic_timings WHERE op_name = 'softmax'");
+    raw_sql(path_, "UPDATE kernels SET schedule_json = '{\"axes\":[{\"reg\":32,\"tile\":100,\"var\":\"n\"},"
+                   "{\"reg\":1,\"tile\":1,\"var\":\"m\"}],\"fast_math\":true,\"outer_order\":[\"n\",\"m\"],"
+                   "\"packed\":[],\"parallel_loops\":0,\"reduce\":[],\"stages\":[{\"at\":\"tile\",\"lanes\":1,"
+                   "\"tensor\":\"rmax\"},{\"at\":\"tile\",\"lanes\":1,\"tensor\":\"ex\"},{\"at\":\"tile\","
+                   "\"lanes\":1,\"tensor\":\"rsum\"}],\"unroll\":true,\"vector_width\":16}' "
+                   "WHERE op_name = 'softmax'");
+    CommandRun r = run_opgen("db compile --generic --op softmax --db g.db", dir_);
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_NE(raw_sql(path_, "SELECT schedule_json FROM generic_code WHERE op_name = 'softmax'").find("\"tile\":100,"),
+              std::string::npos);
+    auto lookup = db::open_kernel_lookup(path_);
+    for (auto [M, N] : {std::pair{3, 17}, std::pair{2, 1}, std::pair{5, 99}, std::pair{3, 1000}}) {
+        std::string shape = "M=" + std::to_string(M) + ",N=" + std::to_string(N);
+        std::string why;
+        std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("softmax", shape), &why);
+        ASSERT_TRUE(k) << shape << ": " << why;
+        EXPECT_TRUE(k->generic());
+        std::vector<float> x = ramp(size_t(M * N), 11, 5), y(size_t(M * N), -1.f);
+        void *pointers[] = {x.data(), y.data()};
+        ASSERT_EQ(k->call(pointers, 2), 0) << shape;
+        EXPECT_LT(worst(y, naive_softmax(x, M, N)), 1e-5) << shape;
     }
 }
 

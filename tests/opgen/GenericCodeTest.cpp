@@ -13,9 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,13 +35,22 @@ const char *kSoftmaxPoint = R"({"axes":[{"reg":64,"tile":256,"var":"n"},{"reg":1
     "stages":[{"at":"tile","lanes":128,"tensor":"rmax"},{"at":"tile","lanes":1,"tensor":"ex"},
     {"at":"tile","lanes":32,"tensor":"rsum"}],"unroll":true,"vector_width":16})";
 
-// The lowered statement of the generic kernel, as Halide prints it.
-std::string lowered_statement(LoweredOp &op, const Target &target) {
+// Session 12's softmax winner at M=37, N=4096 (docs/bench/2026-11-26-s13-cache.md): the whole row
+// (n:4096) as the cache tile, 32-wide register tiles, the row stages in the tile.
+const char *kWholeRowPoint = R"({"axes":[{"reg":32,"tile":4096,"var":"n"},{"reg":1,"tile":1,"var":"m"}],
+    "fast_math":true,"outer_order":["n","m"],"packed":[],"parallel_loops":0,"reduce":[],
+    "stages":[{"at":"tile","lanes":128,"tensor":"rmax"},{"at":"tile","lanes":1,"tensor":"ex"},
+    {"at":"tile","lanes":128,"tensor":"rsum"}],"unroll":true,"vector_width":16})";
+
+// The lowered statement of the generic kernel, as Halide prints it: for `feature` NoRuntime the
+// pipeline build_kernel_code compiles (the cached code), for JIT the one the lookup's timings run.
+std::string lowered_statement(LoweredOp &op, const Target &target,
+                              Halide::Target::Feature feature = Halide::Target::NoRuntime) {
     namespace fs = std::filesystem;
     fs::path path = fs::temp_directory_path() / ("opgen-generic-stmt-" + std::to_string(::getpid()) + ".stmt");
     std::vector<Halide::Argument> args(op.params.begin(), op.params.end());
     Halide::Pipeline(op.output).compile_to_lowered_stmt(path.string(), args, Halide::Text,
-                                                        halide_target_of(target).with_feature(Halide::Target::NoRuntime));
+                                                        halide_target_of(target).with_feature(feature));
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
@@ -69,6 +80,76 @@ TEST(GenericCode, TileBuffersOfDynamicSizeAreOnThePseudostack) {
     std::vector<std::string> ex = allocations_of(lowered_statement(op, target), "ex");
     ASSERT_FALSE(ex.empty());
     for (const std::string &line : ex) EXPECT_NE(line.find("in Stack"), std::string::npos) << line;
+}
+
+// The statement with Halide's unique-name numbers ("t3219", "ex$5", "Y_5", "rmax_acc_1_intm") and
+// the module line (which names the target) left out, line by line.
+std::vector<std::string> without_unique_numbers(std::string stmt) {
+    std::replace(stmt.begin(), stmt.end(), '$', '_');
+    stmt = std::regex_replace(stmt, std::regex("\\bt[0-9]+\\b"), "t#");
+    stmt = std::regex_replace(stmt, std::regex("_[0-9]+"), "");
+    std::vector<std::string> lines;
+    std::istringstream in(stmt);
+    std::string line;
+    std::getline(in, line);  // "module name=..., target=..."
+    while (std::getline(in, line)) lines.push_back(line);
+    return lines;
+}
+
+// The extents of the output's loops over register tiles of n ("Y$5.s0.n.n__t.n__r..."), in order.
+std::vector<std::string> register_loop_extents(const std::string &stmt) {
+    std::vector<std::string> extents;
+    std::regex loop(R"(for \(Y\$[0-9]+\.s0\.n\.n__t\.n__r[^,]*, 0, ([^)]*)\) \{)");
+    for (std::sregex_iterator it(stmt.begin(), stmt.end(), loop), end; it != end; ++it) extents.push_back((*it)[1]);
+    return extents;
+}
+
+// A softmax row tile wider than the row (n:4096 from N=4096, served at N=1000): in every case where
+// the row may be narrower than the tile, the tile is min(4096, N), so the guarded loop over the
+// register tiles stops at the row's end. Before, it ran to the tile's 128 register tiles with every
+// lane masked off past N, its loads and stores reaching up to a tile past each row: the cached code
+// ran 5x slower than its JIT timing where that memory was unmapped. The JIT pipeline the lookup
+// ranks by and the AOT pipeline the cache serves lower to one statement, and it computes softmax.
+TEST(GenericCode, AWholeRowTileStopsAtTheEndOfANarrowerRow) {
+    ComputeDef def = OpLibrary::standard().load("softmax");
+    BoundShape shape = bind_shape(def, "M=37,N=4096");
+    Target target = host_target();
+    SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(kWholeRowPoint));
+    LoweredOp op = lower_generic(def, shape, p, target);
+
+    // The schedule: the all-covered case (N >= 4096) keeps the constant tile, the guarded case not.
+    auto tile_of_n = [](const Halide::Internal::Definition &d) {
+        for (const Halide::Internal::Split &s : d.schedule().splits()) {
+            if (s.is_split() && s.old_var == "n") return s.factor;
+        }
+        return Halide::Expr();
+    };
+    const Halide::Internal::Definition &guarded = op.output.function().definition();
+    ASSERT_EQ(guarded.specializations().size(), 1u);
+    const int64_t *covered = Halide::Internal::as_const_int(tile_of_n(guarded.specializations()[0].definition));
+    ASSERT_NE(covered, nullptr);
+    EXPECT_EQ(*covered, 4096);
+    Halide::Expr clamped = tile_of_n(guarded);
+    ASSERT_TRUE(clamped.defined());
+    EXPECT_EQ(Halide::Internal::as_const_int(clamped), nullptr) << clamped;
+
+    // The lowering: one loop over 128 register tiles (the all-covered case); none of the guarded
+    // case's loops counts to the tile's end.
+    std::string aot = lowered_statement(op, target);
+    std::vector<std::string> extents = register_loop_extents(aot);
+    ASSERT_GE(extents.size(), 2u);
+    EXPECT_EQ(extents[0], "128");
+    for (size_t i = 1; i < extents.size(); i++) EXPECT_EQ(extents[i].find("128"), std::string::npos) << extents[i];
+
+    // The JIT pipeline (the lookup's timings) and the cached code's are the same statement.
+    std::vector<std::string> jit_lines = without_unique_numbers(lowered_statement(op, target, Halide::Target::JIT));
+    std::vector<std::string> aot_lines = without_unique_numbers(aot);
+    ASSERT_EQ(jit_lines.size(), aot_lines.size());
+    for (size_t i = 0; i < aot_lines.size(); i++) ASSERT_EQ(jit_lines[i], aot_lines[i]) << "line " << i + 2;
+
+    std::vector<BoundShape> narrow = {bind_shape(def, "M=3,N=1000"), bind_shape(def, "M=2,N=17"),
+                                      bind_shape(def, "M=1,N=4100")};
+    EXPECT_EQ(verify_generic(op, target, narrow), "");
 }
 
 }  // namespace
