@@ -148,16 +148,25 @@ LoopsInside loops_inside(const Halide::Internal::Definition &d, const std::strin
     return inside;
 }
 
-// The output loop each reduction's accumulator is computed at, where it is one of the output's.
-std::vector<std::string> accumulator_levels(const LoweredOp &op) {
-    std::vector<std::string> levels;
-    for (const LoweredStage &st : op.stages) {
+// The reductions whose accumulators are computed at one of the output's loops: each stage's index
+// in op.stages with the name of that loop.
+std::vector<std::pair<size_t, std::string>> accumulators_in_output(const LoweredOp &op) {
+    std::vector<std::pair<size_t, std::string>> found;
+    for (size_t i = 0; i < op.stages.size(); i++) {
+        const LoweredStage &st = op.stages[i];
         if (!st.is_reduction()) continue;
         Halide::LoopLevel at = st.acc.function().schedule().compute_level();
         at.lock();
         if (at.is_root() || at.is_inlined() || at.func() != op.output.name()) continue;
-        levels.push_back(at.var().name());
+        found.emplace_back(i, at.var().name());
     }
+    return found;
+}
+
+// The output loop each reduction's accumulator is computed at, where it is one of the output's.
+std::vector<std::string> accumulator_levels(const LoweredOp &op) {
+    std::vector<std::string> levels;
+    for (const auto &[stage, level] : accumulators_in_output(op)) levels.push_back(level);
     return levels;
 }
 
@@ -167,12 +176,9 @@ std::vector<std::string> accumulator_levels(const LoweredOp &op) {
 // never copied out.
 void bound_accumulators(LoweredOp &op) {
     Halide::Internal::Function out = op.output.function();
-    for (LoweredStage &st : op.stages) {
-        if (!st.is_reduction()) continue;
-        Halide::LoopLevel at = st.acc.function().schedule().compute_level();
-        at.lock();
-        if (at.is_root() || at.is_inlined() || at.func() != out.name()) continue;
-        std::map<std::string, int64_t> covered = loops_inside(out.definition(), at.var().name()).covered;
+    for (const auto &[stage, level] : accumulators_in_output(op)) {
+        LoweredStage &st = op.stages[stage];
+        std::map<std::string, int64_t> covered = loops_inside(out.definition(), level).covered;
         for (size_t i = 0; i < st.vars.size(); i++) {
             auto it = covered.find(st.var_names[i]);
             if (it != covered.end()) st.acc.bound_extent(st.vars[i], int(it->second));
@@ -281,12 +287,8 @@ void reuse_stage_buffers(LoweredOp &op, const SchedulePoint &point) {
 // tile: the accumulator's unrolled loops need it (bound_accumulators). Softmax's row reductions
 // span only the rows, so its whole-row tile (n) is clamped.
 void clamp_tiles_except(const LoweredOp &op, Halide::Internal::Definition &d, std::set<std::string> keep) {
-    for (const LoweredStage &st : op.stages) {
-        if (!st.is_reduction()) continue;
-        Halide::LoopLevel at = st.acc.function().schedule().compute_level();
-        at.lock();
-        if (at.is_root() || at.is_inlined() || at.func() != op.output.name()) continue;
-        keep.insert(st.var_names.begin(), st.var_names.end());
+    for (const auto &[stage, level] : accumulators_in_output(op)) {
+        keep.insert(op.stages[stage].var_names.begin(), op.stages[stage].var_names.end());
     }
     std::vector<Halide::Var> args = op.output.args();
     for (size_t i = 0; i < args.size(); i++) {
