@@ -350,7 +350,30 @@ void specialize_full_tiles(LoweredOp &op) {
     clamp_tiles_except(op, op.output.function().definition(), {});
 }
 
+// Whether the op reads `t` past its edges at `shape`: a zero-padded input, unless every attribute
+// named pad... is 0 there (an op whose padding has another name is taken to pad).
+bool pads(const ComputeDef &def, const BoundShape &shape, const TensorDecl &t) {
+    if (!t.zero_pad) return false;
+    bool named = false;
+    for (const ParamDecl &p : def.params) {
+        if (!p.is_attr || p.name.rfind("pad", 0) != 0) continue;
+        named = true;
+        if (shape.values.at(p.name) != 0) return true;
+    }
+    return !named;
+}
+
 }  // namespace
+
+SchedulePoint generic_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point) {
+    SchedulePoint generic = point;
+    for (const TensorDecl *t : def.inputs()) {
+        if (!pads(def, shape, *t)) continue;
+        if (std::find(generic.packed.begin(), generic.packed.end(), t->name) == generic.packed.end())
+            generic.packed.push_back(t->name);
+    }
+    return generic;
+}
 
 bool names_loop(const std::string &dim, const std::string &loop) {
     return dim == loop || (dim.size() > loop.size() && dim.compare(dim.size() - loop.size(), loop.size(), loop) == 0 &&
@@ -399,8 +422,9 @@ void guard_tails(LoweredOp &op) {
     }
 }
 
-LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &tuned,
                         const Target &target) {
+    const SchedulePoint point = generic_point(def, shape, tuned);
     // Lowered twice: the schedule's output tiles, read off a first lowering, decide where the
     // second reads its inputs unclamped (where every tile is covered, ShiftInwards keeps each
     // read in bounds; clamped reads there would turn the shifted last tile's loads into gathers).

@@ -4,9 +4,10 @@
 // of its axis at the tuned shape: that tile is the extent at any shape, so the tiles follow the
 // shape, unless an accumulator's unrolled loops would then span it) and every split is then guarded
 // (TailStrategy::GuardWithIf), since an arbitrary shape divides no factor and may be smaller than
-// one: no loop reads or writes outside its buffers. Two steps keep the symbolic sizes from costing
+// one: no loop reads or writes outside its buffers. Three steps keep the symbolic sizes from costing
 // where the exact kernel's constants cost nothing: a convolution's weights read by broadcast go
-// through a panel with constant strides (opgen/GenericWeights.h), and a statement placed in the
+// through a panel with constant strides (opgen/GenericWeights.h), a zero-padded input is copied
+// into a panel with its border (generic_point), and a statement placed in the
 // output's tiles keeps its buffer of dynamic size on Halide's pseudostack, allocated once instead
 // of at every tile. The parameters without a default are symbolic
 // (matmul's M, N, K; conv2d_nchw's N, C, H, W, F); those with one (a kernel size KH, a channel
@@ -49,6 +50,16 @@ std::string generic_fixed_values(const ComputeDef &def, const BoundShape &shape)
 std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, const BoundShape &shape,
                                                     const std::string &prefix);
 
+// The schedule a generic kernel applies for `point` (tuned at `shape`): the same, with every input
+// the op reads past its edges at `shape` (a zero-padded input where the padding is not 0) packed at
+// the cache tile when the point does not pack it. The exact kernel's loop partitioning splits the
+// padded window's loops into a border and a clean steady state; with symbolic sizes Halide
+// partitions the outer tile loops instead, their steady state is empty where one tile spans the
+// plane, and the inner loops keep a select per load. A panel copied with its zero border keeps
+// the selects in the copy (docs/bench/2026-11-27-s15-generic.md: 1.79x the exact kernel before,
+// 1.17x after, C=32 F=48 40x40).
+SchedulePoint generic_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point);
+
 // Whether the Halide loop dimension `dim` is the loop `loop`: a stage's loop names end in the
 // split's own name ("x.x__t.x__r" is loop "x__r" of variable x).
 bool names_loop(const std::string &dim, const std::string &loop);
@@ -56,7 +67,7 @@ bool names_loop(const std::string &dim, const std::string &loop);
 // Every split of every Func the scheduled `op` computes, wrappers included, becomes GuardWithIf.
 void guard_tails(LoweredOp &op);
 
-// `def` lowered with symbolic sizes, `point` (tuned at `shape`) applied, whole-extent tiles made
+// `def` lowered with symbolic sizes, generic_point of `point` (tuned at `shape`) applied, whole-extent tiles made
 // to follow the extent, weights in constant-stride panels, tile buffers on the pseudostack, tails
 // guarded; where an extent may be below its cache tile, the tile is min(tile, extent) (axes no
 // accumulator in the output's tiles spans), so guarded loops stop at the extent.
