@@ -54,11 +54,14 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
                                                  const std::string &dtype,
                                                  const std::string &op_hash,
                                                  const std::string &halide_version,
-                                                 const std::string &tuner_version) {
-    static const std::string sql =
-        std::string("SELECT ") + kKeyColumns + ", " + kCodeColumns +
-        ", symbols, fixed, defaults, checked_shapes FROM generic_code" + kOpFilter +
-        "ORDER BY op_hash, halide_version, tuner_version, shape";
+                                                 const std::string &tuner_version,
+                                                 CodeBytes bytes) {
+    static const std::string columns = std::string(kKeyColumns) + ", " + kCodeColumns;
+    // The same columns with an empty blob for the bytes (the last one).
+    static const std::string headers = columns.substr(0, columns.rfind("bytes")) + "x''";
+    const std::string sql = "SELECT " + (bytes == CodeBytes::Read ? columns : headers) +
+                            ", symbols, fixed, defaults, checked_shapes FROM generic_code" + kOpFilter +
+                            "ORDER BY op_hash, halide_version, tuner_version, shape";
     SqliteQuery query(connection, sql,
                       "reading the generic code of op '" + op_name + "' on target '" + target + "'");
     bind_op_filter(query, target, op_name, dtype, op_hash, halide_version, tuner_version);
@@ -75,6 +78,19 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
         rows.push_back(std::move(row));
     }
     return rows;
+}
+
+std::vector<uint8_t> read_generic_code_bytes(SqliteConnection &connection, const KernelKey &key,
+                                             const std::string &digest) {
+    SqliteQuery query(connection,
+                      "SELECT bytes FROM generic_code WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND "
+                      "dtype = ?4 AND target = ?5 AND halide_version = ?6 AND tuner_version = ?7 AND "
+                      "digest = ?8",
+                      "reading the generic code of op '" + key.op_name + "' from shape " + key.shape);
+    bind_key(query, key);
+    query.bind(8, digest);
+    if (!query.step()) return {};
+    return query.blob(0);
 }
 
 void write_generic_timing(SqliteConnection &connection, const GenericTimingRecord &record,

@@ -60,12 +60,23 @@ std::string describe(const GenericCodeRecord &row) {
 
 } // namespace
 
-const std::string &GenericKernels::refusal_of(const GenericCodeRecord &row) {
+const KernelCode &GenericKernels::full_code(SqliteConnection &connection, const GenericCodeRecord &row) {
+    std::string id = timing_key(row.key, row.code.digest);
+    auto found = full_code_.find(id);
+    if (found == full_code_.end()) {
+        KernelCode code = row.code;
+        code.bytes = read_generic_code_bytes(connection, row.key, row.code.digest);
+        found = full_code_.emplace(id, std::move(code)).first;
+    }
+    return found->second;
+}
+
+const std::string &GenericKernels::refusal_of(SqliteConnection &connection, const GenericCodeRecord &row) {
     // By key and stored digest: a row changed behind the cache's back keeps the digest of another.
     std::string id = timing_key(row.key, row.code.digest);
     auto found = refusals_.find(id);
     if (found == refusals_.end()) {
-        found = refusals_.emplace(id, code_refusal(row.code)).first;
+        found = refusals_.emplace(id, code_refusal(full_code(connection, row))).first;
     }
     return found->second;
 }
@@ -85,9 +96,12 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
                       request.op_hash + '\n' + request.halide_version + '\n' + request.tuner_version;
     auto found = rows_.find(key);
     if (found == rows_.end()) {
+        // Without their bytes: an op's rows hold megabytes of conv code, and only the chosen
+        // row's are read (full_code), to be checked and loaded.
         found = rows_.emplace(key, read_generic_code(connection, request.target, request.op_name,
                                                      request.dtype, request.op_hash,
-                                                     request.halide_version, request.tuner_version))
+                                                     request.halide_version, request.tuner_version,
+                                                     CodeBytes::Leave))
                     .first;
         for (const GenericTimingRecord &t :
              read_generic_timings(connection, request.target, request.op_name, request.dtype,
@@ -120,7 +134,7 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
     // None serves: a row whose fields were changed behind the cache's back (its fixed values, say)
     // is reported as refused, not as serving other shapes. Only on this path is every row hashed.
     for (size_t i = 0; rows.empty() && refused.empty() && i < unbound.size(); i++) {
-        if (const std::string &refusal = refusal_of(*unbound[i]); !refusal.empty()) {
+        if (const std::string &refusal = refusal_of(connection, *unbound[i]); !refusal.empty()) {
             refused = describe(*unbound[i]) + ": refused: " + refusal;
         }
     }
@@ -192,7 +206,7 @@ std::vector<const GenericCodeRecord *> GenericKernels::ranked_serving(SqliteConn
     // row is refused (then dropped).
     std::string refused;
     while (!rows.empty()) {
-        const std::string &refusal = refusal_of(*rows.front());
+        const std::string &refusal = refusal_of(connection, *rows.front());
         if (refusal.empty()) {
             return rows;
         }
@@ -279,7 +293,8 @@ std::shared_ptr<const LoadedKernel> GenericKernels::kernel(SqliteConnection &con
     std::shared_ptr<const LoadedKernel> &loaded = loaded_[row->code.digest];
     if (!loaded) {
         // choose() had refusal_of(*row) pass on this very row: its digest is not computed again.
-        loaded = load_checked_kernel_code(row->code, "database '" + connection.path() + "': " + describe(*row));
+        loaded = load_checked_kernel_code(full_code(connection, *row),
+                                          "database '" + connection.path() + "': " + describe(*row));
     }
     return bind_generic_kernel(loaded, row->code, request.shape, &why);
 }

@@ -88,6 +88,7 @@ public:
         timings_.clear();
         refusals_.clear();
         header_refusals_.clear();
+        full_code_.clear();
     }
 
 private:
@@ -108,14 +109,17 @@ private:
     std::vector<const GenericCodeRecord *> ranked(std::vector<const GenericCodeRecord *> rows,
                                                   const LookupRequest &request,
                                                   const GenericRanking &ranking) const;
-    // code_refusal of the row, computed once per key and stored digest.
-    const std::string &refusal_of(const GenericCodeRecord &row);
+    // code_refusal of the row (its bytes read), computed once per key and stored digest.
+    const std::string &refusal_of(SqliteConnection &connection, const GenericCodeRecord &row);
+    // The row's code with its bytes (rows_ holds them without), read once per key and stored digest.
+    const KernelCode &full_code(SqliteConnection &connection, const GenericCodeRecord &row);
     // code_header_refusal of the row (no code bytes read), once per digest.
     const std::string &header_refusal_of(const GenericCodeRecord &row);
 
     std::map<std::string, std::shared_ptr<const LoadedKernel>> loaded_;  // unbound, by digest
     std::map<std::string, std::string> refusals_;                        // by key and stored digest
     std::map<std::string, std::string> header_refusals_;                 // by stored digest
+    std::map<std::string, KernelCode> full_code_;                        // by key and stored digest
 };
 
 } // namespace opgen::db

@@ -3,13 +3,16 @@
 //   opgen_kernel_bench first --db FILE --target T --op OP --shape S [--runs N]
 //       Starts N fresh processes (this program, mode `child`); each times, from before
 //       opgen_cache_open to the end of the first call, opening the cache, finding the kernel,
-//       loading its code and calling it once. Prints p50/p99/max in milliseconds.
+//       loading its code and calling it once. Prints p50/p99/max in milliseconds, and the p50 of
+//       each step.
 //   opgen_kernel_bench repeat --db FILE --target T --op OP --shape S [--calls N]
 //       In one process, after a warm-up: N times the kernel alone (its entry point on prepared
 //       halide_buffer_t's, as a caller holding the kernel would), and N times a lookup plus a call
 //       through the C API (opgen_cache_kernel_find + opgen_cache_kernel_call), interleaved.
 //       The overhead of one lookup + call is its time minus the kernel alone's median; prints its
-//       p50/p99 and the lookup alone's, in microseconds.
+//       p50/p99, the paired overhead's (each lookup + call minus the kernel-alone call just before
+//       it, so the kernel's own jitter between rounds does not count) and the lookup alone's, in
+//       microseconds. A tiny shape (matmul 4x4x4) shows the overhead with the least kernel jitter.
 #include "db/CodeLoader.h"
 #include "db/Lookup.h"
 #include "db/opgen_cache.h"
@@ -106,34 +109,44 @@ opgen_cache *open_or_die(const Args &a) {
 int child(const Args &a) {
     auto t0 = Clock::now();
     opgen_cache *c = open_or_die(a);
+    double open_us = us_since(t0);
     const opgen_cache_kernel *k = find_or_die(c, a);
+    double find_us = us_since(t0);
     std::vector<std::vector<float>> t = tensors_of(k);
     std::vector<void *> p;
     for (auto &v : t) p.push_back(v.data());
+    double tensors_us = us_since(t0);
     int rc = opgen_cache_kernel_call(k, p.data(), int(p.size()));
     double us = us_since(t0);
-    std::printf("%.1f\n", us);
+    // The total, then where it went: open, find (with the code's load), the tensors, the call.
+    std::printf("%.1f %.1f %.1f %.1f %.1f\n", us, open_us, find_us - open_us, tensors_us - find_us, us - tensors_us);
     opgen_cache_close(c);
     return rc == 0 ? 0 : 1;
 }
 
 int first(const Args &a, const char *self) {
     std::vector<double> ms;
+    std::vector<std::vector<double>> phases(4);
     for (int r = 0; r < a.runs; r++) {
         std::string cmd = std::string("'") + self + "' child --db '" + a.db + "' --target '" + a.target +
                           "' --op '" + a.op + "' --shape '" + a.shape + "'";
         FILE *f = ::popen(cmd.c_str(), "r");
-        double us = -1;
-        if (!f || std::fscanf(f, "%lf", &us) != 1 || ::pclose(f) != 0) {
+        double us = -1, phase[4];
+        if (!f || std::fscanf(f, "%lf %lf %lf %lf %lf", &us, &phase[0], &phase[1], &phase[2], &phase[3]) != 5 ||
+            ::pclose(f) != 0) {
             std::fprintf(stderr, "error: run %d of '%s' failed\n", r, cmd.c_str());
             return 1;
         }
         ms.push_back(us / 1000);
+        for (int i = 0; i < 4; i++) phases[size_t(i)].push_back(phase[i] / 1000);
     }
     std::printf("first call in a fresh process (open + find + load + call), %s %s, %d processes: "
                 "p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
                 a.op.c_str(), a.shape.c_str(), a.runs, percentile(ms, 0.5), percentile(ms, 0.99),
                 *std::max_element(ms.begin(), ms.end()));
+    std::printf("  p50 by step: open %.3f ms, find (code loaded) %.3f ms, tensors %.3f ms, call %.3f ms\n",
+                percentile(phases[0], 0.5), percentile(phases[1], 0.5), percentile(phases[2], 0.5),
+                percentile(phases[3], 0.5));
     return 0;
 }
 
@@ -188,14 +201,18 @@ int repeat(const Args &a) {
         both.push_back(std::chrono::duration<double, std::micro>(t3 - t1).count());
     }
     double kernel = percentile(alone, 0.5);
-    std::vector<double> overhead;
-    for (double b : both) overhead.push_back(b - kernel);
+    std::vector<double> overhead, paired;
+    for (size_t i = 0; i < both.size(); i++) {
+        overhead.push_back(both[i] - kernel);
+        paired.push_back(both[i] - alone[i]);
+    }
     std::printf("repeated lookup + call, %s %s, %d calls: kernel alone p50 %.3f us (p99 %.3f); "
                 "lookup + call p50 %.3f us, p99 %.3f us; overhead over the kernel alone p50 %.3f us, "
-                "p99 %.3f us; lookup alone p50 %.3f us, p99 %.3f us\n",
+                "p99 %.3f us; paired overhead p50 %.3f us, p99 %.3f us; lookup alone p50 %.3f us, p99 %.3f us\n",
                 a.op.c_str(), a.shape.c_str(), a.calls, kernel, percentile(alone, 0.99),
                 percentile(both, 0.5), percentile(both, 0.99), percentile(overhead, 0.5),
-                percentile(overhead, 0.99), percentile(lookup, 0.5), percentile(lookup, 0.99));
+                percentile(overhead, 0.99), percentile(paired, 0.5), percentile(paired, 0.99),
+                percentile(lookup, 0.5), percentile(lookup, 0.99));
     opgen_cache_close(c);
     return 0;
 }
