@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 
 #include "db/CacheFiles.h"
+#include "db/GenericCodeRows.h"
 #include "db/GenericSignature.h"
+#include "db/Sqlite.h"
 #include "db/KernelCache.h"
 #include "tests/db/DbTestSupport.h"
 
@@ -105,6 +107,29 @@ TEST(GenericSignature, CacheStoresGenericCodeAndRefusesAMismatchedDigest) {
     exact.code.generic = false;
     exact.code.digest = code_digest(exact.code);
     EXPECT_THROW(cache->put_generic_code(exact), DbError);
+}
+
+// The lookup reads an op's generic rows without their code (megabytes for conv) and fetches the
+// bytes of the one it checks and loads, by key and stored digest; a digest no row has gives none.
+TEST(GenericSignature, RowsReadWithoutTheirBytesFetchOneRowsBytesByDigest) {
+    ScratchDir dir;
+    GenericCodeRecord row{test::make_key("C=3,F=5,H=9,KH=3,KW=3,N=1,W=9,pad=1,stride=1"), conv_code(), "x"};
+    row.key.op_name = "conv2d_nchw";
+    open_kernel_cache(dir.file("g.db"))->put_generic_code(row);
+    SqliteConnection connection(dir.file("g.db"), SQLITE_OPEN_READONLY, 1000);
+    std::vector<GenericCodeRecord> headers =
+        read_generic_code(connection, row.key.target, "conv2d_nchw", row.key.dtype, "", "", "", CodeBytes::Leave);
+    ASSERT_EQ(headers.size(), 1u);
+    EXPECT_TRUE(headers[0].code.bytes.empty());
+    EXPECT_EQ(headers[0].code.size, row.code.size);
+    EXPECT_EQ(headers[0].code.digest, row.code.digest);
+    std::vector<uint8_t> bytes = read_generic_code_bytes(connection, headers[0].key, headers[0].code.digest);
+    EXPECT_EQ(bytes, row.code.bytes);
+    EXPECT_FALSE(bytes.empty());
+    EXPECT_TRUE(read_generic_code_bytes(connection, headers[0].key, std::string(64, '0')).empty());
+    std::vector<GenericCodeRecord> full = read_generic_code(connection, row.key.target, "conv2d_nchw", row.key.dtype);
+    ASSERT_EQ(full.size(), 1u);
+    EXPECT_EQ(full[0].code.bytes, row.code.bytes);
 }
 
 TEST(GenericSignature, MergeCarriesGenericCode) {
