@@ -56,8 +56,9 @@ std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, cons
 // padded window's loops into a border and a clean steady state; with symbolic sizes Halide
 // partitions the outer tile loops instead, their steady state is empty where one tile spans the
 // plane, and the inner loops keep a select per load. A panel copied with its zero border keeps
-// the selects in the copy (docs/bench/2026-11-27-s15-generic.md: 1.79x the exact kernel before,
-// 1.17x after, C=32 F=48 40x40).
+// the selects in the copy (docs/bench/2026-11-27-s15-generic.md: 1.79-1.95x the exact kernel
+// before, 1.17-1.31x after, C=32 F=48 40x40; but C=32 F=32 28x28 went 1.19x -> 1.56x, the copy
+// costing more than the selects there).
 SchedulePoint generic_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point);
 
 // Whether the Halide loop dimension `dim` is the loop `loop`: a stage's loop names end in the
