@@ -123,6 +123,7 @@ void Sha256::blocks(const uint8_t *bytes, size_t count) {
 }
 
 void Sha256::add(const void *data, size_t size) {
+    if (size == 0) return;  // an empty vector's data() may be null, which memcpy must not get
     const uint8_t *bytes = static_cast<const uint8_t *>(data);
     total_bytes_ += size;
     if (buffered_ > 0) {

@@ -40,6 +40,9 @@ KernelCode make_code(const std::string &schedule_json, const std::string &bytes 
 TEST(Sha256, MatchesTheStandardsVectors) {
     EXPECT_EQ(sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     EXPECT_EQ(sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    // No bytes at a null pointer (an empty vector's data()): the same digest, and no memcpy from
+    // null (the loader fuzzer's UBSan finding on an empty code blob).
+    EXPECT_EQ(sha256_hex(nullptr, 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     EXPECT_EQ(sha256_hex(two_blocks.data(), two_blocks.size()),
               "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
