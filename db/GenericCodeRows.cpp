@@ -13,6 +13,11 @@ constexpr const char *kOpFilter =
     " WHERE target = ?1 AND op_name = ?2 AND dtype = ?3 AND (?4 = '' OR op_hash = ?4) AND "
     "(?5 = '' OR halide_version = ?5) AND (?6 = '' OR tuner_version = ?6) ";
 
+// One generic row: its key (bind_key, ?1-?7) and stored digest (?8).
+constexpr const char *kRowOfDigest =
+    " WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND dtype = ?4 AND target = ?5 AND "
+    "halide_version = ?6 AND tuner_version = ?7 AND digest = ?8";
+
 void bind_op_filter(SqliteQuery &query, const std::string &target, const std::string &op_name,
                     const std::string &dtype, const std::string &op_hash, const std::string &halide_version,
                     const std::string &tuner_version) {
@@ -57,12 +62,12 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
                                                  const std::string &tuner_version,
                                                  CodeBytes bytes) {
     static const std::string columns = std::string(kKeyColumns) + ", " + kCodeColumns;
+    static const std::string rest = ", symbols, fixed, defaults, checked_shapes FROM generic_code" +
+                                    std::string(kOpFilter) + "ORDER BY op_hash, halide_version, tuner_version, shape";
+    static const std::string with_bytes = "SELECT " + columns + rest;
     // The same columns with an empty blob for the bytes (the last one).
-    static const std::string headers = columns.substr(0, columns.rfind("bytes")) + "x''";
-    const std::string sql = "SELECT " + (bytes == CodeBytes::Read ? columns : headers) +
-                            ", symbols, fixed, defaults, checked_shapes FROM generic_code" + kOpFilter +
-                            "ORDER BY op_hash, halide_version, tuner_version, shape";
-    SqliteQuery query(connection, sql,
+    static const std::string without_bytes = "SELECT " + columns.substr(0, columns.rfind("bytes")) + "x''" + rest;
+    SqliteQuery query(connection, bytes == CodeBytes::Read ? with_bytes : without_bytes,
                       "reading the generic code of op '" + op_name + "' on target '" + target + "'");
     bind_op_filter(query, target, op_name, dtype, op_hash, halide_version, tuner_version);
     std::vector<GenericCodeRecord> rows;
@@ -82,10 +87,7 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
 
 std::vector<uint8_t> read_generic_code_bytes(SqliteConnection &connection, const KernelKey &key,
                                              const std::string &digest) {
-    SqliteQuery query(connection,
-                      "SELECT bytes FROM generic_code WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND "
-                      "dtype = ?4 AND target = ?5 AND halide_version = ?6 AND tuner_version = ?7 AND "
-                      "digest = ?8",
+    SqliteQuery query(connection, std::string("SELECT bytes FROM generic_code") + kRowOfDigest,
                       "reading the generic code of op '" + key.op_name + "' from shape " + key.shape);
     bind_key(query, key);
     query.bind(8, digest);
@@ -103,11 +105,7 @@ void write_generic_timing(SqliteConnection &connection, const GenericTimingRecor
                           " ms, ratio " + std::to_string(record.ratio));
         }
     }
-    SqliteQuery code(connection,
-                     "SELECT 1 FROM generic_code WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND "
-                     "dtype = ?4 AND target = ?5 AND halide_version = ?6 AND tuner_version = ?7 AND "
-                     "digest = ?8",
-                     what);
+    SqliteQuery code(connection, std::string("SELECT 1 FROM generic_code") + kRowOfDigest, what);
     bind_key(code, record.key);
     code.bind(8, record.digest);
     if (!code.step()) {
