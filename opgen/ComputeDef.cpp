@@ -1,5 +1,6 @@
 #include "opgen/ComputeDef.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -203,6 +204,19 @@ void print(std::ostringstream &out, const Expr &e, int parent_prec) {
     }
 }
 } // namespace
+
+const ExprNode *find_access(const Expr &e, const std::string &tensor) {
+    if (e->kind == ExprKind::Access && e->name == tensor) return e.get();
+    for (const Expr &a : e->args) {
+        if (const ExprNode *found = find_access(a, tensor)) return found;
+    }
+    return nullptr;
+}
+
+bool mentions_var(const Expr &e, const std::string &var) {
+    if (e->kind == ExprKind::IndexVar && e->name == var) return true;
+    return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, var); });
+}
 
 std::string to_string(const Expr &e) {
     std::ostringstream out;

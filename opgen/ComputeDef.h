@@ -132,6 +132,12 @@ std::string to_string(const Expr &e);
 // walks down to its leftmost operand (for messages that quote the whole expression).
 SourceLoc start_loc(const Expr &e);
 
+// The first access of `tensor` in `e` (depth first), or nullptr.
+const ExprNode *find_access(const Expr &e, const std::string &tensor);
+
+// Whether the index variable `var` occurs in `e`.
+bool mentions_var(const Expr &e, const std::string &var);
+
 } // namespace opgen
 
 #endif

@@ -1,6 +1,7 @@
 #include "opgen/GenericCode.h"
 
 #include "opgen/CompiledCode.h"
+#include "opgen/GenericBorder.h"
 #include "opgen/GenericWeights.h"
 #include "opgen/Error.h"
 #include "opgen/Kernel.h"
@@ -226,8 +227,9 @@ std::map<std::string, int64_t> output_tiles(const LoweredOp &op) {
 // generic tile is the output's extent on that axis, so a narrower row is not computed in a wider
 // ragged tile, and a wider one not cut into pieces of the source's width with a ragged last one.
 // The register tile inside stays a constant (vectorized, unrolled); output_tiles then counts it as
-// the axis's tile. Axes of extent 1 at the source keep their tile.
-void follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point) {
+// the axis's tile. Axes of extent 1 at the source keep their tile. Returns the axes whose tile
+// now follows the extent.
+std::set<std::string> follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point) {
     const ComputeDef &def = *op.def;
     const Statement &out = *def.statement_for(def.output().name);
     // Only where the output is a reduction computed in its tiles (matmul, conv): there the tile
@@ -235,7 +237,7 @@ void follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point) {
     // it made no measurable difference (own-shape median 1.35x with, 1.30x without; best other
     // generic kernel 1.36x, 1.39x; docs/bench/2026-11-25-s9-cache.md), so its code stays as it was.
     const std::vector<std::string> levels = accumulator_levels(op);
-    if (levels.empty()) return;
+    if (levels.empty()) return {};
     Halide::Internal::Definition &d = op.output.function().definition();
     std::vector<Halide::Var> args = op.output.args();
     std::map<std::string, Halide::Expr> constant;  // the factors replaced, by variable
@@ -257,9 +259,14 @@ void follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point) {
     for (const std::string &level : levels) {
         for (const std::string &var : loops_inside(d, level).unknown) keep.insert(var);
     }
+    std::set<std::string> followed;
     for (Halide::Internal::Split &s : d.schedule().splits()) {
         if (s.is_split() && keep.count(s.old_var) && constant.count(s.old_var)) s.factor = constant[s.old_var];
     }
+    for (const auto &[var, factor] : constant) {
+        if (!keep.count(var)) followed.insert(var);
+    }
+    return followed;
 }
 
 // A pointwise statement placed in the output's tiles or rows (softmax's exponentials) is computed
@@ -437,8 +444,10 @@ LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const Sc
     }
     LoweredOp op = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math, tiles);
     apply_schedule(op, point, target);
-    follow_whole_extent_tiles(op, point);
+    const std::set<std::string> followed = follow_whole_extent_tiles(op, point);
     pack_generic_weights(op, point);
+    bound_vector_panels(op, point, followed);
+    fill_padded_panels(op, point, followed);
     reuse_stage_buffers(op, point);
     specialize_full_tiles(op);
     guard_tails(op);

@@ -8,20 +8,6 @@ namespace opgen {
 
 namespace {
 
-// The first access of `input` in `e`, or nullptr.
-const ExprNode *find_access(const Expr &e, const std::string &input) {
-    if (e->kind == ExprKind::Access && e->name == input) return e.get();
-    for (const Expr &a : e->args) {
-        if (const ExprNode *found = find_access(a, input)) return found;
-    }
-    return nullptr;
-}
-
-bool mentions_var(const Expr &e, const std::string &var) {
-    if (e->kind == ExprKind::IndexVar && e->name == var) return true;
-    return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, var); });
-}
-
 bool is_reduce_var(const Statement &ms, const Expr &e) {
     return e->kind == ExprKind::IndexVar &&
            std::any_of(ms.reduce_vars.begin(), ms.reduce_vars.end(), [&](const ReduceVar &r) { return r.name == e->name; });
@@ -143,6 +129,24 @@ void pack_generic_weights(LoweredOp &op, const SchedulePoint &point) {
     LoweredStage &st = op.stage(main_statement(*op.def).tensor);
     int acc_at = loop_position(op, accumulator_loop(op, st));
     for (const std::string &input : names) pack_weight(op, st, input, *weight_axis(op, point, input, acc_at));
+}
+
+void bound_vector_panels(LoweredOp &op, const SchedulePoint &point, const std::set<std::string> &followed) {
+    const AxisTiling &v = point.axes[size_t(point.vector_axis)];
+    if (!followed.count(v.var) || v.reg <= 1) return;
+    const Statement &ms = main_statement(*op.def);
+    const LoweredStage *found = op.find_stage(ms.tensor);
+    if (!found || !found->is_reduction()) return;
+    LoweredStage &st = op.stage(ms.tensor);
+    if (!panel_is_reused(op, point, v, loop_position(op, accumulator_loop(op, st)))) return;
+    for (const std::string &name : point.packed) {
+        int d = dimension_indexed_by(ms, name, v.var);
+        if (d < 0) continue;
+        Halide::Func panel = op.input_funcs.at(name).in(st.acc);
+        panel.compute_at(op.output, Halide::Var(v.var + "__r"));
+        panel.bound_extent(panel.args()[size_t(d)], int(v.reg));
+        panel.store_in(Halide::MemoryType::Stack);  // as pack_weight's: allocated once
+    }
 }
 
 }  // namespace opgen

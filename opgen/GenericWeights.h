@@ -18,6 +18,7 @@
 #include "opgen/Lower.h"
 #include "opgen/Schedule.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,17 @@ std::vector<std::string> generic_weight_panels(const LoweredOp &op, const Schedu
 // Applies the panels generic_weight_panels names to the scheduled generic `op` (after
 // apply_schedule, before the tails are guarded). Nothing for a point without one.
 void pack_generic_weights(LoweredOp &op, const SchedulePoint &point);
+
+// The panels the schedule packs with the vectorized variable's dimension innermost (conv's Wt
+// re-laid out [c][ry][rx][f], Schedule.cpp vectorize_panel) span that variable's whole extent where
+// its tile follows the extent (GenericCode.cpp follow_whole_extent_tiles): every other stride of the
+// panel is then a multiple of the symbolic extent, and the update's loads of the window's weights
+// need one address register each (docs/bench/2026-11-27-s16-generic.md). Each such panel is
+// computed at that variable's register loop instead, bounded to its register tile, where that
+// loop is outside the accumulator's and is reused as pack_generic_weights requires: its strides
+// are constants again. Its copy is the same work where the register loop is the outermost
+// register loop. Nothing for other points.
+void bound_vector_panels(LoweredOp &op, const SchedulePoint &point, const std::set<std::string> &followed);
 
 }  // namespace opgen
 

@@ -198,4 +198,87 @@ TEST(GenericCode, AZeroPaddedInputIsReadFromAPanelWithItsBorder) {
                                       bind_shape(def, "N=2,C=5,H=9,W=43,F=50")};
     EXPECT_EQ(verify_generic(op, target, shapes), "");
 }
+
+// Session 14's conv2d_nchw winner at N=1, C=16, H=W=14, F=32: channel vectors (f), the input and
+// the weights packed, the whole plane and all 32 channels one cache tile, 7x2 pixels by one vector
+// of channels a register tile.
+const char *kAllChannelsPoint = R"({"axes":[{"reg":7,"tile":14,"var":"x"},{"reg":2,"tile":14,"var":"y"},
+    {"reg":16,"tile":32,"var":"f"},{"reg":1,"tile":1,"var":"n"}],"outer_order":["x","f","y","n"],
+    "packed":["X","Wt"],"parallel_loops":0,"reduce":[{"block":3,"var":"rx"},{"block":3,"var":"ry"},
+    {"block":16,"var":"c"}],"unroll":true,"vector_axis":2,"vector_width":16})";
+
+// The point's tile of f is every channel (32 = F), so the generic tile of f is F and the weights'
+// panel, laid out [c][ry][rx][f], would span all F channels: every stride but f's a multiple of
+// the symbolic F, one address register per weight of the window in the update (9 of them, with
+// spills: 1.56x the exact kernel). Computed at f's register loop instead, its f extent is the
+// register tile's 16, and its strides are constants. The kernel computes the convolution.
+TEST(GenericCode, AChannelPanelOverEveryChannelIsBoundedToItsRegisterBlock) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    Target target = host_target();
+    SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(kAllChannelsPoint));
+    LoweredOp op = lower_generic(def, bind_shape(def, "N=1,C=16,H=14,W=14,F=32"), p, target);
+    std::vector<std::string> panels = allocations_of(lowered_statement(op, target), "Wt_in");
+    ASSERT_FALSE(panels.empty());
+    for (const std::string &a : panels) {
+        EXPECT_EQ(a.find("Wt.extent"), std::string::npos) << a;
+        EXPECT_NE(a.find("* 16]"), std::string::npos) << a;
+    }
+    std::vector<BoundShape> shapes = {bind_shape(def, "N=1,C=16,H=14,W=14,F=32"),
+                                      bind_shape(def, "N=2,C=5,H=9,W=11,F=50"),
+                                      bind_shape(def, "N=1,C=3,H=4,W=3,F=7")};
+    EXPECT_EQ(verify_generic(op, target, shapes), "");
+}
+
+// Session 14's winners at N=4, C=16, H=W=16, F=16 (pixel vectors, the input packed per 4 rows,
+// whole rows: x's tile is W) and at N=1, C=16, H=W=56, F=24 (the input packed per 32 pixels of a
+// row).
+const char *kWholeRowsPoint = R"({"axes":[{"reg":16,"tile":16,"var":"x"},{"reg":4,"tile":4,"var":"y"},
+    {"reg":4,"tile":16,"var":"f"},{"reg":1,"tile":2,"var":"n"}],"outer_order":["y","f","x","n"],
+    "packed":["X"],"parallel_loops":0,"prefetch":4,"reduce":[{"block":3,"var":"rx"},{"block":3,"var":"ry"},
+    {"block":16,"var":"c"}],"unroll":true,"vector_width":16})";
+const char *kPartRowsPoint = R"({"axes":[{"reg":32,"tile":32,"var":"x"},{"reg":2,"tile":4,"var":"y"},
+    {"reg":4,"tile":24,"var":"f"},{"reg":1,"tile":1,"var":"n"}],"outer_order":["x","y","f","n"],
+    "packed":["X"],"parallel_loops":0,"reduce":[{"block":3,"var":"rx"},{"block":3,"var":"ry"},
+    {"block":16,"var":"c"}],"unroll":true,"vector_width":16})";
+
+// Loads of the input X through clamped vector indices (a gather, lane by lane).
+std::vector<std::string> clamped_input_loads(const std::string &stmt) {
+    std::vector<std::string> lines;
+    std::istringstream in(stmt);
+    std::regex clamped(R"(X\[(max|min)\((min\()?ramp)");
+    for (std::string line; std::getline(in, line);) {
+        if (std::regex_search(line, clamped)) lines.push_back(line);
+    }
+    return lines;
+}
+
+// The padded input's panel of whole rows is zeros and then the rows' interior, copied with dense
+// loads of X: no clamped vector index (a gather per border vector of the constant exterior's copy,
+// 36% of the kernel's time at 16 x 16). A panel of part of a row keeps the exterior's copy (an
+// interior copy over whole rows would fill more than the panel holds). Both kernels compute the
+// convolution, at shapes with rows narrower and wider than a vector.
+TEST(GenericCode, APaddedPanelOfWholeRowsIsFilledWithoutClampedLoads) {
+    ComputeDef def = OpLibrary::standard().load("conv2d_nchw");
+    Target target = host_target();
+    std::vector<BoundShape> shapes = {bind_shape(def, "N=4,C=16,H=16,W=16,F=16"),
+                                      bind_shape(def, "N=1,C=3,H=5,W=7,F=5"),
+                                      bind_shape(def, "N=2,C=17,H=6,W=37,F=16")};
+
+    SchedulePoint whole = SchedulePoint::from_json(nlohmann::json::parse(kWholeRowsPoint));
+    LoweredOp op = lower_generic(def, bind_shape(def, "N=4,C=16,H=16,W=16,F=16"), whole, target);
+    std::string stmt = lowered_statement(op, target);
+    std::vector<std::string> panels = allocations_of(stmt, "constant_exterior");
+    ASSERT_FALSE(panels.empty());
+    for (const std::string &a : panels) EXPECT_NE(a.find("_filled["), std::string::npos) << a;
+    std::vector<std::string> clamped = clamped_input_loads(stmt);
+    EXPECT_TRUE(clamped.empty()) << clamped.size() << " loads, the first: " << (clamped.empty() ? "" : clamped.front());
+    EXPECT_EQ(verify_generic(op, target, shapes), "");
+
+    SchedulePoint part = SchedulePoint::from_json(nlohmann::json::parse(kPartRowsPoint));
+    LoweredOp part_op = lower_generic(def, bind_shape(def, "N=1,C=16,H=56,W=56,F=24"), part, target);
+    std::string part_stmt = lowered_statement(part_op, target);
+    EXPECT_FALSE(allocations_of(part_stmt, "constant_exterior").empty());
+    EXPECT_TRUE(allocations_of(part_stmt, "constant_exterior$1_in_Y_acc$1$0_filled").empty());
+    EXPECT_EQ(verify_generic(part_op, target, shapes), "");
+}
 }  // namespace
