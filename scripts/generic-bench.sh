@@ -26,11 +26,15 @@
 #       which are never reported; the sweep over them picks the threshold (db/Lookup.cpp
 #       kMeasuredGoodEnough) that the reported run uses, chosen on shapes it does not report.
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
-#   -DOPGEN_BUILD_CACHE_BENCH=ON.
+#   -DOPGEN_BUILD_CACHE_BENCH=ON. OPGEN_BENCH_WORK (default $OPGEN_BUILD_DIR/generic-bench) is the
+#   folder of all.db and the outputs: an earlier campaign's all.db can be timed again there.
+#   OPGEN_BENCH_OPS (default "matmul conv2d_nchw softmax") limits `generic`, `time` and
+#   `time-heldout` to those ops (`generic` then drops and rebuilds only their generic code).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${OPGEN_BUILD_DIR:-$root/build}"
-work="$build/generic-bench"
+work="${OPGEN_BENCH_WORK:-$build/generic-bench}"
+read -r -a ops <<<"${OPGEN_BENCH_OPS:-matmul conv2d_nchw softmax}"
 opgen="$build/opgen/opgen"
 trials="${OPGEN_BENCH_TRIALS:-24}"
 mkdir -p "$work"
@@ -60,6 +64,13 @@ target_of() {  # db
     "$opgen" db stats --db "$1" --json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["by_target_and_op"][0]["target"])'
 }
+# The entries of "$@" ("op shape") whose op is one of OPGEN_BENCH_OPS.
+of_ops() {
+    local s
+    for s in "$@"; do
+        case " ${ops[*]} " in *" ${s%% *} "*) echo "$s" ;; esac
+    done
+}
 # Per op, the median ratios of the generic kernels, the chosen answers and the model's answers in
 # `$1` (opgen_choice_bench lines), and the choice each threshold of the sweep would make.
 summarize() {
@@ -73,14 +84,17 @@ tune_all() {
 # Generic code of every tuned shape, each timed at the op's other tuned shapes (one thread).
 # Existing generic code and its timings are dropped first: the code follows this build's lowering.
 generic_all() {
-    python3 - "$work/all.db" <<'PY'
+    python3 - "$work/all.db" "${ops[@]}" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
+ops = sys.argv[2:]
 for table in ("generic_timings", "generic_code"):
-    db.execute(f"DELETE FROM {table}")
+    db.execute(f"DELETE FROM {table} WHERE op_name IN ({','.join('?' * len(ops))})", ops)
 db.commit()
 PY
-    HL_NUM_THREADS=1 "$opgen" db compile --generic --op matmul --op conv2d_nchw --op softmax --db "$work/all.db"
+    local op_flags=()
+    for op in "${ops[@]}"; do op_flags+=(--op "$op"); done
+    HL_NUM_THREADS=1 "$opgen" db compile --generic "${op_flags[@]}" --db "$work/all.db"
 }
 # Leave-one-out: for each shape S (after the output file), a copy of all.db without any row of S
 # answers S through opgen_choice_bench, S's own tune in all.db the reference; then the summary.
@@ -129,10 +143,12 @@ generic)  # generic code and its timings again, from this build's lowering (shar
     generic_all
     ;;
 time)  # the reported shapes (exclusive lock)
-    time_shapes "$work/choices.txt" "${shapes[@]}"
+    mapfile -t picked < <(of_ops "${shapes[@]}")
+    time_shapes "$work/choices.txt" "${picked[@]}"
     ;;
 time-heldout)  # the source shapes, for the threshold (exclusive lock)
-    time_shapes "$work/heldout.txt" "${sources[@]}"
+    mapfile -t picked < <(of_ops "${sources[@]}")
+    time_shapes "$work/heldout.txt" "${picked[@]}"
     ;;
 *)
     echo "usage: generic-bench.sh tune|tune-shapes|generic|time|time-heldout" >&2

@@ -1,5 +1,10 @@
+# Replays the lookup's choice of a generic kernel on opgen_choice_bench lines (argv[1]) with one
+# rule: a generic kernel whose cost-model score trails the best generic score by more than a gap
+# is skipped; the lowest measured estimate among the rest answers. Each pick's ratio is its paired
+# timing at the shape in the campaign's all.db (argv[2], every generic kernel timed at every tuned
+# shape). Prints the median, worst and geometric mean per gap, and the best generic kernel's.
 import re, sqlite3, statistics, sys
-db = sqlite3.connect('all.db')
+db = sqlite3.connect(sys.argv[2] if len(sys.argv) > 2 else 'all.db')
 actual = {}
 for shape, at, r in db.execute("select shape, at_shape, ratio from generic_timings where op_name='conv2d_nchw'"):
     actual[(shape, at)] = r
