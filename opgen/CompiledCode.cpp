@@ -138,16 +138,22 @@ std::string required_cpu_features(const Halide::Target &halide_target) {
     return features;
 }
 
-void build_kernel_code(LoweredOp &op, const std::string &what, const Target &target, db::KernelCode &code) {
+void link_kernel_code(const std::string &object, const std::string &halide_target, db::KernelCode &code) {
     ScratchFolder scratch;
-    std::string object = scratch.file("kernel.o"), library = scratch.file("kernel.so");
-    code.halide_target = compile_scheduled_object(op, what, target, code.function, object);
+    std::string library = scratch.file("kernel.so");
+    code.halide_target = halide_target;
     code.cpu_features = required_cpu_features(Halide::Target(code.halide_target));
     // -Bsymbolic: the kernel's calls to its own functions never bind to another kernel's.
     run_build_tool({c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", library, object}, scratch.file("link.log"));
     code.bytes = read_bytes(library);
     code.size = int64_t(code.bytes.size());
     code.digest = db::code_digest(code);
+}
+
+void build_kernel_code(LoweredOp &op, const std::string &what, const Target &target, db::KernelCode &code) {
+    ScratchFolder scratch;
+    std::string object = scratch.file("kernel.o");
+    link_kernel_code(object, compile_scheduled_object(op, what, target, code.function, object), code);
 }
 
 db::KernelCode compile_kernel_code(const ComputeDef &def, const BoundShape &shape,

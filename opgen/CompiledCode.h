@@ -62,6 +62,12 @@ std::string c_compiler();
 // the command and its output when it cannot run or fails.
 void run_build_tool(const std::vector<std::string> &command, const std::string &log);
 
+// Links the object file `object` (compiled for the Halide target `halide_target`,
+// compile_scheduled_object) into `code`'s shared object: its target, CPU features, bytes, size and
+// digest (its other fields, which the digest covers, set by the caller). Raises UserError naming
+// the command and its output when the link fails.
+void link_kernel_code(const std::string &object, const std::string &halide_target, db::KernelCode &code);
+
 // Compiles a lowered, scheduled op into `code`'s target, CPU features, bytes, size and digest (its
 // other fields, which the digest covers, set by the caller). Raises UserError starting with `what`
 // when Halide cannot compile it or the link fails.

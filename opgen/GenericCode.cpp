@@ -524,11 +524,8 @@ LoweredOp checked_generic(const ComputeDef &def, const BoundShape &shape, const 
     return lower_generic(def, shape, point, target);
 }
 
-db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &shape,
-                                    const SchedulePoint &point, const Target &target,
-                                    const std::string &schedule_json, std::string &checked) {
+db::KernelCode generic_code_header(const ComputeDef &def, const BoundShape &shape, const std::string &schedule_json) {
     std::vector<std::string> symbols = generic_symbols(def);
-    LoweredOp op = checked_generic(def, shape, point, target, checked);
     db::KernelCode code;
     code.halide_version = OPGEN_HALIDE_VERSION;
     code.function = code_function_name(def);
@@ -538,6 +535,14 @@ db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &sha
     for (const std::string &s : symbols) code.symbols += (code.symbols.empty() ? "" : ",") + s;
     code.fixed = generic_fixed_values(def, shape);
     code.defaults = value_list(def, symbols, nullptr);
+    return code;
+}
+
+db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &shape,
+                                    const SchedulePoint &point, const Target &target,
+                                    const std::string &schedule_json, std::string &checked) {
+    LoweredOp op = checked_generic(def, shape, point, target, checked);
+    db::KernelCode code = generic_code_header(def, shape, schedule_json);
     build_kernel_code(op, "op '" + def.name + "' generic from " + shape.canonical, target, code);
     return code;
 }

@@ -14,9 +14,11 @@
 // block cb) and the attributes stay fixed at the tuned shape's values, so a 3x3 convolution keeps
 // its unrolled 3x3 window.
 //
-// Nothing unverified is stored: compile_generic_code checks the symbolic pipeline (JIT-compiled,
-// the same Funcs and schedule as the code) against the reference at several shapes with tails and
-// sizes below the factors, every specialization run, before it returns code (generic_check_shapes).
+// Nothing unverified is stored: checked_generic checks the symbolic pipeline (JIT-compiled, the same
+// Funcs and schedule as the code) against the reference at several shapes with tails and sizes
+// below the factors, every specialization run, before the code is compiled (generic_check_shapes).
+// The code that ships is checked and compiled by a worker process of its own, whose LLVM runs
+// with generic code's options (tuner/GenericBuild.h); compile_generic_code does both in this process.
 #ifndef OPGEN_GENERIC_CODE_H
 #define OPGEN_GENERIC_CODE_H
 
@@ -91,7 +93,13 @@ std::string verify_generic(LoweredOp &op, const Target &target, const std::vecto
 LoweredOp checked_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                           const Target &target, std::string &checked);
 
-// The generic code of `def` from the schedule `point` tuned at `shape`, checked at
+// The fields of `def`'s generic code from the schedule tuned at `shape` (`schedule_json`) that
+// describe it: function, signature, schedule, symbols, fixed values and defaults; no bytes yet
+// (link_kernel_code, opgen/CompiledCode.h, adds them).
+db::KernelCode generic_code_header(const ComputeDef &def, const BoundShape &shape, const std::string &schedule_json);
+
+// The generic code of `def` from the schedule `point` tuned at `shape`, compiled in this process
+// (the cache's generic code is compiled by a worker: tuner/GenericBuild.h), checked at
 // generic_check_shapes first; `checked` gets those shapes ("K=1,M=1,N=1;..."). Raises UserError
 // when the op has no symbolic parameter, Halide cannot compile it, the link fails or a check fails.
 db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &shape,

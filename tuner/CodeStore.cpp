@@ -4,6 +4,7 @@
 #include "opgen/Error.h"
 #include "opgen/GenericCode.h"
 #include "opgen/Parser.h"
+#include "tuner/GenericBuild.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,11 +22,12 @@ std::string describe(const db::KernelKey &key) {
 std::string store_generic_code(db::KernelCache &cache, const ComputeDef &def, const Target &target,
                                const db::KernelRecord &record) {
     try {
-        SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(record.schedule_json));
+        // Read here, so that a schedule that does not parse is reported without starting a worker.
+        (void)SchedulePoint::from_json(nlohmann::json::parse(record.schedule_json));
         db::GenericCodeRecord row;
         row.key = record.key;
-        row.code = compile_generic_code(def, bind_shape(def, record.key.shape), point, target,
-                                        record.schedule_json, row.checked_shapes);
+        row.code = build_generic_code(def, bind_shape(def, record.key.shape), target, record.schedule_json,
+                                      row.checked_shapes);
         cache.put_generic_code(row);
         return "";
     } catch (const db::DbError &) {

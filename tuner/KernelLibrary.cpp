@@ -6,6 +6,7 @@
 #include "opgen/Error.h"
 #include "opgen/Shape.h"
 #include "opgen/Target.h"
+#include "tuner/GenericBuild.h"
 #include "tuner/Tuner.h"
 
 #include <Halide.h>
@@ -288,10 +289,9 @@ std::optional<GenericEntry> build_generic(const Entry &first, const std::string 
     g.fixed = generic_fixed_values(def, first.shape);
     g.dims = generic_dims_c(def, first.shape, "s_");
     try {
-        SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(first.record.schedule_json));
-        std::string checked;
-        LoweredOp op = checked_generic(def, first.shape, point, first.target, checked);
-        compile_scheduled_object(op, "op '" + def.name + "' generic", first.target, g.function, object);
+        std::string checked =
+            compile_generic_object(def, first.shape, first.target, first.record.schedule_json, g.function, object)
+                .checked;
         if (log) log("compiled " + def.name + " generic from " + first.shape.canonical + ", checked at " + checked);
         return g;
     } catch (const UserError &e) {

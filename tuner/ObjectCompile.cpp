@@ -2,6 +2,7 @@
 
 #include "opgen/CompiledCode.h"
 #include "opgen/Error.h"
+#include "opgen/GenericCode.h"
 #include "opgen/Parser.h"
 #include "opgen/Schedule.h"
 #include "opgen/Shape.h"
@@ -38,9 +39,13 @@ struct Running {
 };
 
 nlohmann::json job_json(const ObjectJob &j) {
-    return {{"op_source", j.op_source}, {"op_file", j.op_file}, {"shape", j.shape},  {"target", j.target},
-            {"point", j.point_json},    {"function", j.function}, {"path", j.path}, {"runtime", j.runtime}};
+    return {{"op_source", j.op_source}, {"op_file", j.op_file},   {"shape", j.shape},
+            {"target", j.target},       {"point", j.point_json},  {"function", j.function},
+            {"path", j.path},           {"runtime", j.runtime},   {"generic", j.generic}};
 }
+
+// The LLVM option a generic job's worker adds (generic_worker_environment).
+constexpr const char *kGenericLlvmArgs = "-vectorize-slp=false";
 
 // Starts the worker of `job` with its output going to <object>.log.
 pid_t start_worker(const std::string &exe, const ObjectJob &job) {
@@ -52,8 +57,12 @@ pid_t start_worker(const std::string &exe, const ObjectJob &job) {
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     std::vector<char *> argv = {const_cast<char *>(exe.c_str()), const_cast<char *>("--object"), request.data(),
                                 nullptr};
+    std::vector<std::string> env_text = job.generic ? generic_worker_environment(environ) : std::vector<std::string>{};
+    std::vector<char *> env;
+    for (std::string &e : env_text) env.push_back(e.data());
+    env.push_back(nullptr);
     pid_t pid = -1;
-    int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+    int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), job.generic ? env.data() : environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) throw std::runtime_error("cannot start compile worker '" + exe + "': " + std::strerror(rc));
     return pid;
@@ -85,7 +94,38 @@ long reap(std::vector<Running> &running, const std::vector<ObjectJob> &jobs, Obj
     return failed;
 }
 
+// The generic job of `j`: its kernel checked against the reference, then compiled; the shapes it
+// was checked at and the Halide target go into path + ".generic.json".
+void compile_generic_job(const nlohmann::json &j, const ComputeDef &def, const BoundShape &shape,
+                         const SchedulePoint &point) {
+    Target target = load_target(j.at("target").get<std::string>());
+    const std::string path = j.at("path").get<std::string>();
+    std::string checked;
+    LoweredOp op = checked_generic(def, shape, point, target, checked);
+    std::string halide_target = compile_scheduled_object(op, "op '" + def.name + "' generic from " + shape.canonical,
+                                                         target, j.at("function").get<std::string>(), path);
+    std::ofstream(path + ".generic.json") << nlohmann::json{{"checked", checked}, {"halide_target", halide_target}}.dump();
+}
+
 }  // namespace
+
+std::vector<std::string> generic_worker_environment(char **env) {
+    std::vector<std::string> out;
+    std::string llvm_args = kGenericLlvmArgs;
+    for (char **e = env; e && *e; e++) {
+        std::string entry = *e;
+        if (entry.rfind("HL_LLVM_ARGS=", 0) == 0) {
+            // LLVM refuses an option given twice: a caller's own options are kept, once.
+            std::string given = entry.substr(std::strlen("HL_LLVM_ARGS="));
+            if (given.find(kGenericLlvmArgs) != std::string::npos) llvm_args = given;
+            else if (!given.empty()) llvm_args = given + " " + llvm_args;
+            continue;
+        }
+        out.push_back(std::move(entry));
+    }
+    out.push_back("HL_LLVM_ARGS=" + llvm_args);
+    return out;
+}
 
 ObjectCompileReport compile_objects(const std::vector<ObjectJob> &jobs, int workers) {
     ObjectCompileReport r;
@@ -108,7 +148,8 @@ ObjectCompileReport compile_objects(const std::vector<ObjectJob> &jobs, int work
     if (failed < 0) return r;
     const ObjectJob &bad = jobs[size_t(failed)];
     std::string what = bad.runtime ? "the Halide runtime"
-                                   : "kernel " + bad.function + " (" + bad.op_file + " at " + bad.shape + ")";
+                                   : std::string(bad.generic ? "the generic kernel " : "kernel ") + bad.function +
+                                         " (" + bad.op_file + " at " + bad.shape + ")";
     throw UserError("compiling " + what + " failed: " + last_line(bad.path + ".log"));
 }
 
@@ -125,6 +166,10 @@ int run_object_job(const std::string &job_file) {
         ComputeDef def = parse_compute(j.at("op_source").get<std::string>(), j.at("op_file").get<std::string>());
         BoundShape shape = bind_shape(def, j.at("shape").get<std::string>());
         SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(j.at("point").get<std::string>()));
+        if (j.value("generic", false)) {
+            compile_generic_job(j, def, shape, point);
+            return 0;
+        }
         compile_kernel_object(def, shape, point, load_target(j.at("target").get<std::string>()),
                               j.at("function").get<std::string>(), j.at("path").get<std::string>());
         return 0;

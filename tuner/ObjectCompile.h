@@ -22,7 +22,21 @@ struct ObjectJob {
     std::string function;            // the pipeline's name; its entry point is function + "_argv"
     std::string path;                // the object file to write
     bool runtime = false;            // Halide's standalone runtime for the host instead of a kernel
+    // The shape-generic kernel of the schedule tuned at `shape` (lower_generic), checked against
+    // the reference first (checked_generic), compiled with LLVM's SLP vectorizer off
+    // (generic_worker_environment); path + ".generic.json" gets {"checked": the shapes it was
+    // checked at, "halide_target": the target string of the object}.
+    bool generic = false;
 };
+
+// The environment of a generic job's worker: this process's, with `-vectorize-slp=false` added to
+// HL_LLVM_ARGS (the LLVM options Halide reads once per process, hence a process of its own). In
+// a generic kernel the register tile's rows sit at symbolic strides, one address register each;
+// the SLP vectorizer packs their per-step increments into a vector add and extracts every address
+// from it in the innermost loop. Measured 2026-11-27 (docs/bench/2026-11-27-s17-generic.md), one
+// thread, conv2d_nchw C=16 F=32 14x14's generic kernel at its own shape: 18.1 us with, 16.0 without
+// (the exact kernel 14.8). The exact kernels keep it (session 16: 30-40% slower without).
+std::vector<std::string> generic_worker_environment(char **env);
 
 struct ObjectCompileReport {
     int workers = 0;
