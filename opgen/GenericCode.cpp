@@ -538,15 +538,6 @@ db::KernelCode generic_code_header(const ComputeDef &def, const BoundShape &shap
     return code;
 }
 
-db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &shape,
-                                    const SchedulePoint &point, const Target &target,
-                                    const std::string &schedule_json, std::string &checked) {
-    LoweredOp op = checked_generic(def, shape, point, target, checked);
-    db::KernelCode code = generic_code_header(def, shape, schedule_json);
-    build_kernel_code(op, "op '" + def.name + "' generic from " + shape.canonical, target, code);
-    return code;
-}
-
 std::string generic_fixed_values(const ComputeDef &def, const BoundShape &shape) {
     return value_list(def, generic_symbols(def), &shape.values);
 }

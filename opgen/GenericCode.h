@@ -18,7 +18,7 @@
 // Funcs and schedule as the code) against the reference at several shapes with tails and sizes
 // below the factors, every specialization run, before the code is compiled (generic_check_shapes).
 // The code that ships is checked and compiled by a worker process of its own, whose LLVM runs
-// with generic code's options (tuner/GenericBuild.h); compile_generic_code does both in this process.
+// with generic code's options (tuner/GenericBuild.h).
 #ifndef OPGEN_GENERIC_CODE_H
 #define OPGEN_GENERIC_CODE_H
 
@@ -97,14 +97,6 @@ LoweredOp checked_generic(const ComputeDef &def, const BoundShape &shape, const 
 // describe it: function, signature, schedule, symbols, fixed values and defaults; no bytes yet
 // (link_kernel_code, opgen/CompiledCode.h, adds them).
 db::KernelCode generic_code_header(const ComputeDef &def, const BoundShape &shape, const std::string &schedule_json);
-
-// The generic code of `def` from the schedule `point` tuned at `shape`, compiled in this process
-// (the cache's generic code is compiled by a worker: tuner/GenericBuild.h), checked at
-// generic_check_shapes first; `checked` gets those shapes ("K=1,M=1,N=1;..."). Raises UserError
-// when the op has no symbolic parameter, Halide cannot compile it, the link fails or a check fails.
-db::KernelCode compile_generic_code(const ComputeDef &def, const BoundShape &shape,
-                                    const SchedulePoint &point, const Target &target,
-                                    const std::string &schedule_json, std::string &checked);
 
 }  // namespace opgen
 
