@@ -26,15 +26,18 @@ double log_distance(const std::vector<std::string> &symbols,
     return d;
 }
 
-// A generic kernel's ratio at a requested shape is estimated from its measured log ratios: their
-// mean over the kMeasuredNeighbours tuned shapes nearest to it, each weighted 1 / (kNearWeight +
-// log-distance), plus kSpreadPenalty times their standard deviation over every tuned shape, so
-// that a kernel fast at some shapes and erratic at others (a ragged tile turning it 2-6x slower)
-// ranks after a steady one. Chosen by leave-one-out over 10 never-tuned shapes per op
-// (docs/bench/2026-11-25-s8-cache.md): the nearest 3 alone picked a 6.2x kernel for one matmul.
+// A generic kernel's ratio at a requested shape is estimated from its measured log ratios at the
+// tuned shapes where its register tiles fit (all of them when it fits at none): their mean over the
+// kMeasuredNeighbours tuned shapes nearest to the request, each weighted 1 / (kNearWeight +
+// log-distance), after each is carried from its shape to the request by the register tiles'
+// overwork (GenericFit.h): a tile of 7 computes 21 columns of a 16-wide plane and 28 of a 28-wide
+// one. Replayed over every generic kernel timed at 13 conv shapes, each left out in turn
+// (docs/bench/2026-11-27-s18-ranking.md), the kernels chosen so ran at a geometric mean of 1.11x a
+// full tune, where the plain mean plus half the ratios' spread (the rule before) chose 1.28x: that
+// penalty kept off kernels whose ragged tiles made them erratic, and also every kernel timed at a
+// shape it does not fit, which it is never offered for.
 constexpr size_t kMeasuredNeighbours = 6;
 constexpr double kNearWeight = 0.25;
-constexpr double kSpreadPenalty = 0.5;
 
 // A generic row's timings are those of its key and its code.
 std::string timing_key(const KernelKey &key, const std::string &digest) {
@@ -51,6 +54,17 @@ std::vector<const GenericCodeRecord *> fitting(std::vector<const GenericCodeReco
         if (register_tiles_fit(row->code.schedule_json, extents)) fit.push_back(row);
     }
     return fit.empty() ? rows : fit;
+}
+
+// The output's dims of generic `code` bound to `shape`, innermost first (as a schedule's axes);
+// nullopt when it cannot be bound or has no output.
+std::optional<std::vector<int64_t>> output_dims(const KernelCode &code, const std::string &shape) {
+    std::optional<GenericBinding> binding = bind_generic(code, shape);
+    if (!binding) return std::nullopt;
+    for (const CodeArgument &a : binding->arguments) {
+        if (a.is_output) return std::vector<int64_t>(a.dims.rbegin(), a.dims.rend());
+    }
+    return std::nullopt;
 }
 
 std::string describe(const GenericCodeRecord &row) {
@@ -89,6 +103,29 @@ const std::string &GenericKernels::header_refusal_of(const GenericCodeRecord &ro
     return found->second;
 }
 
+void GenericKernels::read_timings(SqliteConnection &connection, const LookupRequest &request,
+                                  const std::string &key) {
+    std::map<std::string, const GenericCodeRecord *> rows;  // by timing_key
+    for (const GenericCodeRecord &row : rows_.at(key)) {
+        if (header_refusal_of(row).empty()) rows[timing_key(row.key, row.code.digest)] = &row;
+    }
+    std::map<std::string, std::vector<int64_t>> tiles;  // by timing_key
+    for (const GenericTimingRecord &t :
+         read_generic_timings(connection, request.target, request.op_name, request.dtype, request.op_hash,
+                              request.halide_version, request.tuner_version)) {
+        std::string id = timing_key(t.key, t.digest);
+        auto row = rows.find(id);
+        std::optional<std::map<std::string, int64_t>> at = parse_values(t.at_shape);
+        if (row == rows.end() || !at || !(t.ratio > 0) || !std::isfinite(t.ratio)) continue;
+        std::optional<std::vector<int64_t>> dims = output_dims(row->second->code, t.at_shape);
+        if (!dims) continue;
+        auto [it, fresh] = tiles.try_emplace(id);
+        if (fresh) it->second = register_tiles(row->second->code.schedule_json);
+        timings_[id].push_back({std::move(*at), std::log(t.ratio), register_tile_overwork(it->second, *dims),
+                                register_tiles_fit_dims(it->second, *dims)});
+    }
+}
+
 std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection &connection,
                                                                const LookupRequest &request,
                                                                std::string &why) {
@@ -103,14 +140,7 @@ std::vector<const GenericCodeRecord *> GenericKernels::serving(SqliteConnection 
                                                      request.halide_version, request.tuner_version,
                                                      CodeBytes::Leave))
                     .first;
-        for (const GenericTimingRecord &t :
-             read_generic_timings(connection, request.target, request.op_name, request.dtype,
-                                  request.op_hash, request.halide_version, request.tuner_version)) {
-            std::optional<std::map<std::string, int64_t>> at = parse_values(t.at_shape);
-            if (at && t.ratio > 0 && std::isfinite(t.ratio)) {
-                timings_[timing_key(t.key, t.digest)].push_back({std::move(*at), std::log(t.ratio)});
-            }
-        }
+        read_timings(connection, request, key);
     }
     std::vector<const GenericCodeRecord *> rows, unbound;
     std::string first_why;
@@ -230,19 +260,18 @@ std::optional<double> GenericKernels::measured_ratio(const GenericCodeRecord &ro
                                                      const std::string &shape) const {
     auto found = timings_.find(timing_key(row.key, row.code.digest));
     std::optional<std::map<std::string, int64_t>> wanted = parse_values(shape);
-    if (found == timings_.end() || found->second.empty() || !wanted) {
+    std::optional<std::vector<int64_t>> dims = output_dims(row.code, shape);
+    if (found == timings_.end() || found->second.empty() || !wanted || !dims) {
         return std::nullopt;
     }
+    const std::vector<Timing> &timings = found->second;
+    const bool fits_somewhere =
+        std::any_of(timings.begin(), timings.end(), [](const Timing &t) { return t.fits; });
     std::vector<std::string> symbols = split_names(row.code.symbols);
-    std::vector<std::pair<double, double>> near;  // (distance, log ratio)
-    double mean = 0, square = 0;
-    for (const Timing &t : found->second) {
-        near.emplace_back(log_distance(symbols, *wanted, t.at), t.log_ratio);
-        mean += t.log_ratio;
-        square += t.log_ratio * t.log_ratio;
+    std::vector<std::pair<double, double>> near;  // (distance, log ratio without the overwork)
+    for (const Timing &t : timings) {
+        if (t.fits || !fits_somewhere) near.emplace_back(log_distance(symbols, *wanted, t.at), t.log_ratio - t.log_overwork);
     }
-    mean /= double(near.size());
-    double spread = std::sqrt(std::max(0.0, square / double(near.size()) - mean * mean));
     size_t keep = std::min(near.size(), kMeasuredNeighbours);
     std::partial_sort(near.begin(), near.begin() + ptrdiff_t(keep), near.end());
     double sum = 0, weights = 0;
@@ -257,7 +286,7 @@ std::optional<double> GenericKernels::measured_ratio(const GenericCodeRecord &ro
     if (weights <= 0) {
         return std::nullopt;
     }
-    return std::exp(sum / weights + kSpreadPenalty * spread);
+    return std::exp(sum / weights + register_tile_overwork(register_tiles(row.code.schedule_json), *dims));
 }
 
 std::optional<LookupAnswer> GenericKernels::answer(SqliteConnection &connection,

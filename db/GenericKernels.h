@@ -9,8 +9,9 @@
 // Measured first (schema version 6): where `opgen db compile --generic` timed the generic kernels
 // at the op's tuned shapes (GenericTimingRecord), each serving row's ratio over a full tune at the
 // requested shape is estimated from its measured ratios at the tuned shapes nearest to it (a
-// geometric mean weighted by closeness, raised by the spread of all its ratios: see
-// GenericKernels.cpp), and the lowest estimate answers; a row never timed ranks after every
+// geometric mean weighted by closeness, each ratio carried to the requested shape by the work
+// its register tiles waste at a ragged edge: see GenericKernels.cpp), and the lowest estimate
+// answers; a row never timed ranks after every
 // timed one. Only without timings do the scores or the
 // distance decide. Whatever the ranking, a row whose register tiles are wider than the shape's
 // loop extents (GenericFit.h) is not offered while one that fits serves the shape.
@@ -73,8 +74,9 @@ public:
     std::optional<LookupAnswer> answer(SqliteConnection &connection, const LookupRequest &request,
                                        std::string &why, const GenericRanking &ranking = {});
     // The estimated ratio of `row` (one of serving()'s) over a full tune at `shape` (canonical,
-    // or NAME=INT pairs), from its timings at the tuned shapes nearest to it; nullopt when it was
-    // never timed or the shape does not parse. Call serving() for the request first.
+    // or NAME=INT pairs), from its timings at the tuned shapes nearest to it where its register
+    // tiles fit, each carried to `shape` by their overwork (GenericKernels.cpp); nullopt when it was
+    // never timed or it cannot be bound to the shape. Call serving() for the request first.
     std::optional<double> measured_ratio(const GenericCodeRecord &row, const std::string &shape) const;
     // The chosen row's code loaded (once per digest) and bound to the shape; nullptr with `why`
     // when none serves it. Raises DbError when its code is refused or cannot be loaded.
@@ -96,13 +98,19 @@ private:
                                     std::string &why, const GenericRanking &ranking);
 
     std::map<std::string, std::vector<GenericCodeRecord>> rows_;  // by request, without shape
-    // One timing of a generic row: the tuned shape's values and log(ratio).
+    // One timing of a generic row: the tuned shape's values, log(ratio), and the row's register
+    // tiles' overwork there and whether they fit there (GenericFit.h).
     struct Timing {
         std::map<std::string, int64_t> at;
         double log_ratio = 0;
+        double log_overwork = 0;
+        bool fits = true;
     };
-    // The timings of every row read into rows_, by the row's key and digest (timing_key).
+    // The timings of every row read into rows_ that passes code_header_refusal, by the row's key
+    // and digest (timing_key); a timing at a shape the row cannot be bound to is dropped.
     std::map<std::string, std::vector<Timing>> timings_;
+    // Reads the timings of the rows of `rows_[key]`, each placed against its row's register tiles.
+    void read_timings(SqliteConnection &connection, const LookupRequest &request, const std::string &key);
     // `rows` (serving()'s) that fit the shape (all of them when none fits) best first: by
     // measured_ratio, rows never timed last; without any timing by the scorer's scores, else by
     // shape distance; key order among equals.

@@ -13,9 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <cmath>
 #include <functional>
 
 #include "db/CodeLoader.h"
+#include "db/GenericFit.h"
 #include "db/GenericSignature.h"
 #include "db/Lookup.h"
 #include "db/opgen_cache.h"
@@ -192,6 +194,21 @@ protected:
             t[size_t(i)].tuned_ms = 1;
         }
         cache->put_generic_timings(t);
+    }
+
+    // The lookup's estimate at `shape` of `row` timed at `ratio` at `at` alone: the ratio carried
+    // by the work its register tiles waste at a ragged edge at each shape (db/GenericFit.h).
+    static double carried(const db::GenericCodeRecord &row, double ratio, const std::string &at,
+                          const std::string &shape) {
+        auto overwork = [&](const std::string &s) {
+            std::optional<db::GenericBinding> b = db::bind_generic(row.code, s);
+            EXPECT_TRUE(b) << s;
+            if (!b) return 0.0;
+            const std::vector<int64_t> &dims = b->arguments.back().dims;  // the output, outermost first
+            return db::register_tile_overwork(db::register_tiles(row.code.schedule_json),
+                                              std::vector<int64_t>(dims.rbegin(), dims.rend()));
+        };
+        return ratio * std::exp(overwork(shape) - overwork(at));
     }
 
     // `row`'s schedule with the register tile of output variable `var` set to `reg`, stored (its
@@ -491,9 +508,10 @@ TEST_F(GenericKernelTest, CompileTimesEveryGenericKernelAtTheTunedShapes) {
 }
 
 // Measured evidence ranks first: a generic kernel measured near a full tune (at most 2.0x at the
-// tuned shapes nearest the request) is served by kernel() and answers find() without the model
-// being asked, whatever the model would score; measured worse, the model ranks the candidates
-// and the best measured generic kernel leads the generic ones (and is the one kernel() serves).
+// tuned shapes nearest the request, each ratio carried to the request by its register tiles'
+// overwork) is served by kernel() and answers find() without the model being asked, whatever the
+// model would score; measured worse, the model ranks the candidates and the best measured generic
+// kernel leads the generic ones (and is the one kernel() serves).
 TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
     drop_timings();
     db::GenericCodeRecord far, near;
@@ -502,8 +520,11 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
     auto marked = [](const std::string &s) { return s.find("marker") != std::string::npos; };
     const std::string shape = "M=20,N=50,K=30";
 
-    // The far kernel measured at 1.05, the near one at 2.2; the model prefers the near one.
-    // (1.05 and 1.75 both answer outright: at most 2.0.)
+    // The far kernel measured at 1.05, the near one at 2.3; the model prefers the near one. Both
+    // rows' tiles waste 1.34x as much at the request as at the tuned shape (n 64/50 and m 24/20
+    // there, n 64/56 at M=24,N=56): the far one's 1.41 answers outright (at most 2.0).
+    auto at = [&](const db::GenericCodeRecord &row, double ratio) { return carried(row, ratio, near.key.shape, shape); };
+    ASSERT_NEAR(at(far, 1.0), 1.344, 1e-3);
     time_both(2.3, 1.05);
     {
         auto lookup = db::open_kernel_lookup(path_);
@@ -519,8 +540,8 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         EXPECT_FALSE(a.needs_compile);
         EXPECT_EQ(prefers_near->calls, 0);  // measured good enough: no model asked
         ASSERT_EQ(a.ranked.size(), 2u);     // the generic kernels alone
-        EXPECT_NEAR(a.ranked[0].measured_ratio, 1.05, 1e-9);
-        EXPECT_NEAR(a.ranked[1].measured_ratio, 2.3, 1e-9);
+        EXPECT_NEAR(a.ranked[0].measured_ratio, at(far, 1.05), 1e-9);
+        EXPECT_NEAR(a.ranked[1].measured_ratio, at(near, 2.3), 1e-9);
     }
     // Both measured above 2.0: the model ranks (the refit first), the far kernel, measured
     // better, ahead of the near one the model prefers.
@@ -534,18 +555,18 @@ TEST_F(GenericKernelTest, RanksGenericKernelsByMeasuredRatiosFirst) {
         ASSERT_EQ(b.ranked.size(), 3u);
         EXPECT_EQ(b.ranked[0].kind, db::AnswerKind::Derived);
         EXPECT_EQ(b.ranked[1].from_shape, far.key.shape);
-        EXPECT_NEAR(b.ranked[1].measured_ratio, 2.1, 1e-9);
+        EXPECT_NEAR(b.ranked[1].measured_ratio, at(far, 2.1), 1e-9);
         EXPECT_EQ(b.ranked[2].from_shape, near.key.shape);
         EXPECT_EQ(lookup->kernel(request("matmul", shape))->digest(), far.code.digest);
     }
-    // The threshold is the lookup's to set: at 2.2 the far kernel (2.1) answers outright again, at
-    // 0 no measurement decides (what opgen_choice_bench times as the model's answer); a negative
-    // one is refused.
+    // The threshold is the lookup's to set: at 2.9 the far kernel (2.1 carried: 2.82) answers
+    // outright again, at 0 no measurement decides (what opgen_choice_bench times as the model's
+    // answer); a negative one is refused.
     {
         auto lookup = db::open_kernel_lookup(path_);
         auto extension = std::make_shared<RefitFirstExtension>([&](const std::string &s) { return marked(s) ? 1.0 : 2.0; });
         lookup->set_extension(extension);
-        lookup->set_measured_good_enough(2.2);
+        lookup->set_measured_good_enough(2.9);
         db::LookupAnswer c = lookup->find(request("matmul", shape));
         ASSERT_EQ(c.kind, db::AnswerKind::Generic) << c.reason;
         EXPECT_EQ(c.from_shape, far.key.shape);
@@ -598,7 +619,7 @@ TEST_F(GenericKernelTest, DoesNotOfferAKernelWhoseRegisterTileIsWiderThanTheShap
     db::GenericCodeRecord far, near;
     add_far_copy(near, far);
     set_register_tile(far, "m", 64);
-    time_rows(near, 1.5, far, 1.05);  // the wide row measured better
+    time_rows(near, 1.4, far, 1.05);  // the wide row measured better
     auto extension = std::make_shared<RankingExtension>([](const std::string &) { return 1.0; });
     {
         auto lookup = db::open_kernel_lookup(path_);
@@ -612,7 +633,7 @@ TEST_F(GenericKernelTest, DoesNotOfferAKernelWhoseRegisterTileIsWiderThanTheShap
         ASSERT_EQ(a.kind, db::AnswerKind::Generic) << a.reason;
         EXPECT_EQ(a.from_shape, near.key.shape);
         ASSERT_EQ(a.ranked.size(), 1u);
-        EXPECT_NEAR(a.ranked[0].measured_ratio, 1.5, 1e-9);
+        EXPECT_NEAR(a.ranked[0].measured_ratio, carried(near, 1.4, near.key.shape, "M=20,N=50,K=30"), 1e-9);
         // M=70 >= 64: both fit, the better measured wide row serves.
         EXPECT_EQ(lookup->kernel(request("matmul", "M=70,N=50,K=30"))->digest(), far.code.digest);
         db::LookupAnswer b = lookup->find(request("matmul", "M=70,N=50,K=30"));
@@ -626,7 +647,7 @@ TEST_F(GenericKernelTest, DoesNotOfferAKernelWhoseRegisterTileIsWiderThanTheShap
     }
     // Both rows wider than M=20: both offered, the better measured serves.
     set_register_tile(near, "m", 32);
-    time_rows(near, 1.5, far, 1.05);
+    time_rows(near, 1.4, far, 1.05);
     auto lookup = db::open_kernel_lookup(path_);
     lookup->set_extension(extension);
     EXPECT_EQ(lookup->kernel(request("matmul", "M=20,N=50,K=30"))->digest(), far.code.digest);
@@ -635,6 +656,34 @@ TEST_F(GenericKernelTest, DoesNotOfferAKernelWhoseRegisterTileIsWiderThanTheShap
     EXPECT_EQ(c.ranked.size(), 2u);
     // Between the two tiles (32 <= M=40 < 64) the narrower one, measured worse, serves.
     EXPECT_EQ(lookup->kernel(request("matmul", "M=40,N=50,K=30"))->digest(), near.code.digest);
+}
+
+// A ratio measured at a tuned shape describes the kernel there, ragged register tiles included:
+// carried to the request by the work the tiles waste at each shape, a kernel measured worse where
+// its tile was ragged ranks first where its tile divides the shape, and last where it is ragged
+// again. kernel() needs no extension for it (the output's dims come from the row's own
+// signature); find() lists the ranking when an extension resolves the shape.
+TEST_F(GenericKernelTest, CarriesMeasuredRatiosByTheRegisterTilesOverwork) {
+    drop_timings();
+    db::GenericCodeRecord far, near;
+    add_far_copy(near, far);
+    set_register_tile(far, "m", 16);  // 32 rows for near's tuned M=24, where near's 8 divide it
+    time_rows(near, 1.2, far, 1.3);   // near measured better
+    EXPECT_EQ(db::open_kernel_lookup(path_)->kernel(request("matmul", "M=32,N=64,K=30"))->digest(), far.code.digest);
+    auto lookup = db::open_kernel_lookup(path_);
+    lookup->set_extension(std::make_shared<RankingExtension>([](const std::string &) { return 1.0; }));
+    // M=32: far's tile divides it (0.975 x 64/56 against near's 1.2 x 64/56).
+    std::shared_ptr<const db::LoadedKernel> k = lookup->kernel(request("matmul", "M=32,N=64,K=30"));
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->digest(), far.code.digest);
+    db::LookupAnswer a = lookup->find(request("matmul", "M=32,N=64,K=30"));
+    ASSERT_EQ(a.ranked.size(), 2u);
+    EXPECT_NEAR(a.ranked[0].measured_ratio, 1.3 * (24.0 / 32) * (56.0 / 64), 1e-9);
+    EXPECT_NEAR(a.ranked[1].measured_ratio, 1.2 * (56.0 / 64), 1e-9);
+    EXPECT_LT(run_matmul(*lookup, 32, 64, 30), 1e-6);
+    // M=17: far computes 32 rows of it, near 24.
+    EXPECT_EQ(lookup->kernel(request("matmul", "M=17,N=64,K=30"))->digest(), near.code.digest);
+    EXPECT_LT(run_matmul(*lookup, 17, 64, 30), 1e-6);
 }
 
 // Only the chosen row's code is hashed before it is loaded: the best-ranked generic kernel whose
