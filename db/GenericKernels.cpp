@@ -56,17 +56,6 @@ std::vector<const GenericCodeRecord *> fitting(std::vector<const GenericCodeReco
     return fit.empty() ? rows : fit;
 }
 
-// The output's dims of generic `code` bound to `shape`, innermost first (as a schedule's axes);
-// nullopt when it cannot be bound or has no output.
-std::optional<std::vector<int64_t>> output_dims(const KernelCode &code, const std::string &shape) {
-    std::optional<GenericBinding> binding = bind_generic(code, shape);
-    if (!binding) return std::nullopt;
-    for (const CodeArgument &a : binding->arguments) {
-        if (a.is_output) return std::vector<int64_t>(a.dims.rbegin(), a.dims.rend());
-    }
-    return std::nullopt;
-}
-
 std::string describe(const GenericCodeRecord &row) {
     return "generic kernel of op '" + row.key.op_name + "' from shape " + row.key.shape +
            " on target '" + row.key.target + "'";
@@ -103,13 +92,29 @@ const std::string &GenericKernels::header_refusal_of(const GenericCodeRecord &ro
     return found->second;
 }
 
+const std::optional<std::vector<int64_t>> &GenericKernels::output_dims(const KernelCode &code,
+                                                                       const std::string &shape) const {
+    std::string id = code.signature + '\n' + code.symbols + '\n' + code.fixed + '\n' + code.defaults + '\n' + shape;
+    auto [it, fresh] = output_dims_.try_emplace(id);
+    if (fresh) {
+        if (std::optional<GenericBinding> binding = bind_generic(code, shape)) {
+            for (const CodeArgument &a : binding->arguments) {
+                if (a.is_output) it->second = std::vector<int64_t>(a.dims.rbegin(), a.dims.rend());
+            }
+        }
+    }
+    return it->second;
+}
+
 void GenericKernels::read_timings(SqliteConnection &connection, const LookupRequest &request,
                                   const std::string &key) {
     std::map<std::string, const GenericCodeRecord *> rows;  // by timing_key
     for (const GenericCodeRecord &row : rows_.at(key)) {
         if (header_refusal_of(row).empty()) rows[timing_key(row.key, row.code.digest)] = &row;
     }
-    std::map<std::string, std::vector<int64_t>> tiles;  // by timing_key
+    for (const auto &[id, row] : rows) {
+        tiles_[id] = register_tiles(row->code.schedule_json);
+    }
     for (const GenericTimingRecord &t :
          read_generic_timings(connection, request.target, request.op_name, request.dtype, request.op_hash,
                               request.halide_version, request.tuner_version)) {
@@ -117,12 +122,11 @@ void GenericKernels::read_timings(SqliteConnection &connection, const LookupRequ
         auto row = rows.find(id);
         std::optional<std::map<std::string, int64_t>> at = parse_values(t.at_shape);
         if (row == rows.end() || !at || !(t.ratio > 0) || !std::isfinite(t.ratio)) continue;
-        std::optional<std::vector<int64_t>> dims = output_dims(row->second->code, t.at_shape);
+        const std::optional<std::vector<int64_t>> &dims = output_dims(row->second->code, t.at_shape);
         if (!dims) continue;
-        auto [it, fresh] = tiles.try_emplace(id);
-        if (fresh) it->second = register_tiles(row->second->code.schedule_json);
-        timings_[id].push_back({std::move(*at), std::log(t.ratio), register_tile_overwork(it->second, *dims),
-                                register_tiles_fit_dims(it->second, *dims)});
+        const std::vector<int64_t> &tiles = tiles_[id];
+        timings_[id].push_back({std::move(*at), std::log(t.ratio), register_tile_overwork(tiles, *dims),
+                                register_tiles_fit_dims(tiles, *dims)});
     }
 }
 
@@ -258,10 +262,15 @@ const GenericCodeRecord *GenericKernels::choose(SqliteConnection &connection,
 
 std::optional<double> GenericKernels::measured_ratio(const GenericCodeRecord &row,
                                                      const std::string &shape) const {
-    auto found = timings_.find(timing_key(row.key, row.code.digest));
+    const std::string id = timing_key(row.key, row.code.digest);
+    auto found = timings_.find(id);
+    auto tiles = tiles_.find(id);
     std::optional<std::map<std::string, int64_t>> wanted = parse_values(shape);
-    std::optional<std::vector<int64_t>> dims = output_dims(row.code, shape);
-    if (found == timings_.end() || found->second.empty() || !wanted || !dims) {
+    if (found == timings_.end() || found->second.empty() || tiles == tiles_.end() || !wanted) {
+        return std::nullopt;
+    }
+    const std::optional<std::vector<int64_t>> &dims = output_dims(row.code, shape);
+    if (!dims) {
         return std::nullopt;
     }
     const std::vector<Timing> &timings = found->second;
@@ -286,7 +295,7 @@ std::optional<double> GenericKernels::measured_ratio(const GenericCodeRecord &ro
     if (weights <= 0) {
         return std::nullopt;
     }
-    return std::exp(sum / weights + register_tile_overwork(register_tiles(row.code.schedule_json), *dims));
+    return std::exp(sum / weights + register_tile_overwork(tiles->second, *dims));
 }
 
 std::optional<LookupAnswer> GenericKernels::answer(SqliteConnection &connection,

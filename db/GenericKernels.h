@@ -88,6 +88,8 @@ public:
     void forget() {
         rows_.clear();
         timings_.clear();
+        tiles_.clear();
+        output_dims_.clear();
         refusals_.clear();
         header_refusals_.clear();
         full_code_.clear();
@@ -111,6 +113,13 @@ private:
     std::map<std::string, std::vector<Timing>> timings_;
     // Reads the timings of the rows of `rows_[key]`, each placed against its row's register tiles.
     void read_timings(SqliteConnection &connection, const LookupRequest &request, const std::string &key);
+    // The register tiles of every row read (GenericFit.h), by timing_key.
+    std::map<std::string, std::vector<int64_t>> tiles_;
+    // The output's dims, innermost first, of generic code bound to a shape (nullopt: it cannot be),
+    // by signature, symbols and shape: rows of one op share their signature, and binding is the
+    // costly part of placing an op's timings (about 10 us a row and shape).
+    mutable std::map<std::string, std::optional<std::vector<int64_t>>> output_dims_;
+    const std::optional<std::vector<int64_t>> &output_dims(const KernelCode &code, const std::string &shape) const;
     // `rows` (serving()'s) that fit the shape (all of them when none fits) best first: by
     // measured_ratio, rows never timed last; without any timing by the scorer's scores, else by
     // shape distance; key order among equals.

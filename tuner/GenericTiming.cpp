@@ -1,17 +1,24 @@
 #include "tuner/GenericTiming.h"
 
 #include "opgen/Error.h"
-#include "opgen/GenericCode.h"
-#include "tuner/Measurer.h"
+#include "tuner/StoredTimingJob.h"
+#include "tuner/WorkerPool.h"
 
-#include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
-#include <limits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
-#include <memory>
 #include <set>
 #include <thread>
+
+extern char **environ;
 
 namespace opgen::tuner {
 
@@ -31,61 +38,6 @@ std::string describe(const db::KernelKey &key) {
 int process_threads() {
     if (const char *env = std::getenv("HL_NUM_THREADS"); env && std::atoi(env) > 0) return std::atoi(env);
     return int(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// One tuned shape, ready to time against: its task (inputs, reference sample, output) and its
-// kernel compiled, checked and bound to the task.
-struct TunedKernel {
-    db::KernelRecord record;
-    std::unique_ptr<TaskContext> task;
-    std::unique_ptr<CompiledCandidate> compiled;
-};
-
-// Compiles the tuned kernel of `record`; nullptr with `why` when it fails or gives a wrong result.
-std::unique_ptr<TunedKernel> compile_tuned(const ComputeDef &def, const Target &target,
-                                           const db::KernelRecord &record, std::string &why) {
-    auto t = std::make_unique<TunedKernel>();
-    t->record = record;
-    t->task = std::make_unique<TaskContext>(def, bind_shape(def, record.key.shape), target);
-    MeasureResult r;
-    SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(record.schedule_json));
-    t->compiled = compile_and_verify(*t->task, point, r);
-    if (!t->compiled) {
-        why = "the tuned kernel: " + r.status + ": " + r.error;
-        return nullptr;
-    }
-    return t;
-}
-
-// The generic kernel (`row`, its lowering `op` JIT-compiled as `kernel`) timed at `tuned`'s shape
-// in turns with the tuned kernel, its output checked first; nullopt with `why` on a failure.
-std::optional<db::GenericTimingRecord> time_at(const db::GenericCodeRecord &row, JitKernel &kernel,
-                                               TunedKernel &tuned, double min_ms, std::string &why) {
-    TaskContext &task = *tuned.task;
-    HostTensor output;
-    output.dims = task.output.dims;
-    output.data.assign(task.output.data.size(), std::numeric_limits<float>::quiet_NaN());
-    try {
-        kernel.bind(task.inputs, output);
-        kernel.run();
-        Verification v = check_output(task.reference, output);
-        if (!v.ok) {
-            why = "wrong result at " + task.shape.canonical + ": " + v.first_mismatch;
-            return std::nullopt;
-        }
-        PairedTiming p = time_paired(kernel, *tuned.compiled->kernel, min_ms, 5);
-        db::GenericTimingRecord t;
-        t.key = row.key;
-        t.digest = row.code.digest;
-        t.at_shape = tuned.record.key.shape;
-        t.time_ms = p.candidate.median_ms;
-        t.tuned_ms = p.reference.median_ms;
-        t.ratio = p.ratio;
-        return t;
-    } catch (const Halide::Error &e) {
-        why = "at " + task.shape.canonical + ": " + e.what();
-        return std::nullopt;
-    }
 }
 
 // A failure goes into the report and the log; the run goes on.
@@ -111,104 +63,130 @@ TunedRowsByKey tuned_rows_of(db::KernelCache &cache, const std::string &op, cons
     return rows;
 }
 
-// The tuned shapes of `family_rows` at which the code of digest `digest` has no timing in `timed`.
-std::vector<const db::KernelRecord *> untimed_shapes(const std::vector<db::KernelRecord> &family_rows,
-                                                     const std::string &digest,
-                                                     const std::set<std::pair<std::string, std::string>> &timed) {
-    std::vector<const db::KernelRecord *> missing;
-    for (const db::KernelRecord &r : family_rows) {
-        if (!timed.count({digest, r.key.shape})) missing.push_back(&r);
+// The job of one key family: every generic row of `rows` paired with each tuned shape of
+// `family_rows` it has no timing at in `timed` ((digest, at_shape)).
+StoredTimingJob family_job(db::KernelCache &cache, const db::KernelKey &key,
+                           const std::vector<const db::GenericCodeRecord *> &rows,
+                           const std::vector<db::KernelRecord> &family_rows,
+                           const std::set<std::pair<std::string, std::string>> &timed, double min_ms) {
+    StoredTimingJob job;
+    job.db = cache.path();
+    job.family = key;
+    job.family.shape.clear();
+    job.min_ms = min_ms;
+    for (const db::GenericCodeRecord *row : rows) {
+        for (const db::KernelRecord &r : family_rows) {
+            if (!timed.count({row->code.digest, r.key.shape})) job.pairs.push_back({row->key.shape, row->code.digest, r.key.shape});
+        }
     }
-    return missing;
+    return job;
 }
 
-// The tuned kernels of one target key, each compiled and checked once however many generic
-// kernels are timed against it; a failure is reported once and the shape skipped after.
-class TunedKernels {
-public:
-    TunedKernels(const Target &target, const FailureLog &fail) : target_(target), fail_(fail) {}
-
-    // The compiled tuned kernel of `record`; nullptr when it failed (now or before).
-    TunedKernel *get(const ComputeDef &def, const db::KernelRecord &record) {
-        std::string key = family(record.key) + '\n' + record.key.shape;
-        if (failed_.count(key)) return nullptr;
-        std::unique_ptr<TunedKernel> &t = compiled_[key];
-        if (t) return t.get();
-        std::string why;
-        t = compile_tuned(def, target_, record, why);
-        if (!t) {
-            failed_.insert(key);
-            fail_(describe(record.key) + ": " + why);
-        }
-        return t.get();
+// The last non-empty line of a file, or "(no output)".
+std::string last_line(const std::string &path) {
+    std::ifstream in(path);
+    std::string line, last = "(no output)";
+    while (std::getline(in, line)) {
+        if (!line.empty()) last = line;
     }
+    return last;
+}
 
-private:
-    const Target &target_;
-    const FailureLog &fail_;
-    std::map<std::string, std::unique_ptr<TunedKernel>> compiled_;  // by family + shape
-    std::set<std::string> failed_;
+// A folder of its own for one timer run, removed with it.
+struct ScratchDir {
+    std::filesystem::path path;
+    ScratchDir() {
+        std::string pattern = (std::filesystem::temp_directory_path() / "opgen-timing-XXXXXX").string();
+        if (!mkdtemp(pattern.data())) throw UserError(std::string("cannot make a folder for the timer: ") + std::strerror(errno));
+        path = pattern;
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
 };
 
-// Compiles the generic kernel of `row` (JIT, the lowering of its stored code) and times it at each
-// of `missing`, appending the timings to `stored`. Returns how many it stored; failures go to `fail`.
-int time_generic_row(db::KernelCache &cache, const OpLibrary &library, const Target &target,
-                     const db::GenericCodeRecord &row, const std::vector<const db::KernelRecord *> &missing,
-                     TunedKernels &tuned, double min_ms, std::vector<db::GenericTimingRecord> &stored,
-                     const FailureLog &fail) {
-    const std::string what = "generic " + describe(row.key);
-    std::string why;
-    std::optional<ComputeDef> def = definition_of(cache, library, row.key, why);
-    if (!def) {
-        fail(what + ": " + why);
-        return 0;
+// Runs the stored-code timer on `job` and reads its results, one per pair taken. UserError when
+// the timer cannot be started or fails as a whole.
+std::vector<StoredTimingResult> run_timer(StoredTimingJob job) {
+    ScratchDir dir;
+    const std::string request = (dir.path / "job.json").string(), log = (dir.path / "timer.log").string();
+    job.results = (dir.path / "results.jsonl").string();
+    std::ofstream(request) << to_json(job).dump();
+    const std::string exe = helper_executable("OPGEN_CODE_TIMER", "opgen-code-timer", OPGEN_CODE_TIMER_EXE);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    std::vector<char *> argv = {const_cast<char *>(exe.c_str()), const_cast<char *>(request.c_str()), nullptr};
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw UserError("cannot start the stored-code timer '" + exe + "': " + std::strerror(rc));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    SchedulePoint point = SchedulePoint::from_json(nlohmann::json::parse(row.code.schedule_json));
-    LoweredOp lowered = lower_generic(*def, bind_shape(*def, row.key.shape), point, target);
-    JitKernel kernel(lowered, target);
-    int n = 0;
-    for (const db::KernelRecord *r : missing) {
-        TunedKernel *t = tuned.get(*def, *r);
-        if (!t) continue;
-        std::string at_why;
-        std::optional<db::GenericTimingRecord> timing = time_at(row, kernel, *t, min_ms, at_why);
-        if (!timing) {
-            fail(what + ": " + at_why);
-            continue;
-        }
-        stored.push_back(*timing);
-        n++;
+    std::vector<StoredTimingResult> results;
+    std::ifstream in(job.results);
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty()) results.push_back(stored_timing_result(nlohmann::json::parse(line)));
     }
-    return n;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        throw UserError("the stored-code timer failed: " + last_line(log));
+    }
+    return results;
+}
+
+// The stored timing of `r` for generic row `row`.
+db::GenericTimingRecord timing_record(const db::GenericCodeRecord &row, const StoredTimingResult &r) {
+    db::GenericTimingRecord t;
+    t.key = row.key;
+    t.digest = row.code.digest;
+    t.at_shape = r.pair.at_shape;
+    t.time_ms = r.time_ms;
+    t.tuned_ms = r.tuned_ms;
+    t.ratio = r.ratio;
+    return t;
 }
 
 // The timings of every generic kernel of `op` on `target_key` at the tuned shapes of its family
-// (`families`) that it has none at yet.
+// (`families`) that it has none at yet, one timer run per family.
 std::vector<db::GenericTimingRecord> time_target_key(
-    db::KernelCache &cache, const OpLibrary &library, const Target &target, const std::string &op,
-    const std::string &target_key, const std::map<std::string, std::vector<db::KernelRecord>> &families,
-    double min_ms, const FailureLog &fail, const std::function<void(const std::string &)> &log) {
+    db::KernelCache &cache, const std::string &op, const std::string &target_key,
+    const std::map<std::string, std::vector<db::KernelRecord>> &families, double min_ms, const FailureLog &fail,
+    const std::function<void(const std::string &)> &log) {
     std::set<std::pair<std::string, std::string>> timed;  // (digest, at_shape)
     for (const db::GenericTimingRecord &t : cache.generic_timings_for(op, target_key)) {
         timed.insert({t.digest, t.at_shape});
     }
-    TunedKernels tuned(target, fail);
+    std::vector<db::GenericCodeRecord> generic = cache.generic_code_for(op, target_key);
     std::vector<db::GenericTimingRecord> stored;
-    for (const db::GenericCodeRecord &row : cache.generic_code_for(op, target_key)) {
-        auto rows = families.find(family(row.key));
-        if (rows == families.end()) continue;
-        std::vector<const db::KernelRecord *> missing = untimed_shapes(rows->second, row.code.digest, timed);
-        if (missing.empty()) continue;
-        const std::string what = "generic " + describe(row.key);
-        try {
-            int n = time_generic_row(cache, library, target, row, missing, tuned, min_ms, stored, fail);
-            if (log) log("timed " + what + " at " + std::to_string(n) + " tuned shape(s)");
-        } catch (const Halide::Error &e) {
-            fail(what + ": " + e.what());
-        } catch (const UserError &e) {
-            fail(what + ": " + e.what());
-        } catch (const nlohmann::json::exception &e) {
-            fail(what + ": its schedule: " + e.what());
+    for (const auto &[name, family_rows] : families) {
+        std::map<std::string, const db::GenericCodeRecord *> rows;  // by "shape\ndigest"
+        std::vector<const db::GenericCodeRecord *> ordered;
+        for (const db::GenericCodeRecord &row : generic) {
+            if (family(row.key) != name) continue;
+            rows[row.key.shape + '\n' + row.code.digest] = &row;
+            ordered.push_back(&row);
+        }
+        StoredTimingJob job = family_job(cache, family_rows.front().key, ordered, family_rows, timed, min_ms);
+        if (job.pairs.empty()) continue;
+        std::map<std::string, int> per_row;  // timings stored, by generic shape
+        for (const StoredTimingResult &r : run_timer(job)) {
+            auto row = rows.find(r.pair.generic_shape + '\n' + r.pair.digest);
+            if (row == rows.end()) continue;
+            if (!r.error.empty()) {
+                fail("generic " + describe(row->second->key) + ": " + r.error);
+                continue;
+            }
+            stored.push_back(timing_record(*row->second, r));
+            per_row[r.pair.generic_shape]++;
+        }
+        for (const db::GenericCodeRecord *row : ordered) {
+            if (log && per_row.count(row->key.shape)) {
+                log("timed generic " + describe(row->key) + " at " + std::to_string(per_row[row->key.shape]) +
+                    " tuned shape(s), its stored code against theirs");
+            }
         }
     }
     return stored;
@@ -231,8 +209,7 @@ CodeFillReport time_generic_code(db::KernelCache &cache, const OpLibrary &librar
     const int threads = process_threads();
     for (const std::string &op : ops.empty() ? library.list() : ops) {
         for (const auto &[target_key, families] : tuned_rows_of(cache, op, target, threads)) {
-            std::vector<db::GenericTimingRecord> stored =
-                time_target_key(cache, library, target, op, target_key, families, min_ms, fail, log);
+            std::vector<db::GenericTimingRecord> stored = time_target_key(cache, op, target_key, families, min_ms, fail, log);
             cache.put_generic_timings(stored);
             report.compiled += int(stored.size());
         }

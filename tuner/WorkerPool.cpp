@@ -24,16 +24,18 @@ extern char **environ;
 
 namespace opgen::tuner {
 
-std::string worker_executable() {
-    if (const char *env = std::getenv("OPGEN_WORKER")) return env;
+std::string helper_executable(const char *env_var, const std::string &name, const std::string &built) {
+    if (const char *env = std::getenv(env_var)) return env;
     std::error_code ec;
     auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        auto beside = self.parent_path() / "opgen-worker";
+        auto beside = self.parent_path() / name;
         if (access(beside.c_str(), X_OK) == 0) return beside.string();
     }
-    return OPGEN_WORKER_EXE;
+    return built;
 }
+
+std::string worker_executable() { return helper_executable("OPGEN_WORKER", "opgen-worker", OPGEN_WORKER_EXE); }
 
 namespace {
 

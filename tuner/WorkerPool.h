@@ -20,6 +20,10 @@
 
 namespace opgen::tuner {
 
+// A helper program of opgen's: $`env_var`, else `name` beside the running program, else `built`
+// (the one this build made).
+std::string helper_executable(const char *env_var, const std::string &name, const std::string &built);
+
 // The worker executable: $OPGEN_WORKER, else `opgen-worker` beside the running program, else the
 // one this build made.
 std::string worker_executable();

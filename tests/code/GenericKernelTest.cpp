@@ -507,6 +507,29 @@ TEST_F(GenericKernelTest, CompileTimesEveryGenericKernelAtTheTunedShapes) {
     EXPECT_NE(r.out.find("stored 0 timing(s)"), std::string::npos) << r.out;
 }
 
+// The timings are of the code the cache stores, loaded by the stored-code timer through the
+// lookup library's checks: a tuned kernel without stored code cannot be timed against, and a
+// tampered one is refused before it runs; either way the command fails naming it and stores no
+// timing at that shape, while the other shapes' timings are kept.
+TEST_F(GenericKernelTest, TimingRunsTheStoredCodeOfBothKernels) {
+    drop_timings();
+    const std::string command =
+        "HL_NUM_THREADS=1 '" + std::string(OPGEN_EXE) + "' db compile --generic --op matmul --db g.db";
+    raw_sql(path_, "DELETE FROM kernel_code WHERE op_name = 'matmul'");
+    CommandRun r = run_in(dir_, command);
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no stored code (run 'opgen db compile' on the cache)"), std::string::npos) << r.err;
+    EXPECT_TRUE(db::open_kernel_cache(path_)->generic_timings_for("matmul", target_).empty());
+
+    ASSERT_EQ(run_in(dir_, "'" + std::string(OPGEN_EXE) + "' db compile --db g.db").status, 0);
+    raw_sql(path_, "UPDATE kernel_code SET bytes = CAST(zeroblob(size) AS BLOB) WHERE op_name = 'matmul'");
+    r = run_in(dir_, command);
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.err.find("digest"), std::string::npos) << r.err;
+    EXPECT_TRUE(db::open_kernel_cache(path_)->generic_timings_for("matmul", target_).empty());
+}
+
 // Measured evidence ranks first: a generic kernel measured near a full tune (at most 2.0x at the
 // tuned shapes nearest the request, each ratio carried to the request by its register tiles'
 // overwork) is served by kernel() and answers find() without the model being asked, whatever the

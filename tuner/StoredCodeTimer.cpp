@@ -1,0 +1,226 @@
+#include "tuner/StoredCodeTimer.h"
+
+#include "db/CodeLoader.h"
+#include "db/KernelCache.h"
+#include "tuner/StoredTimingJob.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace opgen::tuner {
+
+namespace {
+
+using Kernel = std::shared_ptr<const db::LoadedKernel>;
+
+// One kernel's tensors: inputs in [-1, 1) from one seed (the same for every kernel of a shape, whose
+// arguments have the same dims), an output of its own.
+struct Tensors {
+    std::vector<std::vector<float>> data;
+    std::vector<void *> pointers;
+    explicit Tensors(const db::LoadedKernel &k) {
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+        for (const db::CodeArgument &a : k.arguments()) {
+            data.emplace_back(size_t(a.elements()));
+            if (!a.is_output) {
+                for (float &x : data.back()) x = uniform(rng);
+            }
+        }
+        for (auto &d : data) pointers.push_back(d.data());
+    }
+};
+
+// One call, in milliseconds; std::runtime_error when it fails.
+double timed_call(const db::LoadedKernel &k, Tensors &t, const std::string &what) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::string why;
+    if (int rc = k.call(t.pointers.data(), t.pointers.size(), &why); rc != 0) {
+        throw std::runtime_error("a call of " + what + " failed (" + std::to_string(rc) + (why.empty() ? "" : ": " + why) + ")");
+    }
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The worst difference between the outputs, relative to 1 + the tuned output's size.
+double worst_difference(const Tensors &generic, const Tensors &tuned) {
+    const std::vector<float> &x = generic.data.back(), &y = tuned.data.back();
+    if (x.size() != y.size()) return INFINITY;
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        double d = std::fabs(double(x[i]) - double(y[i])) / (1 + std::fabs(double(y[i])));
+        if (!(d <= worst)) worst = std::isnan(d) ? INFINITY : d;
+    }
+    return worst;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// The pair's arguments have the same dims, in order: the same inputs feed both.
+bool same_arguments(const db::LoadedKernel &a, const db::LoadedKernel &b) {
+    if (a.arguments().size() != b.arguments().size()) return false;
+    for (size_t i = 0; i < a.arguments().size(); i++) {
+        if (a.arguments()[i].dims != b.arguments()[i].dims) return false;
+    }
+    return true;
+}
+
+// Times `generic` against `tuned` as the header says; the outputs checked first.
+StoredTimingResult time_pair(const StoredTimingPair &pair, const db::LoadedKernel &generic,
+                             const db::LoadedKernel &tuned, const StoredTimingJob &job) {
+    StoredTimingResult r;
+    r.pair = pair;
+    if (!same_arguments(generic, tuned)) {
+        r.error = "the generic kernel's arguments at " + pair.at_shape + " differ from the tuned kernel's";
+        return r;
+    }
+    Tensors g(generic), t(tuned);
+    timed_call(tuned, t, "the tuned kernel");  // also a warm-up: page faults, thread pool start
+    timed_call(generic, g, "the generic kernel");
+    double d = worst_difference(g, t);
+    if (!(d < 1e-3)) {
+        r.error = "its output at " + pair.at_shape + " differs from the tuned kernel's by " + std::to_string(d);
+        return r;
+    }
+    std::vector<double> gen, tun, ratios;
+    double total = 0;
+    while ((total < job.min_ms || int(gen.size()) < job.min_runs) && gen.size() < 1000) {
+        double g_ms, t_ms;
+        if (gen.size() % 2 == 0) {
+            t_ms = timed_call(tuned, t, "the tuned kernel");
+            g_ms = timed_call(generic, g, "the generic kernel");
+        } else {
+            g_ms = timed_call(generic, g, "the generic kernel");
+            t_ms = timed_call(tuned, t, "the tuned kernel");
+        }
+        gen.push_back(g_ms);
+        tun.push_back(t_ms);
+        ratios.push_back(t_ms > 0 ? g_ms / t_ms : 0);
+        total += g_ms;
+    }
+    r.time_ms = median(gen);
+    r.tuned_ms = median(tun);
+    r.ratio = median(ratios);
+    return r;
+}
+
+// The job's key family with `shape`.
+db::KernelKey key_at(const StoredTimingJob &job, const std::string &shape) {
+    db::KernelKey key = job.family;
+    key.shape = shape;
+    return key;
+}
+
+// The key's fields but its shape, joined: the generic rows and tuned kernels of one family share it.
+std::string family_of(const db::KernelKey &k) {
+    return k.target + '\n' + k.op_name + '\n' + k.op_hash + '\n' + k.dtype + '\n' + k.halide_version + '\n' +
+           k.tuner_version;
+}
+
+// The cache's code, loaded once per digest (generic) or tuned shape; a failure is kept as the
+// reason every pair that needs it reports.
+class StoredKernels {
+public:
+    StoredKernels(db::KernelCache &cache, const StoredTimingJob &job) : cache_(cache), job_(job) {
+        for (db::GenericCodeRecord &row : cache.generic_code_for(job.family.op_name, job.family.target)) {
+            if (family_of(row.key) == family_of(job.family)) rows_.push_back(std::move(row));
+        }
+    }
+
+    // The tuned kernel at `shape`; nullptr with `why`.
+    Kernel tuned(const std::string &shape, std::string &why) {
+        auto [it, fresh] = tuned_.try_emplace(shape);
+        if (fresh) it->second = load([&] {
+            std::optional<db::KernelCode> code = cache_.code_for(key_at(job_, shape));
+            if (!code) throw std::runtime_error("no stored code (run 'opgen db compile' on the cache)");
+            return db::load_kernel_code(*code, "its code");
+        });
+        why = it->second.second.empty() ? "" : "the tuned kernel at " + shape + ": " + it->second.second;
+        return it->second.first;
+    }
+
+    // The generic kernel of `pair` bound to its at_shape; nullptr with `why`.
+    Kernel generic(const StoredTimingPair &pair, std::string &why) {
+        auto row = std::find_if(rows_.begin(), rows_.end(), [&](const db::GenericCodeRecord &r) {
+            return r.key.shape == pair.generic_shape && r.code.digest == pair.digest;
+        });
+        if (row == rows_.end()) {
+            why = "no generic code from " + pair.generic_shape + " with digest " + pair.digest + " in the cache";
+            return nullptr;
+        }
+        auto [it, fresh] = generic_.try_emplace(pair.digest);
+        if (fresh) it->second = load([&] { return db::load_kernel_code(row->code, "its code"); });
+        if (!it->second.first) {
+            why = "the generic kernel from " + pair.generic_shape + ": " + it->second.second;
+            return nullptr;
+        }
+        Kernel bound = db::bind_generic_kernel(it->second.first, row->code, pair.at_shape, &why);
+        if (!bound) why = "the generic kernel from " + pair.generic_shape + " at " + pair.at_shape + ": " + why;
+        return bound;
+    }
+
+private:
+    template <class F>
+    static std::pair<Kernel, std::string> load(F f) {
+        try {
+            return {f(), ""};
+        } catch (const std::exception &e) {
+            return {nullptr, e.what()};
+        }
+    }
+
+    db::KernelCache &cache_;
+    const StoredTimingJob &job_;
+    std::vector<db::GenericCodeRecord> rows_;
+    std::map<std::string, std::pair<Kernel, std::string>> tuned_;    // by shape
+    std::map<std::string, std::pair<Kernel, std::string>> generic_;  // unbound, by digest
+};
+
+StoredTimingResult run_pair(const StoredTimingPair &pair, StoredKernels &kernels, const StoredTimingJob &job) {
+    StoredTimingResult r;
+    r.pair = pair;
+    Kernel tuned = kernels.tuned(pair.at_shape, r.error);
+    Kernel generic = tuned ? kernels.generic(pair, r.error) : nullptr;
+    if (!tuned || !generic) return r;
+    try {
+        return time_pair(pair, *generic, *tuned, job);
+    } catch (const std::runtime_error &e) {
+        r.error = e.what();
+        return r;
+    }
+}
+
+}  // namespace
+
+int run_stored_timing(const std::string &job_file) {
+    try {
+        std::ifstream in(job_file);
+        if (!in) throw std::runtime_error("cannot read the job file '" + job_file + "'");
+        StoredTimingJob job = stored_timing_job(nlohmann::json::parse(in));
+        auto cache = db::open_kernel_cache(job.db, db::OpenMode::ReadOnly);
+        StoredKernels kernels(*cache, job);
+        std::ofstream out(job.results, std::ios::trunc);
+        if (!out) throw std::runtime_error("cannot write the results file '" + job.results + "'");
+        for (const StoredTimingPair &pair : job.pairs) {
+            out << to_json(run_pair(pair, kernels, job)).dump() << '\n';
+            out.flush();
+        }
+        return 0;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace opgen::tuner
