@@ -43,7 +43,9 @@ double register_tile_overwork(const std::vector<int64_t> &tiles, const std::vect
     for (size_t i = 0; i < tiles.size() && i < output_dims.size(); i++) {
         const int64_t e = output_dims[i], reg = tiles[i];
         if (e < 1 || reg <= 1) continue;
-        log_overwork += std::log(double((e + reg - 1) / reg * reg) / double(e));
+        // In doubles: a row's tile may be any number, and ceil(e / reg) * reg would overflow.
+        const double tiles_needed = std::ceil(double(e) / double(reg));
+        log_overwork += std::log(tiles_needed * double(reg) / double(e));
     }
     return log_overwork;
 }

@@ -48,14 +48,15 @@ row = db.execute(
 head = "\n".join(str(v) for v in row[:7]) + "\n"
 # The first byte even: the digest is the row's own, so the row goes through load_kernel_code.
 open(sys.argv[2] + "/row", "wb").write(b"\x00" + head.encode() + row[7])
-# Bit 1 set: a generic row, with its symbols, fixed values, defaults and a shape to bind.
+# Bit 1 set: a generic row, with its symbols, fixed values, defaults, a shape to bind and its
+# schedule.
 g = db.execute(
     "SELECT format, abi_version, halide_target, cpu_features, signature, size, digest, symbols, fixed, "
-    "defaults, bytes FROM generic_code").fetchone()
-head = "\n".join(str(v) for v in g[:10]) + "\nM=61,N=129,K=67\n"
-open(sys.argv[2] + "/generic-row", "wb").write(b"\x02" + head.encode() + g[10])
+    "defaults, schedule_json, bytes FROM generic_code").fetchone()
+head = "\n".join(str(v) for v in g[:10]) + "\nM=61,N=129,K=67\n" + g[10] + "\n"
+open(sys.argv[2] + "/generic-row", "wb").write(b"\x02" + head.encode() + g[11])
 # And with bit 0 set: the digest recomputed, so every check behind it sees the generic fields.
-open(sys.argv[2] + "/generic-row-checked", "wb").write(b"\x03" + head.encode() + g[10])
+open(sys.argv[2] + "/generic-row-checked", "wb").write(b"\x03" + head.encode() + g[11])
 PY
     rm -f "$seed_db"*
     cd "$build"

@@ -7,6 +7,7 @@
 #include "db/GenericFit.h"
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace opgen::db {
@@ -49,6 +50,8 @@ TEST(GenericFit, OverworkCountsWholeRegisterTilesAtARaggedEdge) {
     // Axes missing from either side count as dividing.
     EXPECT_NEAR(register_tile_overwork(tiles, {28}), std::log(32.0 / 28), 1e-12);
     EXPECT_DOUBLE_EQ(register_tile_overwork({}, {28, 7}), 0.0);
+    // A corrupt row's tile of any size: finite, no overflow.
+    EXPECT_NEAR(register_tile_overwork({INT64_MAX}, {28}), std::log(double(INT64_MAX) / 28), 1e-9);
 }
 
 TEST(GenericFit, FitByOutputDimsMatchesFitByExtents) {

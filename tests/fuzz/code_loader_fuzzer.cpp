@@ -10,17 +10,20 @@
 // it here for want of the Halide runtime, so no fuzzed byte ever runs. Build and run with
 // scripts/fuzz.sh SECONDS loader.
 //
-// When the first byte has bit 1 set the row is shape-generic code (db/GenericSignature.h): four
-// more lines follow the seven (symbols, fixed values, defaults, and a shape to bind it to), and
-// the generic signature's parser, the expression evaluator and bind_generic see them too; a
-// binding that succeeds must give every dim within 1..2^31-1. The second seed is a real generic
-// row (`opgen db compile --generic` of the seed's matmul).
+// When the first byte has bit 1 set the row is shape-generic code (db/GenericSignature.h): five
+// more lines follow the seven (symbols, fixed values, defaults, a shape to bind it to, and the
+// schedule it was built from), and the generic signature's parser, the expression evaluator and
+// bind_generic see them too; a binding that succeeds must give every dim within 1..2^31-1, and the
+// lookup's register-tile overwork at that shape (db/GenericFit.h) must come out finite and >= 0.
+// The second seed is a real generic row (`opgen db compile --generic` of the seed's matmul).
 #include "db/CodeLoader.h"
+#include "db/GenericFit.h"
 #include "db/GenericSignature.h"
 #include "db/HostCpu.h"
 #include "db/KernelCache.h"
 #include "db/KernelCode.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -77,6 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         code.fixed = next_line(data, size);
         code.defaults = next_line(data, size);
         shape = next_line(data, size);
+        code.schedule_json = next_line(data, size);
     }
     code.function = "opgen_matmul";
     code.bytes.assign(data, data + size);
@@ -96,6 +100,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             for (const CodeArgument &a : binding->arguments) {
                 for (int64_t d : a.dims) check(d >= 1 && d <= INT32_MAX, "a bound dim is within 1..2^31-1");
             }
+            const std::vector<int64_t> &out = binding->arguments.back().dims;
+            const std::vector<int64_t> dims(out.rbegin(), out.rend()), tiles = register_tiles(code.schedule_json);
+            double overwork = register_tile_overwork(tiles, dims);
+            check(std::isfinite(overwork) && overwork >= 0, "a bound shape's overwork is finite and >= 0");
+            register_tiles_fit_dims(tiles, dims);
         }
     }
 
