@@ -4,8 +4,6 @@
 #include "tuner/StoredTimingJob.h"
 #include "tuner/WorkerPool.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,16 +80,6 @@ StoredTimingJob family_job(db::KernelCache &cache, const db::KernelKey &key,
     return job;
 }
 
-// The last non-empty line of a file, or "(no output)".
-std::string last_line(const std::string &path) {
-    std::ifstream in(path);
-    std::string line, last = "(no output)";
-    while (std::getline(in, line)) {
-        if (!line.empty()) last = line;
-    }
-    return last;
-}
-
 // A folder of its own for one timer run, removed with it.
 struct ScratchDir {
     std::filesystem::path path;
@@ -114,14 +102,8 @@ std::vector<StoredTimingResult> run_timer(StoredTimingJob job) {
     job.results = (dir.path / "results.jsonl").string();
     std::ofstream(request) << to_json(job).dump();
     const std::string exe = helper_executable("OPGEN_CODE_TIMER", "opgen-code-timer", OPGEN_CODE_TIMER_EXE);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    std::vector<char *> argv = {const_cast<char *>(exe.c_str()), const_cast<char *>(request.c_str()), nullptr};
     pid_t pid = -1;
-    int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
+    int rc = spawn_logged(exe, {request}, log, environ, pid);
     if (rc != 0) throw UserError("cannot start the stored-code timer '" + exe + "': " + std::strerror(rc));
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -12,8 +12,6 @@
 #include <Halide.h>
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,33 +49,16 @@ constexpr const char *kGenericLlvmArgs = "-vectorize-slp=false";
 pid_t start_worker(const std::string &exe, const ObjectJob &job) {
     std::string request = job.path + ".job.json", log = job.path + ".log";
     std::ofstream(request) << job_json(job).dump();
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    std::vector<char *> argv = {const_cast<char *>(exe.c_str()), const_cast<char *>("--object"), request.data(),
-                                nullptr};
     std::vector<std::string> env_text = job.generic ? generic_worker_environment(environ) : std::vector<std::string>{};
     std::vector<char *> env;
     for (std::string &e : env_text) env.push_back(e.data());
     env.push_back(nullptr);
     pid_t pid = -1;
-    int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), job.generic ? env.data() : environ);
-    posix_spawn_file_actions_destroy(&fa);
+    int rc = spawn_logged(exe, {"--object", request}, log, job.generic ? env.data() : environ, pid);
     if (rc != 0) throw std::runtime_error("cannot start compile worker '" + exe + "': " + std::strerror(rc));
     return pid;
 }
 
-// The last line of a worker's log: its error.
-std::string last_line(const std::string &path) {
-    std::ifstream in(path);
-    std::string line, last = "(no output)";
-    while (std::getline(in, line))
-        if (!line.empty()) last = line;
-    return last;
-}
-
-// Reaps the workers that have ended; returns the index of a failed job, or -1.
 long reap(std::vector<Running> &running, const std::vector<ObjectJob> &jobs, ObjectCompileReport &r) {
     long failed = -1;
     for (size_t i = 0; i < running.size();) {

@@ -12,6 +12,8 @@
 
 #include "tuner/Runner.h"
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,6 +29,16 @@ std::string helper_executable(const char *env_var, const std::string &name, cons
 // The worker executable: $OPGEN_WORKER, else `opgen-worker` beside the running program, else the
 // one this build made.
 std::string worker_executable();
+
+// Starts `exe` with the arguments `args` (after its name), its standard output and error written
+// to the file `log`, in the environment `env` (a null-terminated array, as `environ`). Sets `pid`
+// and returns 0, else posix_spawn's error number.
+int spawn_logged(const std::string &exe, const std::vector<std::string> &args, const std::string &log,
+                 char *const *env, pid_t &pid);
+
+// The last non-empty line of the file at `path` (a helper's log: its `error:` line), or
+// "(no output)".
+std::string last_line(const std::string &path);
 
 class WorkerPool : public Runner {
 public:
