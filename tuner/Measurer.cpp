@@ -1,5 +1,7 @@
 #include "tuner/Measurer.h"
 
+#include "tuner/PairedSteps.h"
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -66,28 +68,12 @@ PairedTiming time_paired(JitKernel &candidate, JitKernel &reference, double min_
     };
     reference.run();  // warm-up: page faults, thread pool start, caches
     candidate.run();
-    std::vector<double> cand, ref, ratios;
-    double total = 0;
-    while ((total < min_total_ms || int(cand.size()) < min_runs) && int(cand.size()) < max_runs) {
-        // Alternate which kernel goes first, so neither always runs on the other's warm caches.
-        double r_ms, c_ms;
-        if (cand.size() % 2 == 0) {
-            r_ms = timed(reference);
-            c_ms = timed(candidate);
-        } else {
-            c_ms = timed(candidate);
-            r_ms = timed(reference);
-        }
-        cand.push_back(c_ms);
-        ref.push_back(r_ms);
-        ratios.push_back(r_ms > 0 ? c_ms / r_ms : 0);
-        total += c_ms;
-    }
+    PairedSteps steps = alternate_calls([&] { return timed(candidate); }, [&] { return timed(reference); },
+                                        min_total_ms, min_runs, max_runs);
     PairedTiming p;
-    p.candidate = summarize_samples(cand);
-    p.reference = summarize_samples(ref);
-    std::sort(ratios.begin(), ratios.end());
-    p.ratio = ratios.empty() ? 0 : ratios[ratios.size() / 2];
+    p.candidate = summarize_samples(std::move(steps.candidate_ms));
+    p.reference = summarize_samples(std::move(steps.reference_ms));
+    p.ratio = steps.ratio;
     return p;
 }
 

@@ -2,6 +2,7 @@
 
 #include "db/CodeLoader.h"
 #include "db/KernelCache.h"
+#include "tuner/PairedSteps.h"
 #include "tuner/StoredTimingJob.h"
 
 #include <algorithm>
@@ -93,25 +94,12 @@ StoredTimingResult time_pair(const StoredTimingPair &pair, const db::LoadedKerne
         r.error = "its output at " + pair.at_shape + " differs from the tuned kernel's by " + std::to_string(d);
         return r;
     }
-    std::vector<double> gen, tun, ratios;
-    double total = 0;
-    while ((total < job.min_ms || int(gen.size()) < job.min_runs) && gen.size() < 1000) {
-        double g_ms, t_ms;
-        if (gen.size() % 2 == 0) {
-            t_ms = timed_call(tuned, t, "the tuned kernel");
-            g_ms = timed_call(generic, g, "the generic kernel");
-        } else {
-            g_ms = timed_call(generic, g, "the generic kernel");
-            t_ms = timed_call(tuned, t, "the tuned kernel");
-        }
-        gen.push_back(g_ms);
-        tun.push_back(t_ms);
-        ratios.push_back(t_ms > 0 ? g_ms / t_ms : 0);
-        total += g_ms;
-    }
-    r.time_ms = median(gen);
-    r.tuned_ms = median(tun);
-    r.ratio = median(ratios);
+    PairedSteps steps = alternate_calls([&] { return timed_call(generic, g, "the generic kernel"); },
+                                        [&] { return timed_call(tuned, t, "the tuned kernel"); }, job.min_ms,
+                                        job.min_runs, 1000);
+    r.time_ms = median(std::move(steps.candidate_ms));
+    r.tuned_ms = median(std::move(steps.reference_ms));
+    r.ratio = steps.ratio;
     return r;
 }
 

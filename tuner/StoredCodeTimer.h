@@ -11,8 +11,9 @@
 // tuned kernel's (each element within 1e-3 of it, relative to 1 + its size) before any time counts:
 // the tuned code was compiled from a schedule checked against the reference, the generic code was
 // checked when built, and two such different kernels agreeing is the check that both loaded
-// right. Then single calls alternate (which goes first alternating too) until the generic calls
-// add up to min_ms, at least min_runs pairs; the ratio is the median of the per-pair ratios.
+// right. Then single calls alternate as the tuner's paired timings do (tuner/PairedSteps.h) until
+// the generic calls add up to min_ms, at least min_runs pairs; the ratio is the median of the
+// per-pair ratios.
 #ifndef OPGEN_TUNER_STORED_CODE_TIMER_H
 #define OPGEN_TUNER_STORED_CODE_TIMER_H
 
