@@ -22,12 +22,6 @@ namespace opgen::tuner {
 
 namespace {
 
-// The key without its shape: generic code and tuned kernels pair up within one.
-std::string family(const db::KernelKey &key) {
-    return key.target + '\n' + key.op_hash + '\n' + key.dtype + '\n' + key.halide_version + '\n' +
-           key.tuner_version;
-}
-
 std::string describe(const db::KernelKey &key) {
     return "op '" + key.op_name + "' at " + key.shape + " on '" + key.target + "'";
 }
@@ -56,7 +50,7 @@ TunedRowsByKey tuned_rows_of(db::KernelCache &cache, const std::string &op, cons
     TunedRowsByKey rows;
     for (const db::KernelRecord &record : cache.kernels_of_op(op)) {
         if (!is_on_target(record.key, target) || key_threads(record.key.target) != threads) continue;
-        rows[record.key.target][family(record.key)].push_back(record);
+        rows[record.key.target][key_family(record.key)].push_back(record);
     }
     return rows;
 }
@@ -147,7 +141,7 @@ std::vector<db::GenericTimingRecord> time_target_key(
         std::map<std::string, const db::GenericCodeRecord *> rows;  // by "shape\ndigest"
         std::vector<const db::GenericCodeRecord *> ordered;
         for (const db::GenericCodeRecord &row : generic) {
-            if (family(row.key) != name) continue;
+            if (key_family(row.key) != name) continue;
             rows[row.key.shape + '\n' + row.code.digest] = &row;
             ordered.push_back(&row);
         }

@@ -110,19 +110,13 @@ db::KernelKey key_at(const StoredTimingJob &job, const std::string &shape) {
     return key;
 }
 
-// The key's fields but its shape, joined: the generic rows and tuned kernels of one family share it.
-std::string family_of(const db::KernelKey &k) {
-    return k.target + '\n' + k.op_name + '\n' + k.op_hash + '\n' + k.dtype + '\n' + k.halide_version + '\n' +
-           k.tuner_version;
-}
-
 // The cache's code, loaded once per digest (generic) or tuned shape; a failure is kept as the
 // reason every pair that needs it reports.
 class StoredKernels {
 public:
     StoredKernels(db::KernelCache &cache, const StoredTimingJob &job) : cache_(cache), job_(job) {
         for (db::GenericCodeRecord &row : cache.generic_code_for(job.family.op_name, job.family.target)) {
-            if (family_of(row.key) == family_of(job.family)) rows_.push_back(std::move(row));
+            if (key_family(row.key) == key_family(job.family)) rows_.push_back(std::move(row));
         }
     }
 

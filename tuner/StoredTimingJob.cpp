@@ -15,6 +15,11 @@ StoredTimingPair pair_of(const nlohmann::json &j) {
 
 }  // namespace
 
+std::string key_family(const db::KernelKey &key) {
+    return key.target + '\n' + key.op_name + '\n' + key.op_hash + '\n' + key.dtype + '\n' + key.halide_version +
+           '\n' + key.tuner_version;
+}
+
 nlohmann::json to_json(const StoredTimingJob &job) {
     nlohmann::json pairs = nlohmann::json::array();
     for (const StoredTimingPair &p : job.pairs) pairs.push_back(pair_json(p));

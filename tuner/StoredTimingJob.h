@@ -44,6 +44,10 @@ struct StoredTimingResult {
     std::string error;
 };
 
+// Every field of `key` but its shape, joined: a generic row and the tuned kernels it is timed
+// against share it (a key family).
+std::string key_family(const db::KernelKey &key);
+
 nlohmann::json to_json(const StoredTimingJob &job);
 StoredTimingJob stored_timing_job(const nlohmann::json &j);  // nlohmann::json::exception when malformed
 nlohmann::json to_json(const StoredTimingResult &r);
