@@ -2,6 +2,7 @@
 
 #include "db/CodeLoader.h"
 #include "db/KernelCache.h"
+#include "tuner/LoadedKernelTensors.h"
 #include "tuner/PairedSteps.h"
 #include "tuner/StoredTimingJob.h"
 
@@ -13,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -23,23 +23,10 @@ namespace {
 
 using Kernel = std::shared_ptr<const db::LoadedKernel>;
 
-// One kernel's tensors: inputs in [-1, 1) from one seed (the same for every kernel of a shape, whose
-// arguments have the same dims), an output of its own.
-struct Tensors {
-    std::vector<std::vector<float>> data;
-    std::vector<void *> pointers;
-    explicit Tensors(const db::LoadedKernel &k) {
-        std::mt19937 rng(7);
-        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-        for (const db::CodeArgument &a : k.arguments()) {
-            data.emplace_back(size_t(a.elements()));
-            if (!a.is_output) {
-                for (float &x : data.back()) x = uniform(rng);
-            }
-        }
-        for (auto &d : data) pointers.push_back(d.data());
-    }
-};
+// The inputs every kernel of a pair is called on.
+constexpr uint32_t kInputSeed = 7;
+
+using Tensors = LoadedKernelTensors;
 
 // One call, in milliseconds; std::runtime_error when it fails.
 double timed_call(const db::LoadedKernel &k, Tensors &t, const std::string &what) {
@@ -49,18 +36,6 @@ double timed_call(const db::LoadedKernel &k, Tensors &t, const std::string &what
         throw std::runtime_error("a call of " + what + " failed (" + std::to_string(rc) + (why.empty() ? "" : ": " + why) + ")");
     }
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// The worst difference between the outputs, relative to 1 + the tuned output's size.
-double worst_difference(const Tensors &generic, const Tensors &tuned) {
-    const std::vector<float> &x = generic.data.back(), &y = tuned.data.back();
-    if (x.size() != y.size()) return INFINITY;
-    double worst = 0;
-    for (size_t i = 0; i < x.size(); i++) {
-        double d = std::fabs(double(x[i]) - double(y[i])) / (1 + std::fabs(double(y[i])));
-        if (!(d <= worst)) worst = std::isnan(d) ? INFINITY : d;
-    }
-    return worst;
 }
 
 double median(std::vector<double> v) {
@@ -86,10 +61,10 @@ StoredTimingResult time_pair(const StoredTimingPair &pair, const db::LoadedKerne
         r.error = "the generic kernel's arguments at " + pair.at_shape + " differ from the tuned kernel's";
         return r;
     }
-    Tensors g(generic), t(tuned);
+    Tensors g(generic, kInputSeed), t(tuned, kInputSeed);
     timed_call(tuned, t, "the tuned kernel");  // also a warm-up: page faults, thread pool start
     timed_call(generic, g, "the generic kernel");
-    double d = worst_difference(g, t);
+    double d = worst_output_difference(g, t);
     if (!(d < 1e-3)) {
         r.error = "its output at " + pair.at_shape + " differs from the tuned kernel's by " + std::to_string(d);
         return r;

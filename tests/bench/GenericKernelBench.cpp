@@ -72,9 +72,7 @@ int main(int argc, char **argv) {
     Tensors tg(*gen), tt(*tuned);
     time_calls(*gen, tg, 1);
     time_calls(*tuned, tt, 1);
-    double worst = 0;
-    const std::vector<float> &og = tg.data.back(), &ot = tt.data.back();
-    for (size_t i = 0; i < og.size(); i++) worst = std::max(worst, double(std::fabs(og[i] - ot[i])) / (1 + std::fabs(ot[i])));
+    double worst = opgen::tuner::worst_output_difference(tg, tt);
     if (!(worst < 1e-3)) {
         std::fprintf(stderr, "error: %s %s: generic and tuned outputs differ by %g\n", a.op.c_str(), a.shape.c_str(), worst);
         return 1;

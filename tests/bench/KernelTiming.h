@@ -3,30 +3,20 @@
 #pragma once
 
 #include "db/CodeLoader.h"
+#include "tuner/LoadedKernelTensors.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <vector>
 
 namespace opgen::bench {
 
 // One kernel's tensors: seeded inputs in [-1, 1) (the same for every kernel of a shape), an output
 // of its own.
-struct KernelTensors {
-    std::vector<std::vector<float>> data;
-    std::vector<void *> pointers;
-    explicit KernelTensors(const db::LoadedKernel &k) {
-        std::mt19937 rng(5);
-        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-        for (const db::CodeArgument &a : k.arguments()) {
-            data.emplace_back(size_t(a.elements()));
-            if (!a.is_output) for (float &x : data.back()) x = uniform(rng);
-        }
-        for (auto &d : data) pointers.push_back(d.data());
-    }
+struct KernelTensors : tuner::LoadedKernelTensors {
+    explicit KernelTensors(const db::LoadedKernel &k) : tuner::LoadedKernelTensors(k, 5) {}
 };
 
 // Per-call milliseconds of calls (at least 3) until `min_ms` have passed. Exits with an `error:`

@@ -83,14 +83,6 @@ using opgen::bench::median;
 using opgen::bench::time_calls;
 using Tensors = opgen::bench::KernelTensors;
 
-double worst_difference(const Tensors &a, const Tensors &b) {
-    const std::vector<float> &x = a.data.back(), &y = b.data.back();
-    if (x.size() != y.size()) return INFINITY;
-    double worst = 0;
-    for (size_t i = 0; i < x.size(); i++) worst = std::max(worst, double(std::fabs(x[i] - y[i])) / (1 + std::fabs(y[i])));
-    return worst;
-}
-
 double micros_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
@@ -164,7 +156,7 @@ Timed time_interleaved(std::vector<std::shared_ptr<const opgen::db::LoadedKernel
         time_calls(*k, tensors.back(), 1);
     }
     for (size_t i = 0; i + 1 < kernels.size(); i++) {
-        double d = worst_difference(tensors[i], tensors.back());
+        double d = opgen::tuner::worst_output_difference(tensors[i], tensors.back());
         if (!(d < 1e-3)) fail(a.op + " " + a.shape + ": the " + names[i] + " output differs from the tuned kernel's by " + std::to_string(d));
     }
     std::vector<std::vector<double>> times(kernels.size());
@@ -196,7 +188,7 @@ void time_all_generic(const Args &a, const opgen::OpLibrary &library, const opge
         if (!bound) continue;
         Tensors tb(*bound);
         time_calls(*bound, tb, 1);
-        if (!(worst_difference(tb, tt) < 1e-3)) fail("generic code from " + row.key.shape + " differs");
+        if (!(opgen::tuner::worst_output_difference(tb, tt) < 1e-3)) fail("generic code from " + row.key.shape + " differs");
         std::vector<double> b, t2;
         for (int r = 0; r < 3; r++) {
             b.push_back(time_calls(*bound, tb, a.min_ms));
