@@ -46,6 +46,8 @@ int dtype_bytes(DType t) {
     return 4;
 }
 
+std::string read_func_name(const TensorDecl &t) { return t.zero_pad ? t.name + "_padded" : t.name; }
+
 const char *reduce_name(ReduceKind k) {
     switch (k) {
     case ReduceKind::None:

@@ -71,6 +71,11 @@ struct TensorDecl {
     SourceLoc loc;
 };
 
+// The name a generator source gives the Func that reads input `t`: "<name>_padded", its
+// zero-exterior wrapper, for a zero-padded input; its own name otherwise. A schedule that wraps
+// the reads (Func::in) must name this Func, not the buffer.
+std::string read_func_name(const TensorDecl &t);
+
 enum class ReduceKind { None, Sum, Max, Min };
 
 const char *reduce_name(ReduceKind k);

@@ -129,8 +129,7 @@ private:
 
     std::string access(const Expr &e) const {
         const TensorDecl *t = def_.find_tensor(e->name);
-        std::string name = t->zero_pad ? e->name + "_padded" : e->name;
-        std::string s = name + "(";
+        std::string s = read_func_name(*t) + "(";
         for (size_t i = e->args.size(); i-- > 0;) s += index(e->args[i]) + (i ? ", " : "");
         return s + ")";
     }
@@ -165,7 +164,7 @@ std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &sha
             stride *= extent;
         }
         if (t->zero_pad) {
-            out << "        Func " << t->name << "_padded = BoundaryConditions::constant_exterior(" << t->name << ", cast<"
+            out << "        Func " << read_func_name(*t) << " = BoundaryConditions::constant_exterior(" << t->name << ", cast<"
                 << ctype(t->dtype) << ">(0));\n";
         }
     }

@@ -804,7 +804,7 @@ void copy_rows_before_panel(Recorder &rec, const TiledGroup &g, const SchedulePo
     rec.line(pn + ".split(" + vn + ", " + vo.name() + ", " + vi.name() + ", " + lanes + ", TailStrategy::GuardWithIf);");
     Halide::Func rows = g.op.input_funcs.at(name).in(pk);
     rows.compute_at(pk, vo);
-    rec.line("Func " + rn + " = " + name + ".in(" + pn + ");");
+    rec.line("Func " + rn + " = " + read_func_name(*t) + ".in(" + pn + ");");
     rec.line(rn + ".compute_at(" + pn + ", " + vo.name() + ");");
     Halide::Var r = rows.args()[size_t(run)];
     rows.vectorize(r, p.vector_width, Halide::TailStrategy::GuardWithIf);
@@ -822,7 +822,8 @@ void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, con
         user_check(reads_tensor(g.ms.body, name)) << "schedule: packed '" << name << "' is not read by the reduction of " << g.ms.tensor;
         Halide::Func pk = in->second.in(acc.func);
         pk.compute_at(level.at);
-        rec.line("Func " + name + "_panel = " + name + ".in(" + acc.name + ");");
+        const TensorDecl *t = g.op.def->find_tensor(name);
+        rec.line("Func " + name + "_panel = " + (t ? read_func_name(*t) : name) + ".in(" + acc.name + ");");
         rec.line(name + "_panel.compute_at(" + level.at_text + ");");
         std::string buffer = panel_buffer(target, input_position(*g.op.def, g.ms, name));
         store_in(rec, pk, name + "_panel", target, buffer);

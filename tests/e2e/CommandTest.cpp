@@ -303,6 +303,47 @@ int main() {
     EXPECT_EQ(build_and_run(dir, "kernel/regen", "kernel/regen/sm.a"), "ok\n");
 }
 
+// A packed zero-padded input is read through its zero-exterior wrapper, and the printed panel must
+// wrap that Func: "X.in(Y_acc)" named a buffer the reduction never calls, and Halide's generator
+// driver stopped with "Cannot wrap X_im in Y_acc". The rebuilt kernel computes the padded 3x3.
+TEST_F(Command, EmittedConvGeneratorWithPaddedPanelRebuildsAndComputes) {
+    std::ofstream(dir / "pt.json") << R"({"axes": [{"var": "x", "tile": 6, "reg": 6}, {"var": "y", "tile": 2, "reg": 1},
+        {"var": "f", "tile": 16, "reg": 4}, {"var": "n", "tile": 1, "reg": 1}],
+        "reduce": [{"var": "rx", "block": 3}, {"var": "ry", "block": 3}, {"var": "c", "block": 8}],
+        "outer_order": ["x", "y", "f", "n"], "parallel_loops": 0, "packed": ["X", "Wt"], "vector_width": 4})";
+    CommandRun e = opgen("emit --op conv2d_nchw --shape N=1,C=8,H=6,W=6,F=16,KH=3,KW=3,stride=1,pad=1 --point pt.json "
+                         "--threads 1 --out kernel --name cv",
+                         dir);
+    ASSERT_EQ(e.status, 0) << e.err;
+    ASSERT_EQ(rebuild_generator(dir, "cv"), "");
+    std::ofstream(dir / "main.cpp") << R"(
+#include "cv.h"
+#include "HalideBuffer.h"
+#include <cmath>
+#include <cstdio>
+int main() {
+    const int C = 8, H = 6, W = 6, F = 16;
+    Halide::Runtime::Buffer<float> X(W, H, C, 1), Wt(3, 3, C, F), Y(W, H, F, 1);  // innermost first
+    for (int c = 0; c < C; c++) for (int y = 0; y < H; y++) for (int x = 0; x < W; x++)
+        X(x, y, c, 0) = float((c * 7 + y * 3 + x) % 11) - 5.0f;
+    for (int f = 0; f < F; f++) for (int c = 0; c < C; c++) for (int i = 0; i < 9; i++)
+        Wt(i % 3, i / 3, c, f) = float((f * 5 + c * 3 + i) % 13) - 6.0f;
+    if (cv(X, Wt, Y) != 0) { std::puts("call failed"); return 2; }
+    for (int f = 0; f < F; f++) for (int y = 0; y < H; y++) for (int x = 0; x < W; x++) {
+        double want = 0;
+        for (int c = 0; c < C; c++) for (int ky = 0; ky < 3; ky++) for (int kx = 0; kx < 3; kx++) {
+            int iy = y + ky - 1, ix = x + kx - 1;
+            if (iy >= 0 && iy < H && ix >= 0 && ix < W) want += double(X(ix, iy, c, 0)) * Wt(kx, ky, c, f);
+        }
+        if (std::fabs(Y(x, y, f, 0) - want) > 1e-3) { std::printf("mismatch at %d %d %d\n", f, y, x); return 1; }
+    }
+    std::puts("ok");
+    return 0;
+}
+)";
+    EXPECT_EQ(build_and_run(dir, "kernel/regen", "kernel/regen/cv.a"), "ok\n");
+}
+
 TEST_F(Command, HelpDescribesEveryCommand) {
     CommandRun h = opgen("--help", dir);
     EXPECT_EQ(h.status, 0);
