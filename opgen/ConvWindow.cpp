@@ -1,5 +1,6 @@
 #include "opgen/ConvWindow.h"
 
+#include "opgen/Gather.h"
 #include "opgen/GemmPanel.h"
 
 #include <algorithm>
@@ -135,14 +136,27 @@ bool channel_vectors_for_tail_rows(const Statement &ms, const BoundShape &shape,
     return window_inside_channels(ms, shape, kWindowSteps) || shape.eval(ms.reduce_vars.front().extent) >= kDeepChannels;
 }
 
-bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+namespace {
+
+// The vector lanes of a GEMM over pixels: for a fusable reduction of a 1x1 window in channels
+// (reduces_window_in_channels, one step) with three output axes or more, on a target with vectors,
+// what pixel_gemm_point and strided_row_gemm_point build on; 0 otherwise.
+int one_by_one_gemm_lanes(const ComputeDef &def, const BoundShape &shape, const Target &target, const SchedulePoint &p) {
     const Statement &ms = main_statement(def);
-    const Statement &out = *def.statement_for(def.output().name);
     const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
     if (lanes <= 1 || p.axes.size() < 3 || ms.reduce == ReduceKind::None || !main_is_fusable(def) ||
         !reduces_window_in_channels(ms, shape, kWindowSteps) || window_inside_channels(ms, shape, kWindowSteps)) {
-        return false;
+        return 0;
     }
+    return lanes;
+}
+
+}  // namespace
+
+bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+    const Statement &out = *def.statement_for(def.output().name);
+    const int lanes = one_by_one_gemm_lanes(def, shape, target, p);
+    if (lanes == 0) return false;
     const int64_t pixels = shape.var_extent(out, p.axes[0].var), rows = shape.var_extent(out, p.axes[1].var);
     const int64_t channels = shape.var_extent(out, p.axes[2].var);
     if (rows != 1 || pixels < kGemmPixelVectors * lanes || channels < kGemmChannels) return false;
@@ -153,6 +167,64 @@ bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Targ
     if (operands.empty()) return false;
     p = gemm;
     stream_vector_panels(def, shape, target, p, 2, operands);
+    return true;
+}
+
+namespace {
+
+// The input `ms` reads through a gather (opgen/Gather.h): a strided read without a window; "" when
+// none.
+std::string gathered_input(const ComputeDef &def, const Statement &ms, const BoundShape &shape) {
+    for (const ExprNode *a : accesses(ms)) {
+        if (gather_dims(def, ms, *a, shape)) return a->name;
+    }
+    return "";
+}
+
+// Rows of a strided 1x1 convolution's cache tile (strided_row_gemm_point): where the weights fit
+// half the L2 they stay there across tiles, and the gathered panel is kept small (L2 / 16: 4 rows
+// of 28 pixels x 256 channels); where they do not (28x28x512->1024 /2: 2 MiB) every tile streams
+// them again, so the column is one tile when its panel fits half the L2. Whole register tiles.
+int64_t strided_row_tile(int64_t rows, int64_t yr, int64_t panel_row_bytes, int64_t weight_bytes, const Target &target) {
+    const BufferLevel *l2 = target.find_buffer("L2");
+    const int64_t l2_bytes = l2 && l2->capacity > 0 ? l2->capacity : int64_t(1) << 21;
+    const int64_t budget = weight_bytes <= l2_bytes / 2 ? l2_bytes / 16 : l2_bytes / 2;
+    int64_t tile = std::max<int64_t>(1, budget / std::max<int64_t>(1, panel_row_bytes));
+    tile = std::max(yr, tile / yr * yr);
+    return std::min(tile, (rows + yr - 1) / yr * yr);
+}
+
+}  // namespace
+
+bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+    const Statement &ms = main_statement(def);
+    const Statement &out = *def.statement_for(def.output().name);
+    const int lanes = one_by_one_gemm_lanes(def, shape, target, p);
+    if (lanes == 0) return false;
+    const std::string input = gathered_input(def, ms, shape);
+    const int64_t row = shape.var_extent(out, p.axes[0].var), rows = shape.var_extent(out, p.axes[1].var);
+    const int64_t channels = shape.var_extent(out, p.axes[2].var);
+    if (input.empty() || 2 * row < lanes || channels < kGemmChannels) return false;
+    const int bytes = dtype_bytes(def.output().dtype);
+    // Two vectors of pixels per output channel: one row of 17-32 pixels, or two rows of 8-16.
+    const int64_t row_vectors = (row + lanes - 1) / lanes;
+    const int64_t yr = std::clamp<int64_t>(kGemmPixelVectors / row_vectors, 1, rows);
+    int64_t channels_in = 1;
+    for (const ReduceTiling &r : p.reduce) channels_in *= r.block;
+    p.vector_axis = 0;
+    p.vector_width = lanes;
+    p.axes[0].reg = p.axes[0].tile = row;
+    p.axes[1].reg = yr;
+    p.axes[1].tile = strided_row_tile(rows, yr, row * channels_in * bytes, channels * channels_in * bytes, target);
+    p.axes[2].reg = std::min<int64_t>(kGemmChannels, channels);
+    p.axes[2].tile = channels;
+    // On several cores with one tile of rows, the output channels are shared out instead.
+    const int64_t row_tiles = (rows + p.axes[1].tile - 1) / p.axes[1].tile;
+    if (target.cores > 1 && row_tiles < target.cores && channels % (int64_t(target.cores) * p.axes[2].reg) == 0) {
+        p.axes[2].tile = channels / target.cores;
+    }
+    p.channels_innermost = false;
+    p.packed = {input};
     return true;
 }
 

@@ -67,6 +67,18 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
 // oneDNN against 0.56-0.80x for session 12's tuned winners. Returns false, `p` unchanged, for any
 // other op or shape.
 bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
+// For the main statement of `def` a 1x1 window in channels that reads its input at a stride (a
+// gathered read, opgen/Gather.h: ResNet-50's 1x1 convolutions of stride 2) over output rows of at
+// least half a vector, and at least 8 output channels: `p` set to a GEMM over whole output rows
+// whose input panel is the gather, dense. Register tiles of one row of pixels rounded up to whole
+// vectors (28 as two vectors; 14 as one, two rows) x 8 output channels, every output channel in a
+// cache tile (shared out over the cores where the rows are one tile), the input channels whole,
+// the rows of a cache tile by strided_row_tile, the input packed (gathered). Measured 2026-11-27 at
+// 1 thread (docs/bench/2026-11-27-s19-stride2.md), against session 18's tuned winners: 56x56x256
+// ->512 /2 0.9-1.05x oneDNN against 0.5x, 28x28x512->1024 /2 about 1.0-1.4x against 0.7-0.8x.
+// Returns false, `p` unchanged, for any other op or shape (rows of 7 stay with
+// short_row_conv_point's vectors of output channels).
+bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
 // For a channel-blocked convolution (conv2d_nchwc: output [n, fo, y, x, fi] with fi one vector of
 // output channels; reduction co, ry, rx, ci with the window inside the channel-block loop and the

@@ -1,5 +1,6 @@
 #include "opgen/Emit.h"
 
+#include "opgen/Gather.h"
 #include "opgen/GenericCode.h"
 #include "opgen/Kernel.h"
 #include "opgen/Lower.h"
@@ -11,6 +12,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -44,9 +47,12 @@ std::string float_literal(double v) {
 class Printer {
 public:
     // `renamed`: the statement's reduction variables printed under another identifier (printed_rvar).
+    // `statement`: the statement printed, whose strided reads without a window go through their
+    // gathered Funcs (opgen/Gather.h), as lower_to_halide lowers them.
     Printer(const ComputeDef &def, const BoundShape &shape, const std::string &value_type, bool fast_math,
-            std::map<std::string, std::string> renamed = {})
-        : def_(def), shape_(shape), vt_(value_type), fast_math_(fast_math), renamed_(std::move(renamed)) {}
+            std::map<std::string, std::string> renamed = {}, const Statement *statement = nullptr)
+        : def_(def), shape_(shape), vt_(value_type), fast_math_(fast_math), renamed_(std::move(renamed)),
+          statement_(statement) {}
 
     std::string value(const Expr &e) const {
         switch (e->kind) {
@@ -84,12 +90,24 @@ public:
         return "0";
     }
 
+    std::string index(const Expr &e) const {
+        switch (e->kind) {
+        case ExprKind::IntConst: return std::to_string(e->int_value);
+        case ExprKind::Param: return std::to_string(shape_.values.at(e->name));
+        case ExprKind::IndexVar: return identifier(e->name);
+        case ExprKind::Unary: return "(-" + index(e->args[0]) + ")";
+        case ExprKind::Binary: return "(" + index(e->args[0]) + " " + e->name + " " + index(e->args[1]) + ")";
+        default: return "0";
+        }
+    }
+
 private:
     const ComputeDef &def_;
     const BoundShape &shape_;
     std::string vt_;
     bool fast_math_ = false;
     std::map<std::string, std::string> renamed_;
+    const Statement *statement_ = nullptr;
 
     std::string identifier(const std::string &var) const {
         auto it = renamed_.find(var);
@@ -116,24 +134,50 @@ private:
         return "(" + value(e) + " != 0)";
     }
 
-    std::string index(const Expr &e) const {
-        switch (e->kind) {
-        case ExprKind::IntConst: return std::to_string(e->int_value);
-        case ExprKind::Param: return std::to_string(shape_.values.at(e->name));
-        case ExprKind::IndexVar: return identifier(e->name);
-        case ExprKind::Unary: return "(-" + index(e->args[0]) + ")";
-        case ExprKind::Binary: return "(" + index(e->args[0]) + " " + e->name + " " + index(e->args[1]) + ")";
-        default: return "0";
-        }
-    }
-
     std::string access(const Expr &e) const {
         const TensorDecl *t = def_.find_tensor(e->name);
+        if (statement_) {
+            if (auto dims = gather_dims(def_, *statement_, *e, shape_)) {
+                std::string s = gathered_name(e->name) + "(";
+                for (size_t i = dims->size(); i-- > 0;) s += ((*dims)[i].empty() ? "0" : identifier((*dims)[i])) + (i ? ", " : "");
+                return s + ")";
+            }
+        }
         std::string s = read_func_name(*t) + "(";
         for (size_t i = e->args.size(); i-- > 0;) s += index(e->args[i]) + (i ? ", " : "");
         return s + ")";
     }
 };
+
+// Declares and defines the gathered Func of each strided read without a window of `s` (opgen/Gather.h):
+// "Var X_g0(...), ...; Func X_gathered(...); X_gathered(X_g3, ..., X_g0) = X_padded(...)".
+void print_gathers(std::ostream &out, const ComputeDef &def, const BoundShape &shape, const Statement &s) {
+    std::vector<const ExprNode *> stack{s.body.get()};
+    std::set<std::string> printed;
+    while (!stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        for (const auto &a : e->args) stack.push_back(a.get());
+        std::optional<std::vector<std::string>> dims = gather_dims(def, s, *e, shape);
+        if (!dims || !printed.insert(e->name).second) continue;
+        std::map<std::string, std::string> renamed;
+        for (const std::string &r : unit_reduction_vars(s, shape)) renamed[r] = "0";
+        std::string vars, args;
+        for (size_t d = dims->size(); d-- > 0;) {
+            std::string v = e->name + "_g" + std::to_string(dims->size() - 1 - d);
+            if (!(*dims)[d].empty()) renamed[(*dims)[d]] = v;
+            vars += (vars.empty() ? "" : ", ") + v + "(\"" + v + "\")";
+            args += (args.empty() ? "" : ", ") + v;
+        }
+        Printer p(def, shape, "float", false, renamed);
+        std::string at;
+        for (size_t i = e->args.size(); i-- > 0;) at += p.index(e->args[i]) + (i ? ", " : "");
+        const std::string g = gathered_name(e->name);
+        out << "        Var " << vars << ";\n";
+        out << "        Func " << g << "(\"" << g << "\");\n";
+        out << "        " << g << "(" << args << ") = " << read_func_name(*def.find_tensor(e->name)) << "(" << at << ");\n";
+    }
+}
 
 std::string var_list(const std::vector<std::string> &outer_first) {
     std::string s;
@@ -173,7 +217,7 @@ std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &sha
         std::string vt = ctype(t->dtype);
         std::map<std::string, std::string> renamed;
         for (const ReduceVar &r : s.reduce_vars) renamed[r.name] = printed_rvar(def, s, r.name);
-        Printer p(def, shape, vt, fast_math, renamed);
+        Printer p(def, shape, vt, fast_math, renamed, &s);
         std::string lhs = var_list(s.vars);
         bool is_output = t->role == TensorRole::Output;
         std::string func = s.tensor;
@@ -182,6 +226,7 @@ std::string halide_algorithm_source(const ComputeDef &def, const BoundShape &sha
             out << "        " << func << "(" << lhs << ") = " << p.value(s.body) << ";\n";
             continue;
         }
+        print_gathers(out, def, shape, s);
         std::string rdom = s.tensor + "_r";
         out << "        RDom " << rdom << "(";
         for (size_t i = s.reduce_vars.size(); i-- > 0;) {

@@ -1,6 +1,7 @@
 #include "opgen/Lower.h"
 
 #include "opgen/FastMath.h"
+#include "opgen/Gather.h"
 
 #include <algorithm>
 
@@ -26,6 +27,11 @@ LoweredStage &LoweredOp::stage(const std::string &tensor) {
             return s;
     }
     throw InternalError("no lowered stage for tensor " + tensor);
+}
+
+Halide::Func LoweredOp::read_func(const std::string &tensor) const {
+    auto g = gathered.find(tensor);
+    return g != gathered.end() ? g->second : input_funcs.at(tensor);
 }
 
 const LoweredStage *LoweredOp::find_stage(const std::string &tensor) const {
@@ -113,6 +119,9 @@ public:
             std::vector<Halide::Expr> args;
             for (auto it = e->args.rbegin(); it != e->args.rend(); ++it)
                 args.push_back(index(*it));
+            if (auto g = op_.gathered_reads.find(e.get()); g != op_.gathered_reads.end()) {
+                return Halide::cast(type_, g->second(gathered_args(e)));
+            }
             if (auto in = op_.input_funcs.find(e->name); in != op_.input_funcs.end()) {
                 return Halide::cast(type_, in->second(args));
             }
@@ -226,6 +235,29 @@ private:
         return value(e) != Halide::cast(type_, 0);
     }
 
+    // A gathered read's arguments: per dimension of the input (innermost first, as Halide names
+    // them) the variable its index moves with, 0 where it is constant.
+    std::vector<Halide::Expr> gathered_args(const Expr &e) {
+        const Statement &s = *statement_of_access(e);
+        std::vector<std::string> dims = *gather_dims(*op_.def, s, *e, op_.shape);
+        std::vector<Halide::Expr> args;
+        for (auto it = dims.rbegin(); it != dims.rend(); ++it) args.push_back(it->empty() ? Halide::Expr(0) : vars_.at(*it));
+        return args;
+    }
+
+    const Statement *statement_of_access(const Expr &e) const {
+        for (const Statement &s : op_.def->statements) {
+            if (contains(s.body, e.get())) return &s;
+        }
+        throw InternalError("no statement reads " + to_string(e));
+    }
+
+    static bool contains(const Expr &tree, const ExprNode *node) {
+        if (tree.get() == node) return true;
+        return std::any_of(tree->args.begin(), tree->args.end(), [&](const Expr &a) { return contains(a, node); });
+    }
+
+public:
     // An index: integer arithmetic of variables and parameters (affine, checked by the parser).
     Halide::Expr index(const Expr &e) {
         switch (e->kind) {
@@ -340,8 +372,42 @@ void lower_inputs(LoweredOp &op, bool clamp_edges) {
     }
 }
 
-// One Func per statement (two for a reduction: the accumulator and its copy).
-void lower_statements(LoweredOp &op, bool fast_math) {
+// The accesses of `e` (a statement's body), depth first.
+void collect_accesses(const Expr &e, std::vector<const ExprNode *> &out) {
+    if (e->kind == ExprKind::Access) out.push_back(e.get());
+    for (const Expr &a : e->args) collect_accesses(a, out);
+}
+
+// Gives each strided read without a window of `s` its gathered Func (opgen/Gather.h): one
+// variable per dimension of the input, reading it where `s` would, with `s`'s reduction variables
+// of extent 1 at 0.
+void gather_reads(LoweredOp &op, const Statement &s) {
+    std::vector<const ExprNode *> accesses;
+    collect_accesses(s.body, accesses);
+    for (const ExprNode *a : accesses) {
+        std::optional<std::vector<std::string>> dims = gather_dims(*op.def, s, *a, op.shape);
+        if (!dims) continue;
+        std::map<std::string, Halide::Expr> env;
+        for (const std::string &r : unit_reduction_vars(s, op.shape)) env[r] = Halide::Expr(0);
+        std::vector<Halide::Var> vars;
+        for (size_t d = dims->size(); d-- > 0;) {
+            Halide::Var v(a->name + "_g" + std::to_string(vars.size()));  // as opgen/Emit.cpp prints it
+            if (!(*dims)[d].empty()) env[(*dims)[d]] = v;
+            vars.push_back(v);
+        }
+        ExprLowering lowering(op, env, halide_type(op.def->find_tensor(a->name)->dtype), false);
+        std::vector<Halide::Expr> at;
+        for (auto it = a->args.rbegin(); it != a->args.rend(); ++it) at.push_back(lowering.index(*it));
+        Halide::Func g(gathered_name(a->name));
+        g(vars) = op.input_funcs.at(a->name)(at);
+        op.gathered_reads[a] = g;
+        op.gathered[a->name] = g;
+    }
+}
+
+// One Func per statement (two for a reduction: the accumulator and its copy). `gather`: strided
+// reads without a window go through gathered Funcs (gather_reads).
+void lower_statements(LoweredOp &op, bool fast_math, bool gather) {
     const ComputeDef &def = *op.def;
     op.stages.reserve(def.statements.size());
     for (const Statement &s : def.statements) {
@@ -363,6 +429,7 @@ void lower_statements(LoweredOp &op, bool fast_math) {
             op.stages.push_back(st);
             continue;
         }
+        if (gather) gather_reads(op, s);
         std::vector<Halide::Range> ranges;
         for (auto it = s.reduce_vars.rbegin(); it != s.reduce_vars.rend(); ++it) {
             ranges.emplace_back(0, size_expr(op, it->extent));
@@ -429,7 +496,7 @@ LoweredOp lower_to_halide(const ComputeDef &def, const BoundShape &shape, bool f
     lower_inputs(op, false);
     for (size_t i = 0; i < op.params.size(); i++)
         constrain(op.params[i], shape.dims.at(op.param_names[i]));
-    lower_statements(op, fast_math);
+    lower_statements(op, fast_math, true);
     constrain(op.output.output_buffer(), shape.dims.at(def.output().name));
     return op;
 }
@@ -445,7 +512,7 @@ LoweredOp lower_to_halide_generic(const ComputeDef &def, const BoundShape &shape
     if (!full_tiles.empty()) promise_full_tile_reads(op, full_tiles);
     for (size_t i = 0; i < op.params.size(); i++)
         constrain_generic(op, op.params[i], *def.find_tensor(op.param_names[i]), false);
-    lower_statements(op, fast_math);
+    lower_statements(op, fast_math, false);
     constrain_generic(op, op.output.output_buffer(), def.output(), true);
     return op;
 }

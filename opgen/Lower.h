@@ -53,6 +53,10 @@ struct LoweredOp {
     std::vector<Halide::ImageParam> params; // one per input, in declaration order
     std::vector<std::string> param_names;
     std::map<std::string, Halide::Func> input_funcs; // what the statements read
+    // Strided reads without a window (opgen/Gather.h), each through a Func over its statement's
+    // variables; by input, for a schedule that packs it (read_func). Exact lowering only.
+    std::map<const ExprNode *, Halide::Func> gathered_reads;
+    std::map<std::string, Halide::Func> gathered;
     std::vector<LoweredStage> stages;                // statement order
     Halide::Func output;
     // Generic lowering only (lower_to_halide_generic): the symbolic parameters and every let, as
@@ -65,6 +69,8 @@ struct LoweredOp {
     std::map<std::string, Halide::Expr> full_tile;
 
     LoweredStage &stage(const std::string &tensor);
+    // The Func the statements read input `tensor` through: its gather (above), else input_funcs'.
+    Halide::Func read_func(const std::string &tensor) const;
     const LoweredStage *find_stage(const std::string &tensor) const;
 };
 

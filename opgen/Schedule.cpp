@@ -1,6 +1,7 @@
 #include "opgen/Schedule.h"
 
 #include "opgen/ConvWindow.h"
+#include "opgen/Gather.h"
 #include "opgen/GemmPanel.h"
 #include "opgen/ParallelLoops.h"
 #include "opgen/StagePlacement.h"
@@ -539,20 +540,45 @@ void place_accumulator(Recorder &rec, const TiledGroup &g, const SchedulePoint &
     rec.line(acc.name + ".reorder_storage(" + text + ");");
 }
 
+// Whether the accumulator's vector loop may round a ragged register tile up to whole vectors (a row
+// of 28 as two vectors of 16): the extra lanes land in the accumulator's own padded storage and are
+// never stored, and what they read stays defined because every input the update reads along the
+// vectorized axis is zero-padded (reads outside give zero). Otherwise the tile's tail is guarded,
+// and a guarded tail inside the update keeps the accumulators out of registers: a stride-2 1x1
+// convolution with rows of 28 as its register tile ran at 6.9 GFLOP/s guarded and 127 rounded up
+// (docs/bench/2026-11-27-s19-stride2.md).
+bool may_round_up_accumulator(const TiledGroup &g, const SchedulePoint &p) {
+    const std::string &v = p.axes[size_t(p.vector_axis)].var;
+    bool ok = true;
+    std::vector<const ExprNode *> stack{g.ms.body.get()};
+    while (ok && !stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        if (e->kind == ExprKind::Access) {
+            const TensorDecl *t = g.op.def->find_tensor(e->name);
+            const bool along = std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, v); });
+            if (along && (!t || t->role != TensorRole::Input || !t->zero_pad)) ok = false;
+        }
+        for (const auto &a : e->args) stack.push_back(a.get());
+    }
+    return ok;
+}
+
 // Vectorizes loop `v` (`vn`) of stage `s` (`sn`) by the point's vector width, and unrolls it when
-// whole vectors cover its extent more than once.
+// whole vectors cover its extent more than once. `round_up_tail`: a ragged extent is rounded up to
+// whole vectors (may_round_up_accumulator) instead of guarded.
 void vectorize_loop(Recorder &rec, const SchedulePoint &p, Halide::Stage s, const std::string &sn, const Halide::Var &v,
-                    const std::string &vn, int64_t extent) {
+                    const std::string &vn, int64_t extent, bool round_up_tail) {
     int vw = p.vector_width;
     if (vw <= 1) return;
     bool exact = extent % vw == 0;
-    // Update stages may not round up (it would recompute values); a guard that divides evenly
-    // costs nothing, since Halide proves it away.
-    bool round_up = exact && sn.find(".update()") == std::string::npos;
+    // Update stages may not shift inwards (it would add overlapping lanes twice); a guard that
+    // divides evenly costs nothing, since Halide proves it away.
+    bool round_up = exact ? sn.find(".update()") == std::string::npos : round_up_tail;
     Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
     s.vectorize(v, vw, tail);
     rec.line(sn + ".vectorize(" + vn + ", " + std::to_string(vw) + ", " + tail_name(tail) + ");");
-    if (p.unroll && exact && extent > vw) {
+    if (p.unroll && (exact || round_up) && extent > vw) {
         s.unroll(v);
         rec.line(sn + ".unroll(" + vn + ");");
     }
@@ -575,7 +601,8 @@ void unroll_register_tile(Recorder &rec, const SchedulePoint &p, Halide::Stage s
 // unrolled (a cache tile's are not: that would unroll the whole tile).
 void vectorize_accumulator_init(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Accumulator &acc) {
     const size_t k = size_t(p.vector_axis);
-    vectorize_loop(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars[k], g.main.var_names[k], acc.init_extent);
+    vectorize_loop(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars[k], g.main.var_names[k], acc.init_extent,
+                   may_round_up_accumulator(g, p));
     if (!acc.blocked) unroll_register_tile(rec, p, Halide::Stage(acc.func), acc.name, g.main.vars, g.main.var_names);
 }
 
@@ -682,9 +709,9 @@ UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
 
 // Vectorizes the update's register tile and unrolls the rest of it, and short reduction loops
 // (all but the outermost; none with channels_innermost) whole: no loop overhead between FMAs.
-void vectorize_update(Recorder &rec, const SchedulePoint &p, const UpdateLoops &u) {
+void vectorize_update(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const UpdateLoops &u) {
     const size_t k = size_t(p.vector_axis);
-    vectorize_loop(rec, p, u.stage, u.name, u.tile[k], u.tile_names[k], p.axes[k].reg);
+    vectorize_loop(rec, p, u.stage, u.name, u.tile[k], u.tile_names[k], p.axes[k].reg, may_round_up_accumulator(g, p));
     unroll_register_tile(rec, p, u.stage, u.name, u.tile, u.tile_names);
     for (size_t i = 0; p.unroll && !p.channels_innermost && i + 1 < u.reduce.size(); i++) {
         if (u.reduce_extents[i] <= kUnrollWindow) {
@@ -725,6 +752,22 @@ PanelLevel panel_level(const TiledGroup &g, const OutputTiles &t, const Accumula
     return {Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name, false};
 }
 
+// Whether `ms` reads `input`'s Halide dimension `d` (0 the contiguous one) at an index that moves
+// with variable `var`.
+bool reads_dimension_along(const Statement &ms, const std::string &input, int d, const std::string &var) {
+    std::vector<const ExprNode *> stack{ms.body.get()};
+    while (!stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        if (e->kind == ExprKind::Access && e->name == input && d < int(e->args.size()) &&
+            mentions_var(e->args[e->args.size() - 1 - size_t(d)], var)) {
+            return true;
+        }
+        for (const auto &a : e->args) stack.push_back(a.get());
+    }
+    return false;
+}
+
 // Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes
 // another dimension of the input (output channels of a convolution's weights, n of B in A B^T,
 // which is read across its rows), re-lays the panel out with that dimension contiguous, so the
@@ -748,9 +791,23 @@ void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p,
         rec.line(pn + ".reorder(" + text + ");");
     }
     Halide::Var v = args[size_t(std::max(d, 0))];
-    pk.vectorize(v, p.vector_width, Halide::TailStrategy::GuardWithIf);
-    rec.line(pn + ".vectorize(" + clean_name(v.name()) + ", " + std::to_string(p.vector_width) +
-             ", TailStrategy::GuardWithIf);");
+    // Where the accumulator rounds a ragged register tile up to whole vectors, the panel fills those
+    // lanes too (with the zeros of the padded input): guarded, it left them unwritten, and whatever
+    // the heap held there (denormals at times) went through every FMA of those lanes. Measured
+    // 2026-11-27: the same stride-2 kernel ran at 2-100 GFLOP/s depending on the process.
+    const std::string &var = p.axes[size_t(p.vector_axis)].var;
+    const bool round_up = may_round_up_accumulator(g, p) && p.axes[size_t(p.vector_axis)].reg % p.vector_width != 0 &&
+                          reads_dimension_along(g.ms, name, std::max(d, 0), var);
+    const Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
+    pk.vectorize(v, p.vector_width, tail);
+    rec.line(pn + ".vectorize(" + clean_name(v.name()) + ", " + std::to_string(p.vector_width) + ", " + tail_name(tail) +
+             ");");
+}
+
+// How generated source names the Func the reduction reads input `t` through: its gather
+// (opgen/Gather.h), its zero-exterior wrapper, or the buffer.
+std::string read_func_text(const TiledGroup &g, const TensorDecl &t) {
+    return g.op.gathered.count(t.name) ? gathered_name(t.name) : read_func_name(t);
 }
 
 // Rows of a gathered panel this far apart (bytes) or more are staged (copy_rows_before_panel): rows
@@ -802,9 +859,9 @@ void copy_rows_before_panel(Recorder &rec, const TiledGroup &g, const SchedulePo
     rec.declare_var(vi.name());
     pk.split(v, vo, vi, p.vector_width, Halide::TailStrategy::GuardWithIf);
     rec.line(pn + ".split(" + vn + ", " + vo.name() + ", " + vi.name() + ", " + lanes + ", TailStrategy::GuardWithIf);");
-    Halide::Func rows = g.op.input_funcs.at(name).in(pk);
+    Halide::Func rows = g.op.read_func(name).in(pk);
     rows.compute_at(pk, vo);
-    rec.line("Func " + rn + " = " + read_func_name(*t) + ".in(" + pn + ");");
+    rec.line("Func " + rn + " = " + read_func_text(g, *t) + ".in(" + pn + ");");
     rec.line(rn + ".compute_at(" + pn + ", " + vo.name() + ");");
     Halide::Var r = rows.args()[size_t(run)];
     rows.vectorize(r, p.vector_width, Halide::TailStrategy::GuardWithIf);
@@ -820,10 +877,9 @@ void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, con
         auto in = g.op.input_funcs.find(name);
         user_check(in != g.op.input_funcs.end()) << "schedule: packed '" << name << "' is not an input";
         user_check(reads_tensor(g.ms.body, name)) << "schedule: packed '" << name << "' is not read by the reduction of " << g.ms.tensor;
-        Halide::Func pk = in->second.in(acc.func);
+        Halide::Func pk = g.op.read_func(name).in(acc.func);
         pk.compute_at(level.at);
-        const TensorDecl *t = g.op.def->find_tensor(name);
-        rec.line("Func " + name + "_panel = " + (t ? read_func_name(*t) : name) + ".in(" + acc.name + ");");
+        rec.line("Func " + name + "_panel = " + read_func_text(g, *g.op.def->find_tensor(name)) + ".in(" + acc.name + ");");
         rec.line(name + "_panel.compute_at(" + level.at_text + ");");
         std::string buffer = panel_buffer(target, input_position(*g.op.def, g.ms, name));
         store_in(rec, pk, name + "_panel", target, buffer);
@@ -1079,7 +1135,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     place_accumulator(rec, g, p, acc, target);
     vectorize_accumulator_init(rec, g, p, acc);
     UpdateLoops update = blocked ? block_update(rec, g, p, acc) : order_update(rec, g, p, acc);
-    vectorize_update(rec, p, update);
+    vectorize_update(rec, g, p, update);
     prefetch_inputs(rec, g, p, update);
     pack_panels(rec, g, p, target, acc, panel_level(g, tiles, acc, update));
     return rec.finish();
@@ -1196,8 +1252,8 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     // per output element (a fused GELU) should cost little next to the reduction.
     p.fast_math = fast_math_applies(def);
     place_rows(def, shape, target, p);
-    bool conv = pixel_gemm_point(def, shape, target, p) || short_row_conv_point(def, shape, target, p) ||
-                blocked_conv_point(def, shape, target, p);
+    bool conv = pixel_gemm_point(def, shape, target, p) || strided_row_gemm_point(def, shape, target, p) ||
+                short_row_conv_point(def, shape, target, p) || blocked_conv_point(def, shape, target, p);
     if (!conv) panel_gemm_point(def, shape, target, p);
     tile_for_panels_read_across_rows(def, shape, target, p);
     // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1

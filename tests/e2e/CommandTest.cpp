@@ -303,37 +303,41 @@ int main() {
     EXPECT_EQ(build_and_run(dir, "kernel/regen", "kernel/regen/sm.a"), "ok\n");
 }
 
-// A packed zero-padded input is read through its zero-exterior wrapper, and the printed panel must
-// wrap that Func: "X.in(Y_acc)" named a buffer the reduction never calls, and Halide's generator
-// driver stopped with "Cannot wrap X_im in Y_acc". The rebuilt kernel computes the padded 3x3.
-TEST_F(Command, EmittedConvGeneratorWithPaddedPanelRebuildsAndComputes) {
-    std::ofstream(dir / "pt.json") << R"({"axes": [{"var": "x", "tile": 6, "reg": 6}, {"var": "y", "tile": 2, "reg": 1},
-        {"var": "f", "tile": 16, "reg": 4}, {"var": "n", "tile": 1, "reg": 1}],
-        "reduce": [{"var": "rx", "block": 3}, {"var": "ry", "block": 3}, {"var": "c", "block": 8}],
-        "outer_order": ["x", "y", "f", "n"], "parallel_loops": 0, "packed": ["X", "Wt"], "vector_width": 4})";
-    CommandRun e = opgen("emit --op conv2d_nchw --shape N=1,C=8,H=6,W=6,F=16,KH=3,KW=3,stride=1,pad=1 --point pt.json "
-                         "--threads 1 --out kernel --name cv",
-                         dir);
-    ASSERT_EQ(e.status, 0) << e.err;
-    ASSERT_EQ(rebuild_generator(dir, "cv"), "");
-    std::ofstream(dir / "main.cpp") << R"(
-#include "cv.h"
+// A square conv2d_nchw (N=1, C, H=W, F, a KxK window at `stride` and `pad`) emitted with the point in
+// `point_json` as kernel `name`, its generator source rebuilt by Halide's own driver, and the rebuilt
+// kernel run against a naive convolution: "ok\n", or what failed. `source`: the generator source.
+std::string emit_rebuild_and_check_conv(const fs::path &dir, int C, int H, int F, int K, int stride, int pad,
+                                        const std::string &point_json, const std::string &name, std::string &source) {
+    std::ofstream(dir / "pt.json") << point_json;
+    const std::string shape = "N=1,C=" + std::to_string(C) + ",H=" + std::to_string(H) + ",W=" + std::to_string(H) +
+                              ",F=" + std::to_string(F) + ",KH=" + std::to_string(K) + ",KW=" + std::to_string(K) +
+                              ",stride=" + std::to_string(stride) + ",pad=" + std::to_string(pad);
+    CommandRun e = opgen("emit --op conv2d_nchw --shape " + shape + " --point pt.json --threads 1 --out kernel --name " + name,
+                           dir);
+    if (e.status != 0) return "emit failed: " + e.err;
+    source = read_text(dir / "kernel" / (name + "_generator.cpp"));
+    if (std::string log = rebuild_generator(dir, name); !log.empty()) return log;
+    const int O = (H + 2 * pad - K) / stride + 1;
+    std::ofstream(dir / "main.cpp") << "#include \"" << name << ".h\"\n"
+                                      << "const int C = " << C << ", H = " << H << ", F = " << F << ", K = " << K
+                                      << ", S = " << stride << ", P = " << pad << ", O = " << O << ";\n"
+                                      << "#define KERNEL " << name << "\n"
+                                      << R"(
 #include "HalideBuffer.h"
 #include <cmath>
 #include <cstdio>
 int main() {
-    const int C = 8, H = 6, W = 6, F = 16;
-    Halide::Runtime::Buffer<float> X(W, H, C, 1), Wt(3, 3, C, F), Y(W, H, F, 1);  // innermost first
-    for (int c = 0; c < C; c++) for (int y = 0; y < H; y++) for (int x = 0; x < W; x++)
+    Halide::Runtime::Buffer<float> X(H, H, C, 1), Wt(K, K, C, F), Y(O, O, F, 1);  // innermost first
+    for (int c = 0; c < C; c++) for (int y = 0; y < H; y++) for (int x = 0; x < H; x++)
         X(x, y, c, 0) = float((c * 7 + y * 3 + x) % 11) - 5.0f;
-    for (int f = 0; f < F; f++) for (int c = 0; c < C; c++) for (int i = 0; i < 9; i++)
-        Wt(i % 3, i / 3, c, f) = float((f * 5 + c * 3 + i) % 13) - 6.0f;
-    if (cv(X, Wt, Y) != 0) { std::puts("call failed"); return 2; }
-    for (int f = 0; f < F; f++) for (int y = 0; y < H; y++) for (int x = 0; x < W; x++) {
+    for (int f = 0; f < F; f++) for (int c = 0; c < C; c++) for (int i = 0; i < K * K; i++)
+        Wt(i % K, i / K, c, f) = float((f * 5 + c * 3 + i) % 13) - 6.0f;
+    if (KERNEL(X, Wt, Y) != 0) { std::puts("call failed"); return 2; }
+    for (int f = 0; f < F; f++) for (int y = 0; y < O; y++) for (int x = 0; x < O; x++) {
         double want = 0;
-        for (int c = 0; c < C; c++) for (int ky = 0; ky < 3; ky++) for (int kx = 0; kx < 3; kx++) {
-            int iy = y + ky - 1, ix = x + kx - 1;
-            if (iy >= 0 && iy < H && ix >= 0 && ix < W) want += double(X(ix, iy, c, 0)) * Wt(kx, ky, c, f);
+        for (int c = 0; c < C; c++) for (int ky = 0; ky < K; ky++) for (int kx = 0; kx < K; kx++) {
+            int iy = y * S + ky - P, ix = x * S + kx - P;
+            if (iy >= 0 && iy < H && ix >= 0 && ix < H) want += double(X(ix, iy, c, 0)) * Wt(kx, ky, c, f);
         }
         if (std::fabs(Y(x, y, f, 0) - want) > 1e-3) { std::printf("mismatch at %d %d %d\n", f, y, x); return 1; }
     }
@@ -341,7 +345,35 @@ int main() {
     return 0;
 }
 )";
-    EXPECT_EQ(build_and_run(dir, "kernel/regen", "kernel/regen/cv.a"), "ok\n");
+    return build_and_run(dir, "kernel/regen", "kernel/regen/" + name + ".a");
+}
+
+// A packed zero-padded input is read through its zero-exterior wrapper, and the printed panel must
+// wrap that Func: "X.in(Y_acc)" named a buffer the reduction never calls, and Halide's generator
+// driver stopped with "Cannot wrap X_im in Y_acc". The rebuilt kernel computes the padded 3x3.
+TEST_F(Command, EmittedConvGeneratorWithPaddedPanelRebuildsAndComputes) {
+    std::string source;
+    EXPECT_EQ(emit_rebuild_and_check_conv(dir, 8, 6, 16, 3, 1, 1, R"({"axes": [{"var": "x", "tile": 6, "reg": 6},
+        {"var": "y", "tile": 2, "reg": 1}, {"var": "f", "tile": 16, "reg": 4}, {"var": "n", "tile": 1, "reg": 1}],
+        "reduce": [{"var": "rx", "block": 3}, {"var": "ry", "block": 3}, {"var": "c", "block": 8}],
+        "outer_order": ["x", "y", "f", "n"], "parallel_loops": 0, "packed": ["X", "Wt"], "vector_width": 4})",
+                                          "cv", source),
+              "ok\n");
+}
+
+// A 1x1 convolution of stride 2 reads X through its gather (opgen/Gather.h), packed: the printed
+// source defines X_gathered and packs it, the ragged rows of 6 rounded up to two vectors of 4, and
+// the rebuilt kernel computes the strided convolution.
+TEST_F(Command, EmittedStridedConvGeneratorGathersAndComputes) {
+    std::string source;
+    EXPECT_EQ(emit_rebuild_and_check_conv(dir, 8, 12, 16, 1, 2, 0, R"({"axes": [{"var": "x", "tile": 6, "reg": 6},
+        {"var": "y", "tile": 6, "reg": 1}, {"var": "f", "tile": 16, "reg": 8}, {"var": "n", "tile": 1, "reg": 1}],
+        "reduce": [{"var": "rx", "block": 1}, {"var": "ry", "block": 1}, {"var": "c", "block": 8}],
+        "outer_order": ["x", "y", "f", "n"], "parallel_loops": 0, "packed": ["X"], "vector_width": 4})",
+                                          "sc", source),
+              "ok\n");
+    EXPECT_NE(source.find("Func X_panel = X_gathered.in(Y_acc);"), std::string::npos) << source;
+    EXPECT_NE(source.find("Y_acc.update().vectorize(x, 4, TailStrategy::RoundUp);"), std::string::npos) << source;
 }
 
 TEST_F(Command, HelpDescribesEveryCommand) {
