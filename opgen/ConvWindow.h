@@ -75,7 +75,7 @@ bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Targ
 // cache tile (shared out over the cores where the rows are one tile), the input channels whole,
 // the rows of a cache tile by strided_row_tile, the input packed (gathered). Measured 2026-11-27 at
 // 1 thread (docs/bench/2026-11-27-s19-stride2.md), against session 18's tuned winners: 56x56x256
-// ->512 /2 0.9-1.05x oneDNN against 0.5x, 28x28x512->1024 /2 about 1.0-1.4x against 0.7-0.8x.
+// ->512 /2 0.9-1.07x oneDNN against 0.5x, 28x28x512->1024 /2 0.85-1.4x against 0.7-0.8x.
 // Returns false, `p` unchanged, for any other op or shape (rows of 7 stay with
 // short_row_conv_point's vectors of output channels).
 bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);

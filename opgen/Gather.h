@@ -6,7 +6,7 @@
 // update loads whole vectors of them. Packing the input itself copies the bounding box instead
 // (every other row and column too, 4x the pixels at stride 2) and loads it at stride 2.
 // Measured 2026-11-27, conv 56x56x256->512 1x1 stride 2, 1 thread, rows of 28 in two vectors:
-// 127 GFLOP/s gathered against 49-61 with the bounding-box panel (docs/bench/2026-11-27-s19-stride2.md).
+// 112-133 GFLOP/s gathered against 49-61 with the bounding-box panel (docs/bench/2026-11-27-s19-stride2.md).
 #ifndef OPGEN_GATHER_H
 #define OPGEN_GATHER_H
 
