@@ -215,6 +215,17 @@ const ExprNode *find_access(const Expr &e, const std::string &tensor) {
     return nullptr;
 }
 
+std::vector<const ExprNode *> accesses(const Statement &s) {
+    std::vector<const ExprNode *> found, stack{s.body.get()};
+    while (!stack.empty()) {
+        const ExprNode *e = stack.back();
+        stack.pop_back();
+        if (e->kind == ExprKind::Access) found.push_back(e);
+        for (const Expr &a : e->args) stack.push_back(a.get());
+    }
+    return found;
+}
+
 bool mentions_var(const Expr &e, const std::string &var) {
     if (e->kind == ExprKind::IndexVar && e->name == var) return true;
     return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, var); });

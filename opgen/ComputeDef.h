@@ -142,6 +142,8 @@ const ExprNode *find_access(const Expr &e, const std::string &tensor);
 
 // Whether the index variable `var` occurs in `e`.
 bool mentions_var(const Expr &e, const std::string &var);
+// Every tensor access in `s`'s body.
+std::vector<const ExprNode *> accesses(const Statement &s);
 
 } // namespace opgen
 

@@ -39,18 +39,6 @@ bool mentions(const ExprNode &e, const std::string &v) {
     return std::any_of(e.args.begin(), e.args.end(), [&](const Expr &a) { return mentions(*a, v); });
 }
 
-// Every tensor access in `ms`'s body.
-std::vector<const ExprNode *> accesses(const Statement &ms) {
-    std::vector<const ExprNode *> found, stack{ms.body.get()};
-    while (!stack.empty()) {
-        const ExprNode *e = stack.back();
-        stack.pop_back();
-        if (e->kind == ExprKind::Access) found.push_back(e);
-        for (const Expr &a : e->args) stack.push_back(a.get());
-    }
-    return found;
-}
-
 // The register tile along a row: its largest divisor of at most kRowPixels pixels (7 of 14, 28, 56
 // or 7; 6 of 12).
 int64_t row_piece(int64_t row) {

@@ -152,19 +152,15 @@ private:
 // Declares and defines the gathered Func of each strided read without a window of `s` (opgen/Gather.h):
 // "Var X_g0(...), ...; Func X_gathered(...); X_gathered(X_g3, ..., X_g0) = X_padded(...)".
 void print_gathers(std::ostream &out, const ComputeDef &def, const BoundShape &shape, const Statement &s) {
-    std::vector<const ExprNode *> stack{s.body.get()};
     std::set<std::string> printed;
-    while (!stack.empty()) {
-        const ExprNode *e = stack.back();
-        stack.pop_back();
-        for (const auto &a : e->args) stack.push_back(a.get());
+    for (const ExprNode *e : accesses(s)) {
         std::optional<std::vector<std::string>> dims = gather_dims(def, s, *e, shape);
         if (!dims || !printed.insert(e->name).second) continue;
         std::map<std::string, std::string> renamed;
         for (const std::string &r : unit_reduction_vars(s, shape)) renamed[r] = "0";
         std::string vars, args;
         for (size_t d = dims->size(); d-- > 0;) {
-            std::string v = e->name + "_g" + std::to_string(dims->size() - 1 - d);
+            std::string v = gathered_var_name(e->name, dims->size() - 1 - d);
             if (!(*dims)[d].empty()) renamed[(*dims)[d]] = v;
             vars += (vars.empty() ? "" : ", ") + v + "(\"" + v + "\")";
             args += (args.empty() ? "" : ", ") + v;

@@ -41,4 +41,6 @@ std::optional<std::vector<std::string>> gather_dims(const ComputeDef &def, const
 
 std::string gathered_name(const std::string &tensor) { return tensor + "_gathered"; }
 
+std::string gathered_var_name(const std::string &tensor, size_t k) { return tensor + "_g" + std::to_string(k); }
+
 }  // namespace opgen

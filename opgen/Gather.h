@@ -31,8 +31,10 @@ std::optional<std::vector<std::string>> gather_dims(const ComputeDef &def, const
 // gathered read sets them to 0.
 std::vector<std::string> unit_reduction_vars(const Statement &s, const BoundShape &shape);
 
-// The name generated source gives the gathered Func of input `tensor`.
+// The name generated source gives the gathered Func of input `tensor`, and its variable `k`
+// (0 the innermost, as Halide orders them).
 std::string gathered_name(const std::string &tensor);
+std::string gathered_var_name(const std::string &tensor, size_t k);
 
 }  // namespace opgen
 

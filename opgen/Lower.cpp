@@ -29,9 +29,16 @@ LoweredStage &LoweredOp::stage(const std::string &tensor) {
     throw InternalError("no lowered stage for tensor " + tensor);
 }
 
+const LoweredOp::GatheredRead *LoweredOp::gathered_read(const std::string &tensor) const {
+    for (const auto &[access, read] : gathered_reads) {
+        if (access->name == tensor) return &read;
+    }
+    return nullptr;
+}
+
 Halide::Func LoweredOp::read_func(const std::string &tensor) const {
-    auto g = gathered.find(tensor);
-    return g != gathered.end() ? g->second : input_funcs.at(tensor);
+    const GatheredRead *g = gathered_read(tensor);
+    return g ? g->func : input_funcs.at(tensor);
 }
 
 const LoweredStage *LoweredOp::find_stage(const std::string &tensor) const {
@@ -120,7 +127,7 @@ public:
             for (auto it = e->args.rbegin(); it != e->args.rend(); ++it)
                 args.push_back(index(*it));
             if (auto g = op_.gathered_reads.find(e.get()); g != op_.gathered_reads.end()) {
-                return Halide::cast(type_, g->second(gathered_args(e)));
+                return Halide::cast(type_, g->second.func(gathered_args(g->second.dims)));
             }
             if (auto in = op_.input_funcs.find(e->name); in != op_.input_funcs.end()) {
                 return Halide::cast(type_, in->second(args));
@@ -237,24 +244,10 @@ private:
 
     // A gathered read's arguments: per dimension of the input (innermost first, as Halide names
     // them) the variable its index moves with, 0 where it is constant.
-    std::vector<Halide::Expr> gathered_args(const Expr &e) {
-        const Statement &s = *statement_of_access(e);
-        std::vector<std::string> dims = *gather_dims(*op_.def, s, *e, op_.shape);
+    std::vector<Halide::Expr> gathered_args(const std::vector<std::string> &dims) {
         std::vector<Halide::Expr> args;
         for (auto it = dims.rbegin(); it != dims.rend(); ++it) args.push_back(it->empty() ? Halide::Expr(0) : vars_.at(*it));
         return args;
-    }
-
-    const Statement *statement_of_access(const Expr &e) const {
-        for (const Statement &s : op_.def->statements) {
-            if (contains(s.body, e.get())) return &s;
-        }
-        throw InternalError("no statement reads " + to_string(e));
-    }
-
-    static bool contains(const Expr &tree, const ExprNode *node) {
-        if (tree.get() == node) return true;
-        return std::any_of(tree->args.begin(), tree->args.end(), [&](const Expr &a) { return contains(a, node); });
     }
 
 public:
@@ -372,26 +365,18 @@ void lower_inputs(LoweredOp &op, bool clamp_edges) {
     }
 }
 
-// The accesses of `e` (a statement's body), depth first.
-void collect_accesses(const Expr &e, std::vector<const ExprNode *> &out) {
-    if (e->kind == ExprKind::Access) out.push_back(e.get());
-    for (const Expr &a : e->args) collect_accesses(a, out);
-}
-
 // Gives each strided read without a window of `s` its gathered Func (opgen/Gather.h): one
 // variable per dimension of the input, reading it where `s` would, with `s`'s reduction variables
 // of extent 1 at 0.
 void gather_reads(LoweredOp &op, const Statement &s) {
-    std::vector<const ExprNode *> accesses;
-    collect_accesses(s.body, accesses);
-    for (const ExprNode *a : accesses) {
+    for (const ExprNode *a : accesses(s)) {
         std::optional<std::vector<std::string>> dims = gather_dims(*op.def, s, *a, op.shape);
         if (!dims) continue;
         std::map<std::string, Halide::Expr> env;
         for (const std::string &r : unit_reduction_vars(s, op.shape)) env[r] = Halide::Expr(0);
         std::vector<Halide::Var> vars;
         for (size_t d = dims->size(); d-- > 0;) {
-            Halide::Var v(a->name + "_g" + std::to_string(vars.size()));  // as opgen/Emit.cpp prints it
+            Halide::Var v(gathered_var_name(a->name, vars.size()));  // as opgen/Emit.cpp prints it
             if (!(*dims)[d].empty()) env[(*dims)[d]] = v;
             vars.push_back(v);
         }
@@ -400,8 +385,7 @@ void gather_reads(LoweredOp &op, const Statement &s) {
         for (auto it = a->args.rbegin(); it != a->args.rend(); ++it) at.push_back(lowering.index(*it));
         Halide::Func g(gathered_name(a->name));
         g(vars) = op.input_funcs.at(a->name)(at);
-        op.gathered_reads[a] = g;
-        op.gathered[a->name] = g;
+        op.gathered_reads[a] = {g, *dims};
     }
 }
 

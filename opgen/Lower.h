@@ -53,10 +53,14 @@ struct LoweredOp {
     std::vector<Halide::ImageParam> params; // one per input, in declaration order
     std::vector<std::string> param_names;
     std::map<std::string, Halide::Func> input_funcs; // what the statements read
-    // Strided reads without a window (opgen/Gather.h), each through a Func over its statement's
-    // variables; by input, for a schedule that packs it (read_func). Exact lowering only.
-    std::map<const ExprNode *, Halide::Func> gathered_reads;
-    std::map<std::string, Halide::Func> gathered;
+    // Strided reads without a window (opgen/Gather.h), exact lowering only: per access, the Func
+    // over its statement's variables it reads through, and per dimension of the input (outermost
+    // first) the variable its index moves with ("" where constant).
+    struct GatheredRead {
+        Halide::Func func;
+        std::vector<std::string> dims;
+    };
+    std::map<const ExprNode *, GatheredRead> gathered_reads;
     std::vector<LoweredStage> stages;                // statement order
     Halide::Func output;
     // Generic lowering only (lower_to_halide_generic): the symbolic parameters and every let, as
@@ -69,7 +73,9 @@ struct LoweredOp {
     std::map<std::string, Halide::Expr> full_tile;
 
     LoweredStage &stage(const std::string &tensor);
-    // The Func the statements read input `tensor` through: its gather (above), else input_funcs'.
+    // The gathered read of input `tensor` (above), or null; the Func the statements read it
+    // through: its gather, else input_funcs'.
+    const GatheredRead *gathered_read(const std::string &tensor) const;
     Halide::Func read_func(const std::string &tensor) const;
     const LoweredStage *find_stage(const std::string &tensor) const;
 };

@@ -549,19 +549,12 @@ void place_accumulator(Recorder &rec, const TiledGroup &g, const SchedulePoint &
 // (docs/bench/2026-11-27-s19-stride2.md).
 bool may_round_up_accumulator(const TiledGroup &g, const SchedulePoint &p) {
     const std::string &v = p.axes[size_t(p.vector_axis)].var;
-    bool ok = true;
-    std::vector<const ExprNode *> stack{g.ms.body.get()};
-    while (ok && !stack.empty()) {
-        const ExprNode *e = stack.back();
-        stack.pop_back();
-        if (e->kind == ExprKind::Access) {
-            const TensorDecl *t = g.op.def->find_tensor(e->name);
-            const bool along = std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, v); });
-            if (along && (!t || t->role != TensorRole::Input || !t->zero_pad)) ok = false;
-        }
-        for (const auto &a : e->args) stack.push_back(a.get());
+    for (const ExprNode *e : accesses(g.ms)) {
+        const TensorDecl *t = g.op.def->find_tensor(e->name);
+        const bool along = std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, v); });
+        if (along && (!t || t->role != TensorRole::Input || !t->zero_pad)) return false;
     }
-    return ok;
+    return true;
 }
 
 // Vectorizes loop `v` (`vn`) of stage `s` (`sn`) by the point's vector width, and unrolls it when
@@ -755,17 +748,10 @@ PanelLevel panel_level(const TiledGroup &g, const OutputTiles &t, const Accumula
 // Whether `ms` reads `input`'s Halide dimension `d` (0 the contiguous one) at an index that moves
 // with variable `var`.
 bool reads_dimension_along(const Statement &ms, const std::string &input, int d, const std::string &var) {
-    std::vector<const ExprNode *> stack{ms.body.get()};
-    while (!stack.empty()) {
-        const ExprNode *e = stack.back();
-        stack.pop_back();
-        if (e->kind == ExprKind::Access && e->name == input && d < int(e->args.size()) &&
-            mentions_var(e->args[e->args.size() - 1 - size_t(d)], var)) {
-            return true;
-        }
-        for (const auto &a : e->args) stack.push_back(a.get());
-    }
-    return false;
+    const std::vector<const ExprNode *> all = accesses(ms);
+    return std::any_of(all.begin(), all.end(), [&](const ExprNode *e) {
+        return e->name == input && d < int(e->args.size()) && mentions_var(e->args[e->args.size() - 1 - size_t(d)], var);
+    });
 }
 
 // Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes
@@ -807,7 +793,7 @@ void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p,
 // How generated source names the Func the reduction reads input `t` through: its gather
 // (opgen/Gather.h), its zero-exterior wrapper, or the buffer.
 std::string read_func_text(const TiledGroup &g, const TensorDecl &t) {
-    return g.op.gathered.count(t.name) ? gathered_name(t.name) : read_func_name(t);
+    return g.op.gathered_read(t.name) ? gathered_name(t.name) : read_func_name(t);
 }
 
 // Rows of a gathered panel this far apart (bytes) or more are staged (copy_rows_before_panel): rows

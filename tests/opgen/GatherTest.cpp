@@ -25,12 +25,8 @@ std::vector<std::optional<std::vector<std::string>>> gathers_of(const ComputeDef
     BoundShape s = bind_shape(def, shape);
     const Statement &ms = def.statements.back();
     std::vector<std::optional<std::vector<std::string>>> out;
-    std::vector<const ExprNode *> stack{ms.body.get()};
-    while (!stack.empty()) {
-        const ExprNode *e = stack.back();
-        stack.pop_back();
-        if (e->kind == ExprKind::Access && e->name == tensor) out.push_back(gather_dims(def, ms, *e, s));
-        for (const auto &a : e->args) stack.push_back(a.get());
+    for (const ExprNode *e : accesses(ms)) {
+        if (e->name == tensor) out.push_back(gather_dims(def, ms, *e, s));
     }
     return out;
 }
