@@ -754,29 +754,50 @@ bool reads_dimension_along(const Statement &ms, const std::string &input, int d,
     });
 }
 
+// Re-lays panel `pk` (printed `pn`) out with its dimension `d` contiguous, and orders the copy to
+// fill one vector of that dimension (16 rows of the input) across the whole panel before the next:
+// walked with all of them innermost, the copy kept one stream per row of the panel in flight (512
+// filters of a 3x3's weights: 32 KiB of lines, evicted before their next element was read).
+// Measured 2026-11-27 (docs/bench/2026-11-27-s20-zen5.md), conv 7x7x512->512 3x3, 1 thread: the
+// weights' pack 3.1 -> 0.5 ms at a tile of 512 filters, the kernel 56 -> 150 GFLOP/s.
+void relayout_panel_across(Recorder &rec, const SchedulePoint &p, Halide::Func pk, const std::string &pn, int d,
+                           Halide::TailStrategy tail) {
+    std::vector<Halide::Var> args = pk.args();
+    std::vector<Halide::Var> storage{args[size_t(d)]};
+    std::string storage_text = clean_name(args[size_t(d)].name()), rest_text;
+    std::vector<Halide::VarOrRVar> rest;
+    for (size_t i = 0; i < args.size(); i++) {
+        if (int(i) == d) continue;
+        storage.push_back(args[i]);
+        rest.push_back(args[i]);
+        storage_text += ", " + clean_name(args[i].name());
+        rest_text += ", " + clean_name(args[i].name());
+    }
+    pk.reorder_storage(storage);
+    rec.line(pn + ".reorder_storage(" + storage_text + ");");
+    const Halide::Var vo(pn + "_lanes__o"), vi(pn + "_lanes__i");
+    rec.declare_var(vo.name());
+    rec.declare_var(vi.name());
+    pk.split(args[size_t(d)], vo, vi, p.vector_width, tail);
+    rec.line(pn + ".split(" + clean_name(args[size_t(d)].name()) + ", " + vo.name() + ", " + vi.name() + ", " +
+             std::to_string(p.vector_width) + ", " + tail_name(tail) + ");");
+    std::vector<Halide::VarOrRVar> order{vi};
+    order.insert(order.end(), rest.begin(), rest.end());
+    order.push_back(vo);
+    pk.reorder(order);
+    rec.line(pn + ".reorder(" + vi.name() + rest_text + ", " + vo.name() + ");");
+    pk.vectorize(vi);
+    rec.line(pn + ".vectorize(" + vi.name() + ");");
+}
+
 // Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes
 // another dimension of the input (output channels of a convolution's weights, n of B in A B^T,
-// which is read across its rows), re-lays the panel out with that dimension contiguous, so the
-// update loads whole vectors of it instead of gathering.
+// which is read across its rows), re-lays the panel out with that dimension contiguous
+// (relayout_panel_across), so the update loads whole vectors of it instead of gathering.
 void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, Halide::Func pk,
                      const std::string &name) {
     const std::string pn = name + "_panel";
-    int d = dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var);
-    std::vector<Halide::Var> args = pk.args();
-    if (d > 0) {
-        std::vector<Halide::Var> order{args[size_t(d)]};
-        std::string text = clean_name(args[size_t(d)].name());
-        for (size_t i = 0; i < args.size(); i++) {
-            if (int(i) == d) continue;
-            order.push_back(args[i]);
-            text += ", " + clean_name(args[i].name());
-        }
-        pk.reorder_storage(order);
-        pk.reorder(std::vector<Halide::VarOrRVar>(order.begin(), order.end()));
-        rec.line(pn + ".reorder_storage(" + text + ");");
-        rec.line(pn + ".reorder(" + text + ");");
-    }
-    Halide::Var v = args[size_t(std::max(d, 0))];
+    const int d = dimension_indexed_by(g.ms, name, p.axes[size_t(p.vector_axis)].var);
     // Where the accumulator rounds a ragged register tile up to whole vectors, the panel fills those
     // lanes too (with the zeros of the padded input): guarded, it left them unwritten, and whatever
     // the heap held there (denormals at times) went through every FMA of those lanes. Measured
@@ -785,6 +806,11 @@ void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p,
     const bool round_up = may_round_up_accumulator(g, p) && p.axes[size_t(p.vector_axis)].reg % p.vector_width != 0 &&
                           reads_dimension_along(g.ms, name, std::max(d, 0), var);
     const Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
+    if (d > 0) {
+        relayout_panel_across(rec, p, pk, pn, d, tail);
+        return;
+    }
+    const Halide::Var v = pk.args()[0];
     pk.vectorize(v, p.vector_width, tail);
     rec.line(pn + ".vectorize(" + clean_name(v.name()) + ", " + std::to_string(p.vector_width) + ", " + tail_name(tail) +
              ");");

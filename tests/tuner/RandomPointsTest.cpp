@@ -647,7 +647,8 @@ TEST(ScheduleKnobs, StreamingBlocksMatchTheReference) {
 }
 
 // Q K^T (batch_matmul_nt): B is read across its rows, so a packed B panel is re-laid out with n,
-// the vectorized axis, contiguous; the update then loads whole vectors of it. Unblocked and
+// the vectorized axis, contiguous (filled a vector of rows at a time); the update then loads whole
+// vectors of it. Unblocked and
 // blocked, compiled and checked against the reference.
 TEST(ScheduleKnobs, TransposedOperandPanelsMatchTheReference) {
     ComputeDef def = OpLibrary::standard().load("batch_matmul_nt");
@@ -663,6 +664,8 @@ TEST(ScheduleKnobs, TransposedOperandPanelsMatchTheReference) {
         LoweredOp lowered = lower_to_halide(def, shape);
         std::string src = apply_schedule(lowered, p, host).source();
         EXPECT_NE(src.find("B_panel.reorder_storage(_1, _0, _2)"), std::string::npos) << src;  // n (dimension 1) first
+        // The copy fills one vector of n (16 rows of B) across the panel before the next.
+        EXPECT_NE(src.find("B_panel.reorder(B_panel_lanes__i, _0, _2, B_panel_lanes__o)"), std::string::npos) << src;
         MeasureResult r = measure(task, p, 0.5, 1);
         EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error << "\n" << src;
     }
