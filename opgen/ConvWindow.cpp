@@ -23,8 +23,9 @@ constexpr int64_t kMaxVectors = 4;
 constexpr int64_t kChannelBlock = 16;
 // Accumulators of a blocked convolution's register tile: 7 pixels x 2 rows of one channel vector.
 constexpr int64_t kBlockedAccumulators = 14;
-// Pixels of a blocked convolution's register tile over a flattened row (one vector of channels).
-constexpr int64_t kFlatPixels = 28;
+// A blocked convolution's register tile over a flattened row: pixels x vectors of output channels.
+constexpr int64_t kFlatPixels = 8;
+constexpr int64_t kFlatVectors = 2;
 // Input-channel blocks per reduction block of a blocked convolution.
 constexpr int64_t kBlockedChannelBlocks = 4;
 // Channels of a 1x1 convolution from which channel vectors pay on rows that leave a partial vector.
@@ -290,10 +291,13 @@ bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Ta
     const int64_t vector = shape.var_extent(out, p.axes[0].var);
     if (vector != lanes || p.vector_width != lanes || p.vector_axis != 0) return false;
     const int64_t row = shape.var_extent(out, p.axes[1].var), rows = shape.var_extent(out, p.axes[2].var);
-    // A flattened 1x1 (all the pixels one row, the op's view): 28 of them, the accumulators of 7 x 4
-    // rows; measured 2026-11-25 against 14 x 2 and 7 x 4 output-channel vectors, 1.2-1.7x both
-    // (docs/bench/2026-11-25-s11-conv.md).
-    const int64_t xr = rows == 1 && row > kRowPixels ? std::min(row, kFlatPixels) : row_piece(row);
+    // A flattened 1x1 (all the pixels one row, the op's view): 8 of them x 2 vectors of output
+    // channels, 10 loads (2 weight vectors, 8 broadcasts) for 16 FMAs. One vector of 28 pixels
+    // (session 11's choice, docs/bench/2026-11-25-s11-conv.md) loads once per FMA, and 28
+    // accumulators at two vectors spill. Measured 2026-11-27 at 1 thread, 56x56x64->256
+    // (docs/bench/2026-11-27-s20-zen5.md): 257-261 GFLOP/s against 239, oneDNN's blocked 257.
+    const bool flat = rows == 1 && row > kRowPixels;
+    const int64_t xr = flat ? std::min(row, kFlatPixels) : row_piece(row);
     if (xr < 4) return false;  // a row of no short divisor (13, 22): the generic point
     int64_t yr = std::clamp<int64_t>(kBlockedAccumulators / xr, 1, rows);
     while (rows % yr != 0) yr--;
@@ -324,6 +328,8 @@ bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Ta
         p.axes[i].reg = 1;
         p.axes[i].tile = shape.var_extent(out, p.axes[i].var);
     }
+    // The output-channel blocks (the fourth axis, fo) in pairs over a flattened row.
+    if (flat && p.axes[3].tile % kFlatVectors == 0) p.axes[3].reg = kFlatVectors;
     for (ReduceTiling &r : p.reduce) {
         if (r.var != blocks) continue;
         const int64_t extent = shape.eval(ms.reduce_vars.front().extent);

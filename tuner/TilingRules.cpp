@@ -309,7 +309,11 @@ std::vector<int64_t> axis_regs(size_t i, const std::vector<int64_t> &extents, in
     std::vector<int64_t> regs;
     if (int(i) == vector_axis) return innermost_regs(vw, extent);
     if (i <= 1) return row_regs(extent, lone_row(i, extents, vector_axis));
-    if (i == 2) {
+    // The fourth axis takes the third's place beside a lone row, whose third axis has one step (a
+    // flattened channel-blocked 1x1: its output-channel blocks). Measured 2026-11-27 at 1 thread,
+    // 56x56x64->256 (docs/bench/2026-11-27-s20-zen5.md): 8 pixels x 2 blocks 257-261 GFLOP/s,
+    // 6 x 4 259, against 239 for 28 x 1 (every FMA its own broadcast load beside 1 weight load).
+    if (i == 2 || (i == 3 && lone_row(1, extents, vector_axis))) {
         // A third axis (output channels of a convolution, the batch of a batched matmul) may
         // join the register tile: each loaded input vector then serves several outputs.
         for (int64_t r : {1, 2, 4, 8}) {

@@ -549,7 +549,7 @@ TEST(ScheduleKnobs, FarApartWeightRowsAreCopiedBeforeTheirPanel) {
 // The starting point of a channel-blocked convolution (opgen/ConvWindow.h blocked_conv_point): on
 // the AVX-512 target at ResNet-50's blocked shapes, one vector of output channels x 7 pixels x 2
 // rows (14 accumulators), whole rows per tile on one core and the row halved on two (a row of 7:
-// one row per tile; a flattened 1x1: 28 pixels of its one row), input-channel
+// one row per tile; a flattened 1x1: 8 pixels of its one row x 2 vectors), input-channel
 // blocks reduced 4 at a time (2 of 2), only the input packed; each a point of the space. The
 // depthwise twin (no channel loop) keeps the generic point. At small shapes with a row of 14 and
 // one of 7 it compiles on the host, on one and two threads, and matches the reference.
@@ -579,17 +579,18 @@ TEST(ScheduleKnobs, BlockedConvolutionStartsFromRowPieces) {
             EXPECT_TRUE(is_legal_point(rules, def, shape, t, p)) << text << " " << p.summary();
         }
     }
-    // A 1x1 at stride 1, flattened by the op's view into one row of 3136 pixels: 28 of them x one
-    // vector, the whole row per tile on one core and on two 32 register tiles (a power of two, the
-    // space's cache tiles) per tile, four tiles.
+    // A 1x1 at stride 1, flattened by the op's view into one row of 3136 pixels: 8 of them x two
+    // vectors of output channels, the whole row per tile on one core and on two 128 register tiles
+    // (a power of two, the space's cache tiles) per tile, four tiles.
     BoundShape flat = bind_shape(def, "N=1,CB=4,H=56,W=56,FB=16,KH=1,KW=1,pad=0");
     for (int threads : {1, 2}) {
         Target t = avx512;
         t.cores = threads;
         SchedulePoint p = starting_point(def, flat, t);
-        EXPECT_EQ(p.axes[1].reg, 28) << p.summary();
+        EXPECT_EQ(p.axes[1].reg, 8) << p.summary();
         EXPECT_EQ(p.axes[2].reg, 1) << p.summary();
-        EXPECT_EQ(p.axes[1].tile, threads == 1 ? 3136 : 32 * 28) << p.summary();
+        EXPECT_EQ(p.axes[3].reg, 2) << p.summary();
+        EXPECT_EQ(p.axes[1].tile, threads == 1 ? 3136 : 128 * 8) << p.summary();
         EXPECT_EQ(p.reduce.back().block, 4) << p.summary();
         EXPECT_TRUE(is_legal_point(make_tiling_rules(def, flat, t, threads), def, flat, t, p)) << p.summary();
     }
