@@ -120,6 +120,23 @@ struct Task {
     std::vector<SchedulePoint> carried = {};
 };
 
+// The reference with one of the inputs it packs read in place instead, for each such input whose
+// packing choice the space offers: measured in the first round, so that whether a panel pays is
+// timed on the host rather than taken from the heuristic. Measured 2026-11-27 on an AMD Zen 5
+// (docs/bench/2026-11-27-s20-zen5.md), ResNet-50's 1x1s over 256+ channels: the pixel GEMM with X
+// read in place 0.95-1.02x oneDNN, packed 0.88-0.96x; on session 13's Intel host packing won.
+std::vector<SchedulePoint> packing_twins(const TilingSpace &space, const SchedulePoint &reference) {
+    std::vector<SchedulePoint> twins;
+    for (const std::string &name : reference.packed) {
+        SchedulePoint twin = reference;
+        twin.packed.erase(std::find(twin.packed.begin(), twin.packed.end(), name));
+        const auto &choices = space.knobs.pack_prefetch;
+        if (std::find(choices.begin(), choices.end(), std::make_pair(twin.packed, twin.prefetch)) != choices.end())
+            twins.push_back(twin);
+    }
+    return twins;
+}
+
 // The measurements recorded under `key` that this version can read, by point: the newest of each.
 std::map<std::string, db::MeasurementRecord> recorded_measurements(db::KernelCache *cache,
                                                                   const db::KernelKey *key) {
@@ -360,8 +377,10 @@ std::vector<SchedulePoint> pick_round(const Task &t, RunState &s, SearchStrategy
         s.measured.insert(point_key(t.reference));  // so the search does not pick it twice
     }
     if (s.first_round) {
-        // The given points (a cold run's hot winner), then related winners' loops.
+        // The given points (a cold run's hot winner), the reference's packing twins, then related
+        // winners' loops.
         std::vector<SchedulePoint> first = t.o.seed_points;
+        for (const SchedulePoint &p : packing_twins(t.space, t.reference)) first.push_back(p);
         first.insert(first.end(), t.carried.begin(), t.carried.end());
         for (const SchedulePoint &p : first) {
             if (int(chosen.size()) >= want || s.is_measured(p)) continue;

@@ -144,6 +144,26 @@ TEST(Tuner, WouldBeBestIsTimedAgainWithoutCountingAsATrial) {
     EXPECT_EQ(confirmed, r.retimed);
 }
 
+// The reference's packing twins follow it in the first round: a 1x1 convolution starts from the
+// pixel GEMM, which packs X, and its twin reads X in place; both are measured and checked.
+TEST(Tuner, MeasuresTheReferenceWithItsPanelReadInPlaceInTheFirstRound) {
+    ComputeDef conv = OpLibrary::standard().load("conv2d_nchw");
+    BoundShape shape = bind_shape(conv, "N=1,C=32,H=8,W=8,F=16,KH=1,KW=1,pad=0");
+    Target host = host_target();
+    SchedulePoint reference = reference_point(conv, shape, host, 1);
+    ASSERT_EQ(reference.packed, std::vector<std::string>{"X"}) << reference.summary();
+    TuneOptions o = quick(3);
+    o.trials = 3;
+    TuneResult r = tune(conv, shape, host, o);
+    ASSERT_TRUE(r.found);
+    ASSERT_EQ(r.trials.size(), 3u);
+    EXPECT_TRUE(r.trials[0].point == reference) << r.trials[0].point.summary();
+    SchedulePoint twin = reference;
+    twin.packed.clear();
+    EXPECT_TRUE(r.trials[1].point == twin) << r.trials[1].point.summary();
+    EXPECT_TRUE(r.trials[1].result.ok()) << r.trials[1].result.error;
+}
+
 // A fused op tuned where the cache holds its plain twin's winner at the same shape measures the
 // twin's loops (with its own epilogue plan) in its first round, and records it like any trial.
 TEST(Tuner, MeasuresARelatedWinnersLoopsInTheFirstRound) {
