@@ -758,8 +758,9 @@ bool reads_dimension_along(const Statement &ms, const std::string &input, int d,
 // fill one vector of that dimension (16 rows of the input) across the whole panel before the next:
 // walked with all of them innermost, the copy kept one stream per row of the panel in flight (512
 // filters of a 3x3's weights: 32 KiB of lines, evicted before their next element was read).
-// Measured 2026-11-27 (docs/bench/2026-11-27-s20-zen5.md), conv 7x7x512->512 3x3, 1 thread: the
-// weights' pack 3.1 -> 0.5 ms at a tile of 512 filters, the kernel 56 -> 150 GFLOP/s.
+// Measured 2026-11-27 (docs/bench/2026-11-27-s20-zen5.md), conv 7x7x512->512 3x3, 1 thread, at a
+// tile of 512 filters: the weights' pack took 3.1 of 4.2 ms and the kernel ran at 56 GFLOP/s;
+// filled a vector at a time, 150.
 void relayout_panel_across(Recorder &rec, const SchedulePoint &p, Halide::Func pk, const std::string &pn, int d,
                            Halide::TailStrategy tail) {
     std::vector<Halide::Var> args = pk.args();
