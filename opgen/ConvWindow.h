@@ -86,8 +86,9 @@ bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, cons
 // about 7 pixels of a row x up to 2 rows (14 accumulators of one channel vector: the embedded
 // broadcast of each input value serves one weight vector), whole rows and columns per cache tile
 // (on several cores the row split across them, else the column, else one register tile of rows
-// per tile; a flattened 1x1's one row: 8 pixels x 2 vectors of output channels), all output-channel blocks in one tile, input-channel blocks reduced 4 at a time (fewer
-// when 4 does not divide their count), the input packed. Returns false, `p` unchanged, for any
+// per tile; a flattened 1x1's one row: 8 pixels x 2 vectors of output channels), all
+// output-channel blocks in one tile, input-channel blocks reduced 4 at a time (fewer when 4 does
+// not divide their count), the input packed. Returns false, `p` unchanged, for any
 // other op or shape (a depthwise convolution, whose reduction has no channel loop, included).
 // Measured on 2026-11-25 (docs/bench/2026-11-25-s8-conv.md): 13-14% faster than the 24-trial
 // winner at 14x14x256->256 on one thread, within 4% of the winners at 28x28, 56x56 and the 1x1.

@@ -763,24 +763,24 @@ bool reads_dimension_along(const Statement &ms, const std::string &input, int d,
 // filled a vector at a time, 150.
 void relayout_panel_across(Recorder &rec, const SchedulePoint &p, Halide::Func pk, const std::string &pn, int d,
                            Halide::TailStrategy tail) {
-    std::vector<Halide::Var> args = pk.args();
-    std::vector<Halide::Var> storage{args[size_t(d)]};
-    std::string storage_text = clean_name(args[size_t(d)].name()), rest_text;
-    std::vector<Halide::VarOrRVar> rest;
+    const std::vector<Halide::Var> args = pk.args();
+    const Halide::Var across = args[size_t(d)];
+    std::vector<Halide::Var> rest;  // the other dimensions, in order
+    std::string rest_text;          // as printed: ", _0, _1, ..."
     for (size_t i = 0; i < args.size(); i++) {
         if (int(i) == d) continue;
-        storage.push_back(args[i]);
         rest.push_back(args[i]);
-        storage_text += ", " + clean_name(args[i].name());
         rest_text += ", " + clean_name(args[i].name());
     }
+    std::vector<Halide::Var> storage{across};
+    storage.insert(storage.end(), rest.begin(), rest.end());
     pk.reorder_storage(storage);
-    rec.line(pn + ".reorder_storage(" + storage_text + ");");
+    rec.line(pn + ".reorder_storage(" + clean_name(across.name()) + rest_text + ");");
     const Halide::Var vo(pn + "_lanes__o"), vi(pn + "_lanes__i");
     rec.declare_var(vo.name());
     rec.declare_var(vi.name());
-    pk.split(args[size_t(d)], vo, vi, p.vector_width, tail);
-    rec.line(pn + ".split(" + clean_name(args[size_t(d)].name()) + ", " + vo.name() + ", " + vi.name() + ", " +
+    pk.split(across, vo, vi, p.vector_width, tail);
+    rec.line(pn + ".split(" + clean_name(across.name()) + ", " + vo.name() + ", " + vi.name() + ", " +
              std::to_string(p.vector_width) + ", " + tail_name(tail) + ");");
     std::vector<Halide::VarOrRVar> order{vi};
     order.insert(order.end(), rest.begin(), rest.end());

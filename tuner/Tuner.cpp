@@ -126,11 +126,11 @@ struct Task {
 // (docs/bench/2026-11-27-s20-zen5.md), ResNet-50's 1x1s over 256+ channels: the pixel GEMM with X
 // read in place 0.95-1.02x oneDNN, packed 0.88-0.96x; on session 13's Intel host packing won.
 std::vector<SchedulePoint> packing_twins(const TilingSpace &space, const SchedulePoint &reference) {
+    const auto &choices = space.knobs.pack_prefetch;
     std::vector<SchedulePoint> twins;
     for (const std::string &name : reference.packed) {
         SchedulePoint twin = reference;
         twin.packed.erase(std::find(twin.packed.begin(), twin.packed.end(), name));
-        const auto &choices = space.knobs.pack_prefetch;
         if (std::find(choices.begin(), choices.end(), std::make_pair(twin.packed, twin.prefetch)) != choices.end())
             twins.push_back(twin);
     }

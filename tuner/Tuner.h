@@ -137,10 +137,9 @@ SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, co
 // `key` as it happens, in one transaction per round, measurements already recorded under `key` (a
 // run that was killed) are reused instead of measured again. The first round measures the
 // reference, its packing twins (the reference with one packed input read in place, where the
-// space offers that choice) and, with a cache, the loop choices of the cache's
-// other winners at the key's shape and target are measured in the first round
-// (tuner/CarriedPoints.h). Raises std::runtime_error
-// when the measurement workers cannot be started.
+// space offers that choice) and, with a cache, the loop choices of the cache's other winners at
+// the key's shape and target (tuner/CarriedPoints.h). Raises std::runtime_error when the
+// measurement workers cannot be started.
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &options,
                 db::KernelCache *cache = nullptr, const db::KernelKey *key = nullptr);
 

@@ -649,8 +649,7 @@ TEST(ScheduleKnobs, StreamingBlocksMatchTheReference) {
 
 // Q K^T (batch_matmul_nt): B is read across its rows, so a packed B panel is re-laid out with n,
 // the vectorized axis, contiguous (filled a vector of rows at a time); the update then loads whole
-// vectors of it. Unblocked and
-// blocked, compiled and checked against the reference.
+// vectors of it. Unblocked and blocked, compiled and checked against the reference.
 TEST(ScheduleKnobs, TransposedOperandPanelsMatchTheReference) {
     ComputeDef def = OpLibrary::standard().load("batch_matmul_nt");
     BoundShape shape = bind_shape(def, "BATCH=2,M=9,N=40,K=32");
