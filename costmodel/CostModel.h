@@ -1,6 +1,6 @@
 // The cost model: ranks candidate schedules from their per-stage-group feature rows.
 //
-// Following seed 004 (paragraphs 62-63, 77-86) every stage group of a candidate is described by a
+// Following docs/design.md §2.6, every stage group of a candidate is described by a
 // fixed-length feature row; a candidate's score is the sum of its groups' predictions (the
 // "pack-sum" of Ansor). costmodel/ sees only feature rows and measured throughputs, never Halide.
 // Scores are "higher is faster": labels are throughputs normalised per task (best of task = 1).

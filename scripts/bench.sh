@@ -14,7 +14,7 @@
 #                                    tuned with the manifest's trial budget
 #
 # The suite is also an `opgen batch` manifest, so a cache can be filled ahead of time:
-#   OPGEN_OPS_PATH=tests/bench/ops build-bench/opgen/opgen batch tests/bench/suite.json --threads 1
+#   OPGEN_OPS_PATH=tests/bench/ops build-bench/bin/opgen batch tests/bench/suite.json --threads 1
 # (tests/bench/ops holds the suite's user ops, not bundled: rmsnorm; always passed as --ops-dir.)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

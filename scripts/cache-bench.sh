@@ -38,7 +38,7 @@ cli() {
     for _ in $(seq "$cli_runs"); do
         local start end
         start=$(date +%s%N)
-        "$build/opgen/opgen" query --db "$db" --target x86-64-avx512 --threads 1 "$@" >/dev/null
+        "$build/bin/opgen" query --db "$db" --target x86-64-avx512 --threads 1 "$@" >/dev/null
         end=$(date +%s%N)
         times+=($(( (end - start) / 1000 )))
     done

@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
-opgen="${OPGEN_BUILD_DIR:-$root/build}/opgen/opgen"
+opgen="${OPGEN_BUILD_DIR:-$root/build}/bin/opgen"
 
 echo
 echo "== tuning the demo manifest into ./opgen.db (incremental: cached shapes are skipped)"

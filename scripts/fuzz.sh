@@ -2,7 +2,7 @@
 # Fuzzes the op-language parser (default) or the kernel-code loader with libFuzzer for SECONDS
 # seconds (default 60):
 #   scripts/fuzz.sh 600            the parser, seeded with ops/*.op and the op-language dictionary
-#   scripts/fuzz.sh 600 loader     the code loader (db/CodeLoader.h) on corrupt kernel_code and
+#   scripts/fuzz.sh 600 loader     the code loader (runtime/CodeLoader.h) on corrupt kernel_code and
 #                                  generic_code rows, seeded with a real kernel row and a real
 #                                  generic row: the main build's opgen (build/, or
 #                                  $OPGEN_BUILD_DIR) tunes a small matmul and builds its generic
@@ -31,7 +31,7 @@ cmake -S "$root/tests/fuzz" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Rel
     -DCMAKE_CXX_COMPILER="$clang_cxx" -DOPGEN_BUILD_FUZZER=ON >/dev/null
 if [ "$which" = loader ]; then
     cmake --build "$build" -j2 --target code_loader_fuzzer
-    opgen="${OPGEN_BUILD_DIR:-$root/build}/opgen/opgen"
+    opgen="${OPGEN_BUILD_DIR:-$root/build}/bin/opgen"
     [ -x "$opgen" ] || { echo "fuzz: $opgen not found; build opgen first (scripts/build.sh)" >&2; exit 2; }
     mkdir -p "$build/loader-corpus" "$build/loader-seeds"
     seed_db="$build/loader-seeds/seed.db"

@@ -23,7 +23,7 @@
 #       else the model's answer) follows from the line; the summary prints the sweep.
 #   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time-heldout
 #       the threshold's own data: the same leave-one-out run on the 9 source shapes (3 per op),
-#       which are never reported; the sweep over them picks the threshold (db/Lookup.cpp
+#       which are never reported; the sweep over them picks the threshold (runtime/Lookup.cpp
 #       kMeasuredGoodEnough) that the reported run uses, chosen on shapes it does not report.
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
 #   -DOPGEN_BUILD_CACHE_BENCH=ON. OPGEN_BENCH_WORK (default $OPGEN_BUILD_DIR/generic-bench) is the
@@ -35,7 +35,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${OPGEN_BUILD_DIR:-$root/build}"
 work="${OPGEN_BENCH_WORK:-$build/generic-bench}"
 read -r -a ops <<<"${OPGEN_BENCH_OPS:-matmul conv2d_nchw softmax}"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 trials="${OPGEN_BENCH_TRIALS:-24}"
 mkdir -p "$work"
 # Tuned shapes that are never bench shapes.

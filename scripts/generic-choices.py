@@ -8,7 +8,7 @@ threshold sweep: find() answers with the generic kernel exactly when the best me
 choice per shape follows from the line. The threshold with the lowest geometric mean of the
 chosen ratios over every shape of the file is printed last (ties: the highest, which answers
 more shapes at once, with no compile); run on shapes the report does not use, it is the held-out
-choice of db/Lookup.cpp's kMeasuredGoodEnough.
+choice of runtime/Lookup.cpp's kMeasuredGoodEnough.
 """
 import math
 import statistics

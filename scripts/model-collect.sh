@@ -10,7 +10,7 @@
 set -euo pipefail
 what=${1:-all}
 out=${2:-model-data}
-opgen=${3:-build/opgen/opgen}
+opgen=${3:-build/bin/opgen}
 mkdir -p "$out"
 common=(--threads 1 --min-time-ms 15 --seed 1 --quiet)
 

@@ -6,11 +6,11 @@
 # DATA_DIR holds train.db and holdout.db as scripts/model-collect.sh writes them; without it, the
 # measurements shipped in costmodel/data/ (<target>-train.db.xz, <target>-holdout.db.xz) are used,
 # so a change of the features retrains without re-measuring (features are recomputed from each
-# record's schedule). Defaults: OPGEN build/opgen/opgen, DB opgen.db. The settings are written here once.
+# record's schedule). Defaults: OPGEN build/bin/opgen, DB opgen.db. The settings are written here once.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data=${1:-}
-opgen=${2:-$root/build/opgen/opgen}
+opgen=${2:-$root/build/bin/opgen}
 db=${3:-opgen.db}
 target=$("$opgen" target show | sed -n 's/^  "name": "\(.*\)",$/\1/p')
 if [[ -z $data ]]; then

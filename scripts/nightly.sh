@@ -21,7 +21,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${OPGEN_BUILD_DIR:-$root/build}"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 manifest="$root/manifests/nightly.json"
 db="opgen.db"
 out="nightly"

@@ -13,7 +13,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 trials="${TRIALS:-200}"
 seeds="${SEEDS:-${SEED:-1}}"
 extra=()

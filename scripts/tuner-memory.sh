@@ -11,7 +11,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 shape="${SHAPE:-M=64,N=64,K=64}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -52,7 +52,7 @@ run_one() {
     echo "== $op $shape"
     # The tuning log goes to a file; its variant lines (the search under each level) are shown.
     local log="$build/variants-tune-$op.log"
-    "$build/opgen/opgen" tune --op "$op" --shape "$shape" --threads 1 --trials "$trials" --variants "$levels" \
+    "$build/bin/opgen" tune --op "$op" --shape "$shape" --threads 1 --trials "$trials" --variants "$levels" \
         --seed "$seed" --db "$db" 2> "$log"
     grep '^variants: ' "$log" | grep -v ' round ' || true
     "$build/tests/tuner/opgen_variants_bench" --db "$db" --op "$op" --shape "$shape" --threads 1 \

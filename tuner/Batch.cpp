@@ -1,9 +1,9 @@
 #include "tuner/Batch.h"
 
-#include "opgen/Error.h"
-#include "opgen/Schedule.h"
-#include "opgen/Shape.h"
-#include "opgen/Target.h"
+#include "base/Error.h"
+#include "core/Schedule.h"
+#include "core/Shape.h"
+#include "core/Target.h"
 
 #include <nlohmann/json.hpp>
 

@@ -10,9 +10,9 @@
 #ifndef OPGEN_TUNER_BATCH_H
 #define OPGEN_TUNER_BATCH_H
 
-#include "db/KernelCache.h"
-#include "opgen/OpLibrary.h"
-#include "tuner/Manifest.h"
+#include "store/KernelCache.h"
+#include "core/OpLibrary.h"
+#include "core/Manifest.h"
 #include "tuner/Tuner.h"
 #include "tuner/WorkerPool.h"
 

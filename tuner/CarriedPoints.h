@@ -19,8 +19,8 @@
 #ifndef OPGEN_TUNER_CARRIEDPOINTS_H
 #define OPGEN_TUNER_CARRIEDPOINTS_H
 
-#include "db/KernelCache.h"
-#include "tuner/TilingSpace.h"
+#include "store/KernelCache.h"
+#include "core/TilingSpace.h"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 #include "tuner/ColdInputs.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>

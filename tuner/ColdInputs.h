@@ -12,8 +12,8 @@
 #ifndef OPGEN_TUNER_COLDINPUTS_H
 #define OPGEN_TUNER_COLDINPUTS_H
 
-#include "db/KernelCache.h"
-#include "opgen/Reference.h"
+#include "store/KernelCache.h"
+#include "core/Reference.h"
 
 #include <functional>
 #include <map>

@@ -1,7 +1,7 @@
 #include "tuner/Features.h"
 
-#include "opgen/ParallelLoops.h"
-#include "opgen/StagePlacement.h"
+#include "core/ParallelLoops.h"
+#include "core/StagePlacement.h"
 
 #include <algorithm>
 #include <cmath>
@@ -91,7 +91,7 @@ Shape2 summarize(const ComputeDef &def, const BoundShape &shape, const TilingRul
 constexpr size_t nest_axes = 4, nest_reduce = 3;
 
 // How deep a statement's placement is, as a feature: 0 inline, then root, tile and row
-// (opgen/StagePlacement.h's depth, shifted so inline is 0).
+// (core/StagePlacement.h's depth, shifted so inline is 0).
 double feature_depth(const std::string &at) { return 1.0 + opgen::placement_depth(at); }
 
 constexpr size_t plan_slots = 4;

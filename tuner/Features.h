@@ -6,7 +6,7 @@
 #define OPGEN_TUNER_FEATURES_H
 
 #include "costmodel/CostModel.h"
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 
 #include <string>
 #include <vector>

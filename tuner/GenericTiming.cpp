@@ -1,6 +1,6 @@
 #include "tuner/GenericTiming.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 #include "tuner/StoredTimingJob.h"
 #include "tuner/WorkerPool.h"
 

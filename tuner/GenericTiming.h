@@ -15,10 +15,10 @@
 #ifndef OPGEN_TUNER_GENERIC_TIMING_H
 #define OPGEN_TUNER_GENERIC_TIMING_H
 
-#include "db/KernelCache.h"
-#include "opgen/OpLibrary.h"
-#include "opgen/Target.h"
-#include "tuner/CodeStore.h"
+#include "store/KernelCache.h"
+#include "core/OpLibrary.h"
+#include "core/Target.h"
+#include "codegen/CodeStore.h"
 
 #include <functional>
 #include <string>

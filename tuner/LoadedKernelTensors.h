@@ -1,10 +1,10 @@
-// Tensors for a kernel loaded from a cache (db/CodeLoader.h), and the comparison of two such
+// Tensors for a kernel loaded from a cache (runtime/CodeLoader.h), and the comparison of two such
 // kernels' outputs: what the stored-code timer (tuner/StoredCodeTimer.cpp) and the cache benchmarks
 // (tests/bench) check before they time one kernel against another. Header-only, on the lookup
 // library alone.
 #pragma once
 
-#include "db/CodeLoader.h"
+#include "runtime/CodeLoader.h"
 
 #include <cmath>
 #include <cstdint>

@@ -10,9 +10,9 @@
 #ifndef OPGEN_TUNER_MEASURER_H
 #define OPGEN_TUNER_MEASURER_H
 
-#include "opgen/Kernel.h"
-#include "opgen/Reference.h"
-#include "opgen/Schedule.h"
+#include "core/Kernel.h"
+#include "core/Reference.h"
+#include "core/Schedule.h"
 
 #include <functional>
 #include <map>

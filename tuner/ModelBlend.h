@@ -9,7 +9,7 @@
 #ifndef OPGEN_TUNER_MODEL_BLEND_H
 #define OPGEN_TUNER_MODEL_BLEND_H
 
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include "tuner/ModelData.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 #include "tuner/Features.h"
 #include "tuner/Measurer.h"
 #include "tuner/Tuner.h"

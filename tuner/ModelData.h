@@ -11,9 +11,9 @@
 #define OPGEN_TUNER_MODEL_DATA_H
 
 #include "costmodel/CostModel.h"
-#include "db/KernelCache.h"
-#include "opgen/OpLibrary.h"
-#include "tuner/TilingSpace.h"
+#include "store/KernelCache.h"
+#include "core/OpLibrary.h"
+#include "core/TilingSpace.h"
 
 #include <functional>
 #include <string>

@@ -1,6 +1,6 @@
 #include "tuner/ModelStore.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 #include "tuner/Features.h"
 
 #include <nlohmann/json.hpp>

@@ -6,8 +6,8 @@
 #define OPGEN_TUNER_MODEL_STORE_H
 
 #include "costmodel/CostModel.h"
-#include "db/KernelCache.h"
-#include "opgen/Target.h"
+#include "store/KernelCache.h"
+#include "core/Target.h"
 
 #include <memory>
 #include <string>

@@ -1,14 +1,14 @@
 #include "tuner/Predict.h"
 
 #include "costmodel/CostModel.h"
-#include "db/CacheHandle.h"
-#include "opgen/Error.h"
-#include "opgen/Schedule.h"
-#include "opgen/Shape.h"
+#include "runtime/CacheHandle.h"
+#include "base/Error.h"
+#include "core/Schedule.h"
+#include "core/Shape.h"
 #include "tuner/Features.h"
 #include "tuner/ModelBlend.h"
 #include "tuner/ModelStore.h"
-#include "tuner/TilingRules.h"
+#include "core/TilingRules.h"
 #include "tuner/Tuner.h"
 
 #include <algorithm>

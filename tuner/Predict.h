@@ -1,11 +1,11 @@
 // The tuner's side of the kernel-cache lookup (library opgen_cache_predict): a LookupExtension
-// that knows op definitions and the legal space, so the lookup library (db/Lookup.h), which knows
+// that knows op definitions and the legal space, so the lookup library (runtime/Lookup.h), which knows
 // neither, can give `derived` and `predicted` answers for shapes nobody tuned.
 //
 // resolve: the op file (from an OpLibrary) bound to the shape gives the canonical shape text the
 // cache keys by, and the extent of every loop variable the schedule tiles.
 // predict: the cost model's pick over the shape's legal space (seed 004, paragraphs 62-63): a
-// seeded uniform sample of the space, drawn without enumerating it (tuner/TilingRules.h), ranked
+// seeded uniform sample of the space, drawn without enumerating it (core/TilingRules.h), ranked
 // by the roofline estimate, and the roofline's best share re-ranked by an XGBoost model trained on
 // the cache's measurements of the same op on the same target (the model is trained once per op,
 // on first use). With too few measurements the roofline's pick answers.
@@ -14,10 +14,10 @@
 #ifndef OPGEN_TUNER_PREDICT_H
 #define OPGEN_TUNER_PREDICT_H
 
-#include "db/Lookup.h"
-#include "db/opgen_cache.h"
-#include "opgen/OpLibrary.h"
-#include "opgen/Target.h"
+#include "runtime/Lookup.h"
+#include "runtime/opgen_cache.h"
+#include "core/OpLibrary.h"
+#include "core/Target.h"
 
 #include <cstdint>
 #include <memory>

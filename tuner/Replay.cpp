@@ -1,6 +1,6 @@
 #include "tuner/Replay.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 
 #include <stdexcept>
 #include <string>

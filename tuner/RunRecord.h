@@ -5,9 +5,9 @@
 #ifndef OPGEN_TUNER_RUN_RECORD_H
 #define OPGEN_TUNER_RUN_RECORD_H
 
-#include "db/KernelCache.h"
-#include "opgen/ComputeDef.h"
-#include "opgen/Target.h"
+#include "store/KernelCache.h"
+#include "core/ComputeDef.h"
+#include "core/Target.h"
 #include "tuner/Tuner.h"
 
 #include <nlohmann/json.hpp>

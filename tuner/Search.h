@@ -11,7 +11,7 @@
 #ifndef OPGEN_TUNER_SEARCH_H
 #define OPGEN_TUNER_SEARCH_H
 
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 
 #include <cstdint>
 #include <functional>

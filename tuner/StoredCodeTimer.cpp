@@ -1,7 +1,7 @@
 #include "tuner/StoredCodeTimer.h"
 
-#include "db/CodeLoader.h"
-#include "db/KernelCache.h"
+#include "runtime/CodeLoader.h"
+#include "store/KernelCache.h"
 #include "tuner/LoadedKernelTensors.h"
 #include "tuner/PairedSteps.h"
 #include "tuner/StoredTimingJob.h"

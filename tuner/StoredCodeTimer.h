@@ -1,9 +1,9 @@
 // The stored-code timer, `opgen-code-timer JOB` (tuner/StoredTimingJob.h): times a cache's generic
 // kernels against its tuned kernels as the cache stores them, each loaded by the lookup library's
-// loader (db/CodeLoader.h: digest, target and CPU features checked) into this process, which
+// loader (runtime/CodeLoader.h: digest, target and CPU features checked) into this process, which
 // carries the Halide runtime (as opgen_cache does) and no compiler. So the ratios the lookup ranks
 // by describe the code a runtime calls, compiled with the options it was built with (generic code
-// without LLVM's SLP vectorizer, tuner/GenericBuild.h), not a JIT compile of the same schedule in
+// without LLVM's SLP vectorizer, codegen/GenericBuild.h), not a JIT compile of the same schedule in
 // the compiling process: session 17 timed a generic conv kernel 1.22x its exact twin JIT-compiled
 // and 1.08x as stored (docs/bench/2026-11-27-s17-generic.md).
 //

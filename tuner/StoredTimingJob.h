@@ -6,7 +6,7 @@
 #ifndef OPGEN_TUNER_STORED_TIMING_JOB_H
 #define OPGEN_TUNER_STORED_TIMING_JOB_H
 
-#include "db/KernelCache.h"
+#include "store/KernelCache.h"
 
 #include <nlohmann/json.hpp>
 

@@ -8,7 +8,7 @@
 #define OPGEN_TUNER_TASK_SCORER_H
 
 #include "tuner/OnlineModel.h"
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 
 #include <map>
 #include <memory>

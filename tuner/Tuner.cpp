@@ -2,7 +2,7 @@
 
 #include "tuner/CarriedPoints.h"
 #include "tuner/ColdInputs.h"
-#include "tuner/CodeStore.h"
+#include "codegen/CodeStore.h"
 #include "tuner/Features.h"
 #include "tuner/ModelStore.h"
 #include "tuner/RunRecord.h"
@@ -26,51 +26,10 @@
 
 namespace opgen::tuner {
 
-const char *tuner_version() { return "opgen-tuner-2"; }
-
-std::string halide_version() {
-    // Halide 14's headers carry no version macros; CMake passes the package's version.
-    return OPGEN_HALIDE_VERSION;
-}
-
-db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
-    db::KernelKey k;
-    k.op_name = def.name;
-    k.op_hash = definition_hash(def.source);
-    k.shape = shape.canonical;
-    k.dtype = dtype_name(def.output().dtype);
-    k.target = target.name + ":t" + std::to_string(threads);
-    k.halide_version = halide_version();
-    k.tuner_version = tuner_version();
-    return k;
-}
-
 db::KernelKey tuned_key(const ComputeDef &def, const BoundShape &shape, const Target &target,
                         const TuneOptions &options) {
     db::KernelKey key = kernel_key(def, shape, target, options.threads);
     return options.cold_inputs.empty() ? key : cold_key(key);
-}
-
-db::KernelKey loaded_key(const db::KernelKey &key, double level) {
-    if (!(level > 0)) return key;
-    char suffix[48];
-    std::snprintf(suffix, sizeof suffix, ":load%g", level);
-    db::KernelKey k = key;
-    k.target += suffix;
-    return k;
-}
-
-double contention_level_of(const std::string &target_key) {
-    auto pos = target_key.rfind(":load");
-    if (pos == std::string::npos) return 0;
-    try {
-        size_t used = 0;
-        const std::string text = target_key.substr(pos + 5);
-        double level = std::stod(text, &used);
-        return used == text.size() && std::isfinite(level) && level > 0 ? level : 0;
-    } catch (const std::exception &) {
-        return 0;
-    }
 }
 
 namespace {

@@ -12,11 +12,12 @@
 #ifndef OPGEN_TUNER_TUNER_H
 #define OPGEN_TUNER_TUNER_H
 
+#include "codegen/KernelKeys.h"
+#include "core/TilingSpace.h"
 #include "costmodel/CostModel.h"
-#include "db/KernelCache.h"
+#include "store/KernelCache.h"
 #include "tuner/Measurer.h"
 #include "tuner/Progress.h"
-#include "tuner/TilingSpace.h"
 #include "tuner/WorkerPool.h"
 
 #include <functional>
@@ -107,26 +108,10 @@ struct TuneResult {
     int64_t worker_peak_rss_kb = 0;  // the largest worker
 };
 
-// The tuner's version; part of every cache key.
-const char *tuner_version();
-std::string halide_version();
-
-// The cache key of a tuning task. The thread count is part of the target (a kernel tuned for two
-// threads is not the one for one); the op is identified by the hash of its definition text.
-db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
 // The key a tuning run with `options` stores its winner under: kernel_key at options.threads, and
 // cold_key of it when the options time some inputs cold.
 db::KernelKey tuned_key(const ComputeDef &def, const BoundShape &shape, const Target &target,
                         const TuneOptions &options);
-
-// The key that measurements of `key`'s task taken under a memory-bandwidth contention load of
-// `level` (tuner/Contention.h) are recorded under: its target with ":load<level>" appended
-// ("x86-64-avx512:t1:load1"), as the thread count is. So they are never reused as quiet
-// measurements of `key`, they are training data of the same target (KernelCache::measurements_on),
-// and their level comes back with contention_level_of. Level 0 (or below): `key` itself.
-db::KernelKey loaded_key(const db::KernelKey &key, double level);
-// The contention level a measurement's target key names (0 when it names none).
-double contention_level_of(const std::string &target_key);
 
 // The reference kernel every timing is paired with: the hand-written starting point
 // (heuristic_point) planned for `threads` cores where that is fewer than the target's, serial when

@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "opgen/Error.h"
-#include "opgen/Lower.h"
-#include "tuner/CodeStore.h"
+#include "base/Error.h"
+#include "core/Lower.h"
+#include "codegen/CodeStore.h"
 #include "tuner/Contention.h"
 #include "tuner/Features.h"
 #include "tuner/Measurer.h"

@@ -18,7 +18,7 @@
 //    alike; each level's variant is the candidate whose time paired with the quiet winner's, round
 //    by round, has the lowest median ratio, if that ratio is below 1 - margin, else the quiet
 //    winner. Variant 0 is always the tuner's quiet winner. The variants go into the cache file
-//    (db/VariantStore.h) with their time under their own level and on the quiet machine.
+//    (store/VariantStore.h) with their time under their own level and on the quiet machine.
 //
 // Not done: contention is measured only as opgen's own streaming load on the other cores, not
 // from hardware counters; the bundled cost model learns from the contention column only once
@@ -30,7 +30,7 @@
 #ifndef OPGEN_TUNER_VARIANTS_H
 #define OPGEN_TUNER_VARIANTS_H
 
-#include "db/VariantStore.h"
+#include "store/VariantStore.h"
 #include "tuner/Tuner.h"
 
 #include <functional>

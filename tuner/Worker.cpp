@@ -1,6 +1,6 @@
 #include "tuner/Worker.h"
 
-#include "opgen/Parser.h"
+#include "core/Parser.h"
 #include "tuner/ColdInputs.h"
 #include "tuner/Measurer.h"
 

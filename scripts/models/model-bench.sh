@@ -13,7 +13,7 @@
 #   WORK holds <model>.onnx and <model>.inputs/ (scripts/models/make_models.py) and <model>.<TAG>/;
 #   "{t}" in TAG stands for the thread count, so each count runs the library tuned for it
 #   (`opgen compile ... --threads N -o WORK/<model>.tN` with TAG t{t})
-#   env: ROUNDS (3), RUNS (10), WARMUP (2), OPGEN (build/opgen/opgen), OPGEN_ORT_DIR (build/ort),
+#   env: ROUNDS (3), RUNS (10), WARMUP (2), OPGEN (build/bin/opgen), OPGEN_ORT_DIR (build/ort),
 #   LOCK_MODE (-x; -s times under the shared lock, alongside other work: say so with the figures)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,7 +22,7 @@ tags="${2:?usage: model-bench.sh WORK TAGS [MODELS] [THREADS]}"
 models="${3:-resnet50,bert}"
 threads="${4:-1,2}"
 rounds="${ROUNDS:-3}" runs="${RUNS:-10}" warmup="${WARMUP:-2}"
-opgen="${OPGEN:-$root/build/opgen/opgen}"
+opgen="${OPGEN:-$root/build/bin/opgen}"
 ort="${OPGEN_ORT_DIR:-$root/build/ort}"
 lock=/tmp/opgen-measure.lock
 

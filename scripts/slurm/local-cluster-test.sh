@@ -29,7 +29,7 @@ if [ "${1:-}" = "--stop" ]; then stop; exit 0; fi
 
 build="${1:-$root/build}"
 n="${2:-2}"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 [ -x "$opgen" ] || { echo "error: no opgen command at '$opgen' (build first)" >&2; exit 2; }
 
 "$root/scripts/setup.sh" slurm-wlm munge

@@ -1,9 +1,9 @@
-// The buffer plan of a deployed model (opgen/onnx/BufferPlan.h) on hand-built graphs: tensors
+// The buffer plan of a deployed model (onnx/BufferPlan.h) on hand-built graphs: tensors
 // whose lives do not overlap share bytes, those that do never do, views and outputs take their
 // sources' storage, weights get aligned offsets, and what the runner cannot serve is refused.
-#include "opgen/onnx/BufferPlan.h"
+#include "onnx/BufferPlan.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Manifest expansion (lists, ranges, products, defaults), repeats, sharding, and the message of
 // every kind of bad manifest.
-#include "opgen/Error.h"
-#include "tuner/Manifest.h"
+#include "base/Error.h"
+#include "core/Manifest.h"
 
 #include <gtest/gtest.h>
 

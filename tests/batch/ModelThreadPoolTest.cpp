@@ -3,7 +3,7 @@
 // once, whatever the loop's size against the workers, with workers spinning and with workers
 // that sleep between loops; a failing task's status comes back; loops nested in a task run; the
 // second thread really takes iterations; one thread, or a spin of 0, restores Halide's pool.
-#include "opgen/onnx/ModelThreadPool.h"
+#include "onnx/ModelThreadPool.h"
 
 #include "tests/batch/CommandRun.h"
 

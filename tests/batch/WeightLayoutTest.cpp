@@ -1,9 +1,9 @@
-// Weights re-laid out for their kernels (opgen/onnx/WeightLayout.h): every element of the source
+// Weights re-laid out for their kernels (onnx/WeightLayout.h): every element of the source
 // lands where the kernel's layout indexes it, and a graph read without weights gets the new
 // tensors' dimensions only.
-#include "opgen/onnx/WeightLayout.h"
+#include "onnx/WeightLayout.h"
 
-#include "opgen/onnx/ModelGraph.h"
+#include "onnx/ModelGraph.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 
 #include "tests/bench/SearchProbe.h"
 
-#include "opgen/Kernel.h"
-#include "opgen/Lower.h"
+#include "core/Kernel.h"
+#include "core/Lower.h"
 
 #include <algorithm>
 #include <cctype>

@@ -10,7 +10,7 @@
 #ifndef OPGEN_BENCH_AUTOSCHEDULERS_H
 #define OPGEN_BENCH_AUTOSCHEDULERS_H
 
-#include "opgen/Lower.h"
+#include "core/Lower.h"
 #include "tests/bench/Contender.h"
 
 #include <string>

@@ -15,16 +15,16 @@
 //       the shape (same trial budget), the library's derived answer and the model's predicted
 //       answer, measured interleaved in 3 rounds; prints each one's median over the tuned
 //       winner's.
-#include "db/KernelCache.h"
-#include "db/Lookup.h"
-#include "opgen/OpLibrary.h"
-#include "opgen/Schedule.h"
-#include "opgen/Shape.h"
+#include "store/KernelCache.h"
+#include "runtime/Lookup.h"
+#include "core/OpLibrary.h"
+#include "core/Schedule.h"
+#include "core/Shape.h"
 #include "tuner/Features.h"
 #include "tuner/Measurer.h"
 #include "tuner/Predict.h"
-#include "tuner/TilingRules.h"
-#include "tuner/TilingSpace.h"
+#include "core/TilingRules.h"
+#include "core/TilingSpace.h"
 #include "tuner/Tuner.h"
 
 #include <nlohmann/json.hpp>
@@ -106,7 +106,7 @@ void fill(const std::string &path, const OpLibrary &lib) {
     for (const Grid &g : grids()) {
         ComputeDef def = lib.load(g.op);
         BoundShape base = bind_shape(def, g.base_shape);
-        tuner::TilingSpace space = tuner::make_tiling_space(def, base, target, 1);
+        opgen::TilingSpace space = opgen::make_tiling_space(def, base, target, 1);
         std::vector<std::string> points;
         for (size_t i = 0; i < std::min<size_t>(64, space.legal.size()); i++) {
             points.push_back(space.legal[(i * 7919) % space.legal.size()].to_json().dump());
@@ -123,8 +123,8 @@ void fill(const std::string &path, const OpLibrary &lib) {
                 sqlite3_bind_text(insert, 2, hash.c_str(), -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(insert, 3, shape.canonical.c_str(), -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(insert, 4, t, -1, SQLITE_STATIC);
-                sqlite3_bind_text(insert, 5, tuner::halide_version().c_str(), -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(insert, 6, tuner::tuner_version(), -1, SQLITE_STATIC);
+                sqlite3_bind_text(insert, 5, opgen::halide_version().c_str(), -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(insert, 6, opgen::tuner_version(), -1, SQLITE_STATIC);
                 sqlite3_bind_text(insert, 7, points[rng() % points.size()].c_str(), -1, SQLITE_TRANSIENT);
                 sqlite3_bind_double(insert, 8, 0.01 + double(rng() % 1000) / 100.0);
                 check(sqlite3_step(insert), db, "insert");
@@ -176,8 +176,8 @@ void add_training_rows(const std::string &path, const OpLibrary &lib, int thread
              {"conv2d_nchw", "N=1,C=64,H=28,W=28,F=64"}, {"conv2d_nchw", "N=1,C=32,H=56,W=56,F=32"}}) {
         ComputeDef def = lib.load(op);
         BoundShape shape = bind_shape(def, shape_text);
-        tuner::TilingSpace space = tuner::make_tiling_space(def, shape, target, threads);
-        db::KernelKey key = tuner::kernel_key(def, shape, target, threads);
+        opgen::TilingSpace space = opgen::make_tiling_space(def, shape, target, threads);
+        db::KernelKey key = opgen::kernel_key(def, shape, target, threads);
         std::vector<db::MeasurementRecord> rows;
         for (const SchedulePoint &p : space.sample(60, 3)) {
             db::MeasurementRecord m;
@@ -252,17 +252,17 @@ void compare_with_enumeration(const OpLibrary &lib, const Target &target, const 
         ComputeDef def = lib.load(op);
         BoundShape shape = bind_shape(def, shape_text);
         auto start = std::chrono::steady_clock::now();
-        tuner::TilingSpace space = tuner::make_tiling_space(def, shape, target, threads);
+        opgen::TilingSpace space = opgen::make_tiling_space(def, shape, target, threads);
         double enum_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         start = std::chrono::steady_clock::now();
-        tuner::TilingRules rules = tuner::make_tiling_rules(def, shape, target, threads);
+        opgen::TilingRules rules = opgen::make_tiling_rules(def, shape, target, threads);
         double rules_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         // Derived (on the 1-thread target the neighbours were tuned for): the answer against the one the
         // enumerated space gave, the legal tiling nearest to the neighbour's re-fitted point (the first of
         // equals) with that point's knobs where they are valid.
         db::LookupAnswer derived = lookup->find(request(op, shape_text, "x86-64-avx512:t1"));
         if (derived.kind != db::AnswerKind::Derived) throw std::runtime_error(op + " " + shape_text + ": not derived");
-        tuner::TilingSpace space1 = tuner::make_tiling_space(def, shape, target, 1);
+        opgen::TilingSpace space1 = opgen::make_tiling_space(def, shape, target, 1);
         std::optional<db::ShapeInfo> info = tuner::make_lookup_extension(lib, target, 1, "")->resolve(op, shape_text);
         db::KernelKey from = derived.kernel.key;
         from.shape = derived.from_shape;
@@ -299,7 +299,7 @@ void compare_with_enumeration(const OpLibrary &lib, const Target &target, const 
                 for (const SchedulePoint &p : points) b = std::min(b, tuner::roofline_seconds(def, shape, target, space, p, threads));
                 return b;
             };
-            double from_rules = best(tuner::sample_legal_points(rules, def, shape, target, size_t(pool), uint64_t(seed),
+            double from_rules = best(opgen::sample_legal_points(rules, def, shape, target, size_t(pool), uint64_t(seed),
                                                                 size_t(pool) * 64));
             double from_space = best(space.sample(size_t(pool), uint64_t(seed)));
             ratios.push_back(from_rules / from_space);
@@ -452,7 +452,7 @@ int run_compare(const std::string &path, int trials) {
     for (const auto &[op, shape_text] : fresh) {
         ComputeDef def = lib.load(op);
         BoundShape shape = bind_shape(def, shape_text);
-        db::KernelKey key = tuner::kernel_key(def, shape, target, threads);
+        db::KernelKey key = opgen::kernel_key(def, shape, target, threads);
         db::LookupRequest r = request(op, shape_text, key.target);
         db::LookupAnswer derived = lookup->find(r);
         std::optional<db::ShapeInfo> info = extension->resolve(op, shape_text);

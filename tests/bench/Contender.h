@@ -5,10 +5,10 @@
 #ifndef OPGEN_BENCH_CONTENDER_H
 #define OPGEN_BENCH_CONTENDER_H
 
-#include "opgen/ComputeDef.h"
-#include "opgen/Reference.h"
-#include "opgen/Shape.h"
-#include "opgen/Target.h"
+#include "core/ComputeDef.h"
+#include "core/Reference.h"
+#include "core/Shape.h"
+#include "core/Target.h"
 
 #include <map>
 #include <memory>

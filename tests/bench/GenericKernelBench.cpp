@@ -8,8 +8,8 @@
 //       outputs agree, then times them in interleaved rounds (per round: calls of one until
 //       --min-ms have passed, then the other's) and prints the medians of the rounds' per-call
 //       times and their ratio, generic over tuned.
-#include "db/CodeLoader.h"
-#include "db/Lookup.h"
+#include "runtime/CodeLoader.h"
+#include "runtime/Lookup.h"
 #include "tests/bench/BenchArgs.h"
 #include "tests/bench/KernelTiming.h"
 

@@ -13,9 +13,9 @@
 //       p50/p99, the paired overhead's (each lookup + call minus the kernel-alone call just before
 //       it, so the kernel's own jitter between rounds does not count) and the lookup alone's, in
 //       microseconds. A tiny shape (matmul 4x4x4) shows the overhead with the least kernel jitter.
-#include "db/CodeLoader.h"
-#include "db/Lookup.h"
-#include "db/opgen_cache.h"
+#include "runtime/CodeLoader.h"
+#include "runtime/Lookup.h"
+#include "runtime/opgen_cache.h"
 
 #include <HalideRuntime.h>
 

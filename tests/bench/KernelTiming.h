@@ -1,8 +1,8 @@
-// Timing a kernel loaded from a cache (db/CodeLoader.h) in the cache benchmarks
+// Timing a kernel loaded from a cache (runtime/CodeLoader.h) in the cache benchmarks
 // (opgen_generic_bench, opgen_choice_bench): its tensors, per-call times, medians.
 #pragma once
 
-#include "db/CodeLoader.h"
+#include "runtime/CodeLoader.h"
 #include "tuner/LoadedKernelTensors.h"
 
 #include <algorithm>

@@ -26,14 +26,14 @@
 // of kernels limits the generic answer. With --as-is 1 as well, each of those kernels' source
 // schedules is also compiled for exactly S as it stands (constant sizes, no re-fit) and timed:
 // what the symbolic sizes cost beside what the source's tiles cost at S.
-#include "db/CodeLoader.h"
-#include "db/Lookup.h"
-#include "opgen/CompiledCode.h"
-#include "opgen/Error.h"
-#include "opgen/OpLibrary.h"
-#include "opgen/Schedule.h"
-#include "opgen/Shape.h"
-#include "opgen/Target.h"
+#include "runtime/CodeLoader.h"
+#include "runtime/Lookup.h"
+#include "codegen/CompiledCode.h"
+#include "base/Error.h"
+#include "core/OpLibrary.h"
+#include "core/Schedule.h"
+#include "core/Shape.h"
+#include "core/Target.h"
 #include "tests/bench/BenchArgs.h"
 #include "tests/bench/KernelTiming.h"
 #include "tuner/Predict.h"

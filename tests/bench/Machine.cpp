@@ -1,6 +1,6 @@
 #include "tests/bench/Machine.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 
 #include <immintrin.h>
 

@@ -2,8 +2,8 @@
 
 #include "tests/bench/Report.h"
 
-#include "opgen/Error.h"
-#include "opgen/Shape.h"
+#include "base/Error.h"
+#include "core/Shape.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "tests/bench/OpgenKernel.h"
 
-#include "opgen/Kernel.h"
-#include "opgen/Schedule.h"
+#include "core/Kernel.h"
+#include "core/Schedule.h"
 #include "tuner/Tuner.h"
 
 #include <chrono>
@@ -59,7 +59,7 @@ std::optional<db::KernelRecord> tune_into(const Problem &p, int threads, db::Ker
 } // namespace
 
 db::KernelKey opgen_key(const Problem &p, int threads) {
-    return tuner::kernel_key(*p.def, p.shape, p.target, threads);
+    return opgen::kernel_key(*p.def, p.shape, p.target, threads);
 }
 
 Entrant make_opgen(const Problem &p, int threads, db::KernelCache *cache, const OpgenOptions &o) {

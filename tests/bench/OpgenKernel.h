@@ -8,8 +8,8 @@
 
 #include "tests/bench/Contender.h"
 
-#include "db/KernelCache.h"
-#include "opgen/Schedule.h"
+#include "store/KernelCache.h"
+#include "core/Schedule.h"
 
 #include <cstdint>
 
@@ -26,7 +26,7 @@ struct OpgenOptions {
 };
 
 // The cache key of `opgen tune --threads <threads>` for this problem on the host
-// (tuner::kernel_key, the one place keys are built).
+// (opgen::kernel_key, the one place keys are built).
 db::KernelKey opgen_key(const Problem &p, int threads);
 
 // The cached (or freshly tuned) winner for `threads` threads, compiled and bound. `cache` may be

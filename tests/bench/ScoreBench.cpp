@@ -7,10 +7,10 @@
 //                     [--rounds 9] [--threads 2]
 // Without --model (and without a bundled model for the host) it trains a 100-round model on the
 // roofline estimate of the sample, which has the same tree shape and cost as a real one.
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 #include "tuner/Features.h"
 #include "tuner/ModelStore.h"
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 
 #include <CLI/CLI.hpp>
 
@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
         ComputeDef def = OpLibrary::standard().load(op);
         BoundShape shape = bind_shape(def, shape_text);
         Target target = load_target(target_name);
-        tuner::TilingSpace space = tuner::make_tiling_space(def, shape, target, threads);
+        opgen::TilingSpace space = opgen::make_tiling_space(def, shape, target, threads);
         std::vector<SchedulePoint> sample = space.sample(points, 1);
 
         auto extract = [&] { return tuner::batch_features(def, shape, target, space, sample, threads, threads); };

@@ -1,8 +1,8 @@
 #include "tests/bench/SearchProbe.h"
 
-#include "opgen/CompiledCode.h"
-#include "opgen/Error.h"
-#include "opgen/Parser.h"
+#include "codegen/CompiledCode.h"
+#include "base/Error.h"
+#include "core/Parser.h"
 
 #include <chrono>
 #include <cstdlib>

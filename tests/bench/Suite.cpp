@@ -1,6 +1,6 @@
 #include "tests/bench/Suite.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 
 #include <nlohmann/json.hpp>
 

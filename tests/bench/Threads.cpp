@@ -1,6 +1,6 @@
 #include "tests/bench/Threads.h"
 
-#include "opgen/Error.h"
+#include "base/Error.h"
 
 #include <Halide.h>
 #include <cblas.h>

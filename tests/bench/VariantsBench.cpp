@@ -1,5 +1,5 @@
 // Benchmark of schedule variants under memory-bandwidth contention (issue 11): a loop of calls
-// through the run-time dispatcher (db/Dispatcher.h) over a key's stored variants, against the
+// through the run-time dispatcher (runtime/Dispatcher.h) over a key's stored variants, against the
 // quiet-machine winner alone, with opgen's streaming load (tuner/Contention.h) off and on. The
 // four blocks (quiet/load x winner/dispatcher) are interleaved round by round, the contender order
 // alternating, and each block starts a fresh dispatcher at the quiet variant, so the time it takes
@@ -8,9 +8,9 @@
 // variants' recorded times unless given (see below).
 //
 //   opgen_variants_bench --db FILE --op matmul --shape M=32,N=1024,K=2048 --threads 1 --level 1
-#include "db/Dispatcher.h"
-#include "db/VariantStore.h"
-#include "opgen/OpLibrary.h"
+#include "runtime/Dispatcher.h"
+#include "store/VariantStore.h"
+#include "core/OpLibrary.h"
 #include "tuner/Contention.h"
 #include "tuner/Measurer.h"
 #include "tuner/Tuner.h"
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         ComputeDef def = OpLibrary::standard().load(op_name);
         BoundShape shape = bind_shape(def, shape_text);
         Target target = host_target();
-        db::KernelKey key = tuner::kernel_key(def, shape, target, threads);
+        db::KernelKey key = opgen::kernel_key(def, shape, target, threads);
         std::vector<db::VariantRecord> variants = db::variants_for(db_path, key);
         if (variants.size() < 2) {
             std::fprintf(stderr, "error: %s at %s (%d threads) has %zu variants in %s; run opgen tune --variants\n",

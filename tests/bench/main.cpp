@@ -15,7 +15,7 @@
 #include "tests/bench/Suite.h"
 #include "tests/bench/Threads.h"
 
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 
 #include <CLI/CLI.hpp>
 

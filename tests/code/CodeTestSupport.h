@@ -1,4 +1,4 @@
-// Shared by the compiled-code tests: one cache with a real kernel, tuned once per test binary by
+// Shared by the compiled-code tests: one cache with a real kernel, tuned once per test run by
 // the real opgen command (which stores the winner's code), copied per test; editing the code row
 // behind the cache's back; and a naive matmul to check results against.
 #ifndef OPGEN_TESTS_CODE_CODE_TEST_SUPPORT_H
@@ -18,9 +18,10 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "db/KernelCache.h"
-#include "db/KernelCode.h"
+#include "store/KernelCache.h"
+#include "store/KernelCode.h"
 #include "tests/batch/CommandRun.h"
+#include "tests/support/SharedFixture.h"
 
 namespace opgen::test {
 
@@ -32,13 +33,14 @@ inline const char *kMatmulShape = "M=24,N=56,K=40";
 inline constexpr int kSoftmaxM = 16, kSoftmaxN = 100;
 inline const char *kSoftmaxShape = "M=16,N=100";
 
-// A folder holding `base.db`, made once per process: matmul at kMatmulShape and softmax at
-// kSoftmaxShape tuned (a few trials, one thread) with their code stored. Raises when the command fails.
+// The stamp of the fixtures the opgen command makes: they are made again when it is rebuilt.
+inline std::string opgen_stamp() { return file_stamp(OPGEN_EXE); }
+
+// A folder holding `base.db`, made once per test run and shared (tests/support/SharedFixture.h):
+// matmul at kMatmulShape and softmax at kSoftmaxShape tuned (a few trials, one thread) with their
+// code stored. Read-only: tests copy base.db out. Raises when the command fails.
 inline const fs::path &tuned_cache_folder() {
-    static const fs::path folder = [] {
-        fs::path dir = fs::temp_directory_path() / ("opgen-code-tests-" + std::to_string(::getpid()));
-        fs::remove_all(dir);
-        fs::create_directories(dir);
+    static const fs::path folder = shared_fixture("code-tuned", opgen_stamp(), [](const fs::path &dir) {
         CommandRun r = run_opgen(std::string("tune --op matmul --shape ") + kMatmulShape +
                                      " --trials 3 --min-time 5 --threads 1 --jobs 1 --quiet --db base.db",
                                  dir);
@@ -47,8 +49,7 @@ inline const fs::path &tuned_cache_folder() {
                           " --trials 2 --min-time 5 --threads 1 --jobs 1 --quiet --db base.db",
                       dir);
         if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
-        return dir;
-    }();
+    });
     return folder;
 }
 

@@ -16,11 +16,11 @@
 #include <cmath>
 #include <functional>
 
-#include "db/CodeLoader.h"
-#include "db/GenericFit.h"
-#include "db/GenericSignature.h"
-#include "db/Lookup.h"
-#include "db/opgen_cache.h"
+#include "runtime/CodeLoader.h"
+#include "runtime/GenericFit.h"
+#include "runtime/GenericSignature.h"
+#include "runtime/Lookup.h"
+#include "runtime/opgen_cache.h"
 #include "tests/code/CodeTestSupport.h"
 
 namespace opgen::test {
@@ -28,20 +28,18 @@ namespace {
 
 const char *kConvShape = "N=1,C=8,H=10,W=10,F=16";
 
-// base.db with a conv tuned beside matmul and softmax, and the generic code of all three.
+// base.db with a conv tuned beside matmul and softmax, and the generic code of all three: made once
+// per test run and shared, read-only (each test copies g.db).
 const fs::path &generic_cache_folder() {
-    static const fs::path folder = [] {
-        fs::path dir = tuned_cache_folder() / "generic";
-        fs::create_directories(dir);
-        fs::copy_file(tuned_cache_folder() / "base.db", dir / "g.db", fs::copy_options::overwrite_existing);
+    static const fs::path folder = shared_fixture("code-generic", opgen_stamp(), [](const fs::path &dir) {
+        fs::copy_file(tuned_cache_folder() / "base.db", dir / "g.db");
         CommandRun r = run_opgen(std::string("tune --op conv2d_nchw --shape ") + kConvShape +
                                      " --trials 3 --min-time 5 --threads 1 --jobs 1 --quiet --db g.db",
                                  dir);
         if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
         r = run_opgen("db compile --generic --op matmul --op softmax --op conv2d_nchw --db g.db", dir);
         if (r.status != 0) throw std::runtime_error("opgen db compile --generic failed: " + r.err + r.out);
-        return dir;
-    }();
+    });
     return folder;
 }
 
@@ -197,7 +195,7 @@ protected:
     }
 
     // The lookup's estimate at `shape` of `row` timed at `ratio` at `at` alone: the ratio carried
-    // by the work its register tiles waste at a ragged edge at each shape (db/GenericFit.h).
+    // by the work its register tiles waste at a ragged edge at each shape (runtime/GenericFit.h).
     static double carried(const db::GenericCodeRecord &row, double ratio, const std::string &at,
                           const std::string &shape) {
         auto overwork = [&](const std::string &s) {

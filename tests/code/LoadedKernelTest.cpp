@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "db/CodeLoader.h"
-#include "db/HostCpu.h"
-#include "db/Lookup.h"
-#include "db/opgen_cache.h"
+#include "runtime/CodeLoader.h"
+#include "runtime/HostCpu.h"
+#include "runtime/Lookup.h"
+#include "runtime/opgen_cache.h"
 #include "tests/code/CodeTestSupport.h"
 
 namespace opgen::test {

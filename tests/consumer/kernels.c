@@ -5,7 +5,7 @@
  * deterministic inputs and checks every output element against a naive loop, and that the kernel
  * is exact for a tuned shape and generic otherwise. Prints one line per call; exits 1 on the first
  * failure. Usage: consumer_kernels CACHE.db TARGET */
-#include <db/opgen_cache.h>
+#include <runtime/opgen_cache.h>
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* The C side of the consumer: one query through the C API, printed as "kind shape time". */
-#include <db/opgen_cache.h>
+#include <runtime/opgen_cache.h>
 
 #include <stdio.h>
 

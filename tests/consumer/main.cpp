@@ -1,7 +1,7 @@
 // The C++ side of the consumer: writes one kernel into a new cache with the cache API, then asks
 // for it through the C++ lookup and the C API.
-#include <db/KernelCache.h>
-#include <db/Lookup.h>
+#include <store/KernelCache.h>
+#include <runtime/Lookup.h>
 
 #include <cstdio>
 

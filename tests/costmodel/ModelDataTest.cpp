@@ -2,9 +2,9 @@
 // measured records become one candidate per point with features recomputed from the schedule,
 // times corrected by the interleaved reference kernel; model files and the cache's models table
 // round-trip, and damaged or missing files raise errors naming the file.
-#include "db/KernelCache.h"
-#include "opgen/Error.h"
-#include "opgen/OpLibrary.h"
+#include "store/KernelCache.h"
+#include "base/Error.h"
+#include "core/OpLibrary.h"
 #include "tuner/Features.h"
 #include "tuner/ModelData.h"
 #include "tuner/ModelStore.h"

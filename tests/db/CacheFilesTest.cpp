@@ -1,4 +1,4 @@
-// Whole-file operations (db/CacheFiles.h) and the lookup library's share of the fault suite:
+// Whole-file operations (store/CacheFiles.h) and the lookup library's share of the fault suite:
 // merge keeps the best kernel per key and every measurement, refuses mismatched, newer, corrupt
 // and missing inputs and an existing output, and leaves nothing behind when it fails; export
 // writes every kernel as JSON; the lookup refuses corrupt, newer and locked files clearly.
@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "db/CacheFiles.h"
-#include "db/Lookup.h"
-#include "db/VariantStore.h"
+#include "store/CacheFiles.h"
+#include "runtime/Lookup.h"
+#include "store/VariantStore.h"
 #include "tests/db/DbTestSupport.h"
 
 namespace opgen::db {

@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "db/KernelCache.h"
+#include "store/KernelCache.h"
 
 namespace opgen::db::test {
 
@@ -179,7 +179,7 @@ private:
 };
 
 // The version-1 schema as it shipped: a fixture, since files written by it exist. It must not
-// follow later edits of db/Schema.cpp.
+// follow later edits of store/Schema.cpp.
 inline const char *const kVersion1Schema = R"sql(
 CREATE TABLE ops (name TEXT NOT NULL, op_hash TEXT NOT NULL, UNIQUE (name, op_hash));
 CREATE TABLE targets (name TEXT NOT NULL UNIQUE);

@@ -1,7 +1,7 @@
 // The run-time dispatcher's switching logic on a simulated clock: each variant's call advances
 // the clock by the time it would take under the simulated contention, so the tests set the
 // contention and see which variant each call ran.
-#include "db/Dispatcher.h"
+#include "runtime/Dispatcher.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// Whether a generic kernel's register tiles fit a shape's loop extents (db/GenericFit.h), on
+// Whether a generic kernel's register tiles fit a shape's loop extents (runtime/GenericFit.h), on
 // schedule points written by hand: equal fits, one axis wider does not, and what is not known
 // (an unparsable schedule, a variable without an extent, an axis without a register tile) fits.
 // And the work the tiles waste at a ragged edge, counted by hand.
 #include <gtest/gtest.h>
 
-#include "db/GenericFit.h"
+#include "runtime/GenericFit.h"
 
 #include <cmath>
 #include <cstdint>

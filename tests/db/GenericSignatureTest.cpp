@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "db/CacheFiles.h"
-#include "db/GenericCodeRows.h"
-#include "db/GenericSignature.h"
-#include "db/Sqlite.h"
-#include "db/KernelCache.h"
+#include "store/CacheFiles.h"
+#include "store/GenericCodeRows.h"
+#include "runtime/GenericSignature.h"
+#include "store/Sqlite.h"
+#include "store/KernelCache.h"
 #include "tests/db/DbTestSupport.h"
 
 namespace opgen::db {

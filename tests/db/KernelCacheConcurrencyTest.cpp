@@ -1,6 +1,6 @@
 // Several tuner processes share one kernel cache: every measurement each of them records is
 // kept, and the winner of a key they all tune is the fastest any of them found.
-#include "db/KernelCache.h"
+#include "store/KernelCache.h"
 
 #include <cstdio>
 #include <filesystem>

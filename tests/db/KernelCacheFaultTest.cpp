@@ -1,7 +1,7 @@
 // The kernel cache's fault suite, after SQLite's own: a corrupt, newer, foreign, read-only,
 // missing or locked file raises DbError naming the path and what is wrong, leaves the file as it
 // was, and a failed write leaves no part of itself behind.
-#include "db/KernelCache.h"
+#include "store/KernelCache.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Correctness of the kernel cache: what goes in comes out, the fastest winner stays, lookups stay
 // on their target, and the schema is written as documented.
-#include "db/KernelCache.h"
+#include "store/KernelCache.h"
 
 #include <cmath>
 #include <cstring>

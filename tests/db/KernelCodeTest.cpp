@@ -1,4 +1,4 @@
-// Compiled code in the cache (db/KernelCode.h), without a compiler: the digest (SHA-256 against
+// Compiled code in the cache (store/KernelCode.h), without a compiler: the digest (SHA-256 against
 // FIPS 180-4's vectors), the signature text, storing code beside its kernel and never beside a
 // faster winner's other schedule, merge and export carrying it, and the migration from a
 // version-3 file. The blobs here are plain bytes: storing never runs them. Loading and running
@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "db/CacheFiles.h"
-#include "db/KernelCache.h"
-#include "db/KernelCode.h"
-#include "db/Sha256.h"
+#include "store/CacheFiles.h"
+#include "store/KernelCache.h"
+#include "store/KernelCode.h"
+#include "store/Sha256.h"
 #include "tests/db/DbTestSupport.h"
 
 namespace opgen::db {

@@ -1,4 +1,4 @@
-// The lookup library (db/Lookup.h, db/opgen_cache.h): exact answers, derived answers from the
+// The lookup library (runtime/Lookup.h, runtime/opgen_cache.h): exact answers, derived answers from the
 // nearest tuned shape with the schedule re-fitted, predicted answers through the extension, the
 // target filter, and the C API. The extension here is a small fake that knows matmul's loop
 // extents; the tuner's real one is tested in tests/db/PredictTest.cpp.
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "db/Lookup.h"
-#include "db/opgen_cache.h"
+#include "runtime/Lookup.h"
+#include "runtime/opgen_cache.h"
 #include "tests/db/DbTestSupport.h"
 
 namespace opgen::db {

@@ -7,14 +7,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "db/Lookup.h"
-#include "db/opgen_cache.h"
-#include "opgen/OpLibrary.h"
-#include "opgen/Schedule.h"
-#include "opgen/Shape.h"
+#include "runtime/Lookup.h"
+#include "runtime/opgen_cache.h"
+#include "core/OpLibrary.h"
+#include "core/Schedule.h"
+#include "core/Shape.h"
 #include "tests/db/DbTestSupport.h"
 #include "tuner/Predict.h"
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 #include "tuner/Tuner.h"
 
 namespace opgen::tuner {

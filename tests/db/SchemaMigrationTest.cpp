@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "db/KernelCache.h"
-#include "db/VariantStore.h"
+#include "store/KernelCache.h"
+#include "store/VariantStore.h"
 #include "tests/db/DbTestSupport.h"
 
 namespace opgen::db {

@@ -1,6 +1,6 @@
 // Schedule variants in the kernel-cache file: stored per contention level, read back in order,
 // replaced at the same level, absent from files that never had any.
-#include "db/VariantStore.h"
+#include "store/VariantStore.h"
 
 #include <gtest/gtest.h>
 

@@ -361,7 +361,7 @@ TEST_F(Command, EmittedConvGeneratorWithPaddedPanelRebuildsAndComputes) {
               "ok\n");
 }
 
-// A 1x1 convolution of stride 2 reads X through its gather (opgen/Gather.h), packed: the printed
+// A 1x1 convolution of stride 2 reads X through its gather (core/Gather.h), packed: the printed
 // source defines X_gathered and packs it, the ragged rows of 6 rounded up to two vectors of 4, and
 // the rebuilt kernel computes the strided convolution.
 TEST_F(Command, EmittedStridedConvGeneratorGathersAndComputes) {

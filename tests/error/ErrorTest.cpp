@@ -1,9 +1,9 @@
 // Every user error of the op language and of shapes, with its full message: where (file:line:col)
 // and what, in words a user can act on. A message changed on purpose changes here too.
-#include "opgen/OpLibrary.h"
-#include "opgen/Parser.h"
-#include "opgen/Reference.h"
-#include "opgen/Shape.h"
+#include "core/OpLibrary.h"
+#include "core/Parser.h"
+#include "core/Reference.h"
+#include "core/Shape.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// libFuzzer target for the code loader (db/CodeLoader.h): whatever a corrupt kernel_code row holds,
+// libFuzzer target for the code loader (runtime/CodeLoader.h): whatever a corrupt kernel_code row holds,
 // the loader refuses it with a DbError or loads it; it never crashes, hangs, trips a sanitizer or
 // maps refused bytes. An input is a row: seven lines (format, ABI version, Halide target, CPU
 // features, signature, size, digest) and then the code's bytes. When the first byte is odd the
@@ -10,18 +10,18 @@
 // it here for want of the Halide runtime, so no fuzzed byte ever runs. Build and run with
 // scripts/fuzz.sh SECONDS loader.
 //
-// When the first byte has bit 1 set the row is shape-generic code (db/GenericSignature.h): five
+// When the first byte has bit 1 set the row is shape-generic code (runtime/GenericSignature.h): five
 // more lines follow the seven (symbols, fixed values, defaults, a shape to bind it to, and the
 // schedule it was built from), and the generic signature's parser, the expression evaluator and
 // bind_generic see them too; a binding that succeeds must give every dim within 1..2^31-1, and the
-// lookup's register-tile overwork at that shape (db/GenericFit.h) must come out finite and >= 0.
+// lookup's register-tile overwork at that shape (runtime/GenericFit.h) must come out finite and >= 0.
 // The second seed is a real generic row (`opgen db compile --generic` of the seed's matmul).
-#include "db/CodeLoader.h"
-#include "db/GenericFit.h"
-#include "db/GenericSignature.h"
-#include "db/HostCpu.h"
-#include "db/KernelCache.h"
-#include "db/KernelCode.h"
+#include "runtime/CodeLoader.h"
+#include "runtime/GenericFit.h"
+#include "runtime/GenericSignature.h"
+#include "runtime/HostCpu.h"
+#include "store/KernelCache.h"
+#include "store/KernelCode.h"
 
 #include <cmath>
 #include <cstddef>

@@ -3,9 +3,9 @@
 // pushed further: printed, hashed, parsed again with CRLF line endings, bound to a small shape,
 // and evaluated by the reference interpreter at a few points, since those are the passes that walk
 // what the parser accepted. Build and run with scripts/fuzz.sh.
-#include "opgen/Parser.h"
-#include "opgen/Reference.h"
-#include "opgen/Shape.h"
+#include "core/Parser.h"
+#include "core/Reference.h"
+#include "core/Shape.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,9 +1,9 @@
 // The printed schedule source of fixed points matches checked-in text. The target is a bundled
 // JSON file, not the host, so the text does not depend on the machine. To accept a deliberate
 // change, run with OPGEN_UPDATE_GOLDEN=1 and review the diff.
-#include "opgen/Emit.h"
-#include "opgen/OpLibrary.h"
-#include "opgen/Schedule.h"
+#include "codegen/Emit.h"
+#include "core/OpLibrary.h"
+#include "core/Schedule.h"
 
 #include <gtest/gtest.h>
 

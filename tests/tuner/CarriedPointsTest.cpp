@@ -1,7 +1,7 @@
 // Carried points (tuner/CarriedPoints.h): a related winner's loop choices become a legal first
 // candidate of the task, with the task's own stage plan; its own key, unreadable schedules and
 // loops the space does not hold give none.
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 #include "tuner/CarriedPoints.h"
 #include "tuner/ColdInputs.h"
 #include "tuner/Tuner.h"

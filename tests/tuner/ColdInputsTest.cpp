@@ -2,8 +2,8 @@
 // hook refuses a name the op does not have; a cold tuning run times its candidates through the
 // measurement workers with the weights flushed, starts from the hot winner, and stores its winner
 // under its own key, never under the hot one.
-#include "opgen/Error.h"
-#include "opgen/OpLibrary.h"
+#include "base/Error.h"
+#include "core/OpLibrary.h"
 #include "tuner/ColdInputs.h"
 #include "tuner/Tuner.h"
 

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 
 namespace opgen::tuner {
 namespace {

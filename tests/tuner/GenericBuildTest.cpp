@@ -1,10 +1,10 @@
-// Generic kernels built in a worker process of their own (tuner/GenericBuild.h): the worker's
+// Generic kernels built in a worker process of their own (codegen/GenericBuild.h): the worker's
 // environment, a kernel checked and compiled there, and a failure reported with the worker's error.
-#include "opgen/Error.h"
-#include "opgen/OpLibrary.h"
-#include "opgen/Schedule.h"
-#include "tuner/GenericBuild.h"
-#include "tuner/ObjectCompile.h"
+#include "base/Error.h"
+#include "core/OpLibrary.h"
+#include "core/Schedule.h"
+#include "codegen/GenericBuild.h"
+#include "codegen/ObjectCompile.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Seeded random legal points compile and compute correct results; a wrong kernel is caught.
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 #include "tuner/Measurer.h"
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // Across every bundled op, seeded random points of the legal space compile and compute results
 // that match the reference: the space holds only realisable schedules. Odd, non-power-of-two
 // extents on purpose, so tails are exercised. Parameterised by op so a failure names it.
-#include "opgen/OpLibrary.h"
-#include "opgen/ParallelLoops.h"
-#include "opgen/StagePlacement.h"
+#include "core/OpLibrary.h"
+#include "core/ParallelLoops.h"
+#include "core/StagePlacement.h"
 #include "tuner/Measurer.h"
-#include "tuner/TilingSpace.h"
+#include "core/TilingSpace.h"
 
 #include <gtest/gtest.h>
 
@@ -396,7 +396,7 @@ SchedulePoint starting_point(const ComputeDef &def, const BoundShape &shape, con
 }  // namespace
 
 // The starting point of an NCHW convolution whose rows are shorter than a vector
-// (opgen/ConvWindow.h short_row_conv_point): output channels vectorized, channels in blocks of 16
+// (core/ConvWindow.h short_row_conv_point): output channels vectorized, channels in blocks of 16
 // innermost, input and weights packed (a 1x1: channels whole, weights only). On the AVX-512 target (16 lanes, 32 registers) at ResNet-50's
 // 14x14x256->256: 7 pixels x 2 rows x 2 vectors = 28 accumulators; at 7x7x512->512, whose rows must
 // divide the column (one row) and whose registers leave room for 2 weight vectors of 3 (48 does
@@ -433,7 +433,7 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
     Target host = host_target();
     const int lanes = host.vector_lanes(4);
     // A 1x1 convolution at stride 2 (ResNet-50's 28x28x512->1024) is a GEMM over whole output rows
-    // whose input is gathered (opgen/Gather.h, strided_row_gemm_point; tests/opgen/GatherTest.cpp):
+    // whose input is gathered (core/Gather.h, strided_row_gemm_point; tests/core/GatherTest.cpp):
     // rows of 14 as one vector, two rows a register tile, 8 output channels, the channels whole,
     // only the (gathered) input packed. Not a point of the space, as the channel-vector point before
     // it was not: the space offers no register tile of a whole ragged row (14 on 16 lanes), and it
@@ -457,7 +457,7 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
         }
     }
     // At stride 1 the op's view flattens the pixels into one row (ComputeDef::views), and the
-    // starting point is the packed-panel GEMM over them (opgen/GemmPanel.h): 2 vectors of pixels x
+    // starting point is the packed-panel GEMM over them (core/GemmPanel.h): 2 vectors of pixels x
     // 8 output channels, a cache tile one register tile of pixels by every output channel, the
     // channels whole, the input's pixels packed; a point of the space on one and two threads (its
     // panels stream: the 4 MiB of weights of F=2048 do not fit L2, nor 64 KiB of input L1).
@@ -507,7 +507,7 @@ TEST(ScheduleKnobs, ShortRowConvolutionStartsFromChannelVectors) {
 }
 
 // A 1x1 convolution's weights, gathered across their rows into a panel with the output channels
-// contiguous (opgen/Schedule.cpp copy_rows_before_panel): rows 4 KiB apart or more (1024 channels
+// contiguous (core/Schedule.cpp copy_rows_before_panel): rows 4 KiB apart or more (1024 channels
 // and up) are copied a vector of channels at a time into a small buffer before the gather; nearer
 // rows (512 channels, 2 KiB) and a 3x3's weights (runs of 3) are gathered in place. Blocked
 // (the heuristic's channel blocks at 1024) and whole (1048: a partial vector of channels at the
@@ -546,7 +546,7 @@ TEST(ScheduleKnobs, FarApartWeightRowsAreCopiedBeforeTheirPanel) {
     }
 }
 
-// The starting point of a channel-blocked convolution (opgen/ConvWindow.h blocked_conv_point): on
+// The starting point of a channel-blocked convolution (core/ConvWindow.h blocked_conv_point): on
 // the AVX-512 target at ResNet-50's blocked shapes, one vector of output channels x 7 pixels x 2
 // rows (14 accumulators), whole rows per tile on one core and the row halved on two (a row of 7:
 // one row per tile; a flattened 1x1: 8 pixels of its one row x 2 vectors), input-channel
@@ -615,7 +615,7 @@ TEST(ScheduleKnobs, BlockedConvolutionStartsFromRowPieces) {
     }
 }
 
-// A GEMV streams its operand (opgen/Streaming.h): the space offers reduction blocks of 4 and 8
+// A GEMV streams its operand (core/Streaming.h): the space offers reduction blocks of 4 and 8
 // rows besides the cache blocks, and the heuristic point streams (blocked by 8, the vectorized
 // axis outermost). Sampled points with each streaming block and the heuristic point, one and two
 // threads, compiled and checked against the reference; odd N leaves a partial register tile, and
@@ -693,7 +693,7 @@ TEST(ScheduleKnobs, TransposedOperandHeuristicPointMatchesTheReference) {
     EXPECT_EQ(r.status, "ok") << p.summary() << ": " << r.error;
 }
 
-// The packed-panel GEMM (opgen/GemmPanel.h) as a matmul's starting point: one register tile of
+// The packed-panel GEMM (core/GemmPanel.h) as a matmul's starting point: one register tile of
 // two vectors per panel, every row in one cache tile, B packed. Where the panel over the whole K
 // would take more than a quarter of L2 the reduction is blocked (to the space's longest block,
 // 1024), but only when every cache tile

@@ -1,7 +1,7 @@
 // Search strategies over a real (tiny) legal space with a synthetic score: the best points come
 // first, measured points never come back, explorers are drawn with the seed, every point is legal,
 // and the same seed gives the same batches.
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 #include "tuner/Search.h"
 
 #include <gtest/gtest.h>

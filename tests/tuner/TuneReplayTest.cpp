@@ -4,7 +4,7 @@
 // candidates in the same order, settle them to the same figures and name the same winner. Three
 // tuning seeds. A deliberate change to what the loop measures (the space, the search, the cost
 // model) makes new recordings with scripts/record-replay.sh.
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 #include "tests/tuner/ReplayCase.h"
 #include "tuner/Replay.h"
 

@@ -1,8 +1,8 @@
 // tune() end to end on a tiny matmul with measurement workers: it starts from the target's default
 // cost model unless told not to, and a would-be best is confirmed against the best before it leads
 // without adding trials. Tiny shapes and short timings, so each test takes seconds.
-#include "db/KernelCache.h"
-#include "opgen/OpLibrary.h"
+#include "store/KernelCache.h"
+#include "core/OpLibrary.h"
 #include "tuner/ModelStore.h"
 #include "tuner/Runner.h"
 #include "tuner/Tuner.h"

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <thread>
 
-#include "opgen/Error.h"
-#include "opgen/OpLibrary.h"
+#include "base/Error.h"
+#include "core/OpLibrary.h"
 #include "tuner/Features.h"
 
 namespace opgen::tuner {
@@ -115,7 +115,7 @@ TEST(Variants, TunesQuietWinnerAndOneVariantPerLevel) {
     ASSERT_EQ(run.variants.size(), 3u);
     EXPECT_EQ(run.medians.size(), 3u);
     EXPECT_EQ(run.variants[0].schedule_json, run.quiet.schedule_json);  // variant 0: the cache's winner
-    // The quiet winner went into the cache with its compiled code (tuner/CodeStore.h).
+    // The quiet winner went into the cache with its compiled code (codegen/CodeStore.h).
     std::optional<db::KernelCode> code = cache->code_for(run.quiet.key);
     ASSERT_TRUE(code.has_value());
     EXPECT_EQ(code->schedule_json, run.quiet.schedule_json);

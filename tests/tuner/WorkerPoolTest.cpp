@@ -1,8 +1,8 @@
 // Measurement in worker processes: parallel compile, paired timing, and failures of the process
 // itself (a crash, a hang) recorded as data while the rest of the batch goes on. Tiny shapes, so
 // the suite takes seconds.
-#include "opgen/OpLibrary.h"
-#include "tuner/TilingSpace.h"
+#include "core/OpLibrary.h"
+#include "core/TilingSpace.h"
 #include "tuner/WorkerPool.h"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 // the options) and what the run did (every trial in order, the winner).
 //   record_tuning OP SHAPE SEED OUT.json
 // scripts/record-replay.sh makes the three recordings the test reads.
-#include "opgen/OpLibrary.h"
+#include "core/OpLibrary.h"
 #include "tests/tuner/ReplayCase.h"
 #include "tuner/Replay.h"
 #include "tuner/WorkerPool.h"

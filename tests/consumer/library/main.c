@@ -3,7 +3,7 @@
  * naive loop; a conv with a window the generic kernel was not compiled for must answer
  * OPGEN_LIBRARY_NO_KERNEL. Links opgen's lookup library too, from the same prefix. Prints one line
  * per call; exits 1 on any failure. */
-#include <db/opgen_cache.h>
+#include <runtime/opgen_cache.h>
 #include <opgen_library.h>
 
 #include <stdio.h>

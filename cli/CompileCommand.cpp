@@ -1,0 +1,183 @@
+// compile: an ONNX model partitioned into fused subgraphs, each an op of the op language
+// (onnx/ModelCompile.h), and built into a deployable library with its weights and a runner
+// (onnx/ModelLibrary.h); `--partition-only` stops at the partition (manifest, graph, ops).
+#include "core/Shape.h"
+#include "core/Target.h"
+#include "cli/Cli.h"
+#include "onnx/BufferPlan.h"
+#include "onnx/ModelCompile.h"
+#include "onnx/ModelLibrary.h"
+#include "onnx/ModelReference.h"
+#include "onnx/Npy.h"
+
+#include <chrono>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <thread>
+
+namespace opgen::cli {
+
+namespace {
+
+struct CompileArgs {
+    Common common;
+    std::unique_ptr<TuneFlags> flags;
+    bool partition_only = false, no_tune = false, nchw = false, hot_weights = false;
+    int compile_jobs = 0;  // 0: the machine's cores
+    std::string model, out;
+    std::vector<std::string> dims;
+    std::string max_memory;  // "512M"; empty: this machine's memory
+    std::string check_with;  // folder of <input>.npy: evaluate the partition with the reference
+};
+
+// "4096", "64K", "512M", "2G" as bytes; UserError otherwise.
+int64_t memory_size(const std::string &text) {
+    size_t used = 0;
+    long long v = -1;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception &) {
+    }
+    std::string unit = text.substr(used);
+    int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+    user_check(v > 0 && shift >= 0 && v < (1LL << (62 - shift)))
+        << "--max-memory '" << text << "': expected a positive size in bytes, optionally with K, M or G";
+    return int64_t(v) << shift;
+}
+
+// The partitioned model evaluated by the op language's reference interpreter on the inputs in
+// `folder`: check/<output>.npy files to write with the rest of DIR.
+std::map<std::string, std::string> reference_outputs(const onnx_import::CompiledModel &m, const std::string &folder) {
+    std::map<std::string, HostTensor> inputs;
+    for (const auto &name : m.graph.inputs) inputs[name] = onnx_import::read_npy(folder + "/" + name + ".npy");
+    auto start = std::chrono::steady_clock::now();
+    std::map<std::string, HostTensor> outputs = onnx_import::evaluate_compiled_model(m, inputs);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::map<std::string, std::string> files;
+    for (const auto &[name, t] : outputs) files["check/" + name + ".npy"] = onnx_import::npy_bytes(t);
+    std::printf("check: %zu kernels evaluated by the reference interpreter in %.2f s -> check/\n",
+                m.partition.kernels.size(), s);
+    return files;
+}
+
+onnx_import::DeployOptions deploy_options(const CompileArgs &a) {
+    Target target = load_target(a.common.target);
+    onnx_import::DeployOptions o;
+    o.db_path = a.common.db_path;
+    o.target = a.common.target;
+    o.ops_dirs = a.common.ops_dirs;
+    o.threads = threads_of(a.common, target);
+    set_threads(o.threads);
+    o.tune = !a.no_tune;
+    o.cold_weights = !a.hot_weights;
+    o.trials = a.flags->trials;
+    o.seed = a.flags->seed;
+    o.tune_options = tune_options(*a.flags, a.common, target);
+    o.compile_jobs = a.compile_jobs > 0 ? a.compile_jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    o.log = [](const std::string &line) { std::printf("%s\n", line.c_str()); };
+    return o;
+}
+
+std::string mib(int64_t bytes) { return fixed(double(bytes) / (1 << 20)) + " MiB"; }
+
+void print_partition(const onnx_import::CompiledModel &m, const CompileArgs &a) {
+    nlohmann::json g = onnx_import::compiled_graph(m);
+    const auto &s = g["summary"];
+    std::printf("model %s: %zu nodes -> %zu kernels (%zu with generated ops, %zu distinct), %zu views; "
+                "%.2f GFLOP; weights %.1f MiB, activations %.1f MiB -> %s\n",
+                a.model.c_str(), s["nodes"].get<size_t>(), s["kernels"].get<size_t>(),
+                s["kernels_with_generated_ops"].get<size_t>(), s["generated_ops"].get<size_t>(),
+                s["views"].get<size_t>(), s["gflop"].get<double>(),
+                double(s["weight_bytes"].get<int64_t>()) / (1 << 20),
+                double(s["activation_bytes"].get<int64_t>()) / (1 << 20), a.out.c_str());
+    nlohmann::json manifest = onnx_import::compiled_manifest(m);
+    for (const auto &e : manifest["entries"])
+        std::printf("  %-34s %s\n", e["op"].get<std::string>().c_str(), e["comment"].get<std::string>().c_str());
+}
+
+void print_deployed(const nlohmann::json &r, const std::string &out) {
+    const auto &mem = r["memory"];
+    std::printf("memory: plan %s (arena %s for %s of intermediates, weights %s, inputs and outputs %s); "
+                "all tensors in their own buffers %s\n",
+                mib(mem["plan_bytes"].get<int64_t>()).c_str(), mib(mem["arena_bytes"].get<int64_t>()).c_str(), mib(mem["intermediate_bytes"].get<int64_t>()).c_str(),
+                mib(mem["weight_bytes"].get<int64_t>()).c_str(), mib(mem["io_bytes"].get<int64_t>()).c_str(), mib(mem["all_tensor_bytes"].get<int64_t>()).c_str());
+    std::string origins;
+    for (const auto &[origin, n] : r["origins"].items()) origins += " " + std::to_string(n.get<int>()) + " " + origin;
+    const auto &c = r["compile"];
+    std::printf("kernels: %zu distinct:%s; compiled in %d worker(s): %.2f s wall, %.2f s of worker time\n",
+                r["distinct_kernels"].size(), origins.c_str(), c["workers"].get<int>(), c["wall_s"].get<double>(),
+                c["worker_s"].get<double>());
+    std::string name = r["name"];
+    std::printf("library: %s/lib%s.a, %s/%s.h, weights %s/%s.weights\nrun: opgen run %s --input FILE.npy\n",
+                out.c_str(), name.c_str(), out.c_str(), name.c_str(), out.c_str(), name.c_str(), out.c_str());
+}
+
+void run(const CompileArgs &a) {
+    std::map<std::string, int64_t> dims;
+    for (const auto &d : a.dims)
+        for (const auto &[k, v] : parse_shape_text(d)) {
+            user_check(v > 0) << "--dim " << d << ": a dimension must be positive";
+            dims[k] = v;
+        }
+    int64_t max_bytes = a.max_memory.empty() ? onnx_import::physical_memory_bytes() : memory_size(a.max_memory);
+    OpLibrary lib = OpLibrary::standard(a.common.ops_dirs);
+    bool weights = !a.partition_only || !a.check_with.empty();
+    onnx_import::CompiledModel m = onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, !a.nchw);
+    print_partition(m, a);
+    std::map<std::string, std::string> extra;
+    if (!a.check_with.empty()) extra = reference_outputs(m, a.check_with);
+    std::optional<onnx_import::DeployedModel> deployed;
+    if (!a.partition_only) {
+        deployed = onnx_import::build_model_library(m, onnx_import::plan_buffers(m), deploy_options(a));
+        extra.insert(deployed->files.begin(), deployed->files.end());
+    }
+    onnx_import::write_model_dir(m, a.out, extra);
+    if (!deployed) {
+        std::printf("tune: opgen batch %s/manifest.json --ops-dir %s/ops\n", a.out.c_str(), a.out.c_str());
+        return;
+    }
+    std::string runner = a.out + "/" + deployed->runner;
+    user_check(::chmod(runner.c_str(), 0755) == 0) << "cannot make '" << runner << "' executable";
+    print_deployed(deployed->report, a.out);
+}
+
+void add_compile(CLI::App &app) {
+    auto a = std::make_shared<CompileArgs>();
+    auto *cmd = app.add_subcommand(
+        "compile", "compile an ONNX model into a deployable library: fused kernels from the cache (missing ones "
+                   "tuned), weights, a buffer plan and a runner");
+    cmd->add_option("model", a->model, "ONNX model file")->required();
+    cmd->add_option("-o,--out", a->out,
+                    "folder to write (library, header, weights, runner; manifest.json, graph.json, ops/)")
+        ->required();
+    cmd->add_option("--dim", a->dims, "value of a symbolic dimension, e.g. --dim batch=1 (repeatable)");
+    add_common_options(cmd, a->common, true);
+    a->flags = std::make_unique<TuneFlags>(cmd);
+    cmd->add_flag("--partition-only", a->partition_only,
+                  "stop after partitioning: manifest.json, graph.json and ops/, no library");
+    cmd->add_flag("--no-tune", a->no_tune,
+                  "kernels missing from the cache get Halide's heuristic schedule point instead of being tuned");
+    cmd->add_flag("--hot-weights", a->hot_weights,
+                  "tune and look kernels up with their weights hot in the caches (default: weights flushed before "
+                  "every timed call, as the model's other layers evict them)");
+    cmd->add_flag("--nchw", a->nchw,
+                  "keep activations in ONNX's NCHW layout (default: channel-blocked nChw16c between convolutions)");
+    cmd->add_option("--compile-jobs", a->compile_jobs, "compile worker processes (default: the core count)")
+        ->check(CLI::Range(1, 256));
+    cmd->add_option("--max-memory", a->max_memory,
+                    "refuse a model whose tensors need more, e.g. 512M (default: this machine's memory)");
+    cmd->add_option("--check-with", a->check_with,
+                    "folder of <input>.npy: evaluate the partitioned model with the reference interpreter and "
+                    "write DIR/check/<output>.npy (small models: an interpreter)");
+    cmd->callback([a] { run(*a); });
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App &app) { add_compile(app); }
+
+}  // namespace opgen::cli

@@ -1,0 +1,98 @@
+// run: a compiled model's runner (onnx/ModelRunner.h) started on a folder that `opgen
+// compile` wrote: it loads the weights, checks the inputs and the outputs, runs and times the
+// model. The runner prints its own `error: ...` line; its exit status is this command's.
+#include "base/Error.h"
+#include "cli/Cli.h"
+
+#include <nlohmann/json.hpp>
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+extern char **environ;
+
+namespace opgen::cli {
+
+namespace {
+
+// The runner's own default (ModelRunner.h).
+constexpr int default_calibration_runs = 5;
+
+struct RunArgs {
+    std::string dir;
+    std::vector<std::string> inputs, outputs;
+    int threads = 0, iterations = 10, warmup = 1, calibrate = default_calibration_runs;
+    bool profile = false;
+};
+
+// The runner's command line from DIR/deploy.json.
+std::vector<std::string> runner_command(const RunArgs &a) {
+    std::ifstream in(a.dir + "/deploy.json");
+    user_check(in.good()) << "'" << a.dir << "' is not a compiled model folder (no deploy.json); "
+                          << "run `opgen compile MODEL.onnx -o " << a.dir << "` first";
+    nlohmann::json d;
+    try {
+        d = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception &e) {
+        throw UserError("'" + a.dir + "/deploy.json': " + e.what());
+    }
+    std::vector<std::string> cmd = {a.dir + "/" + d.value("runner", ""), a.dir + "/" + d.value("weights", "")};
+    for (const std::string &f : a.inputs) cmd.insert(cmd.end(), {"--input", f});
+    for (const std::string &f : a.outputs) cmd.insert(cmd.end(), {"--output", f});
+    if (a.threads > 0) cmd.insert(cmd.end(), {"--threads", std::to_string(a.threads)});
+    cmd.insert(cmd.end(), {"--iterations", std::to_string(a.iterations), "--warmup", std::to_string(a.warmup)});
+    // Only when asked: runners compiled before read-ahead existed refuse the flag.
+    if (a.calibrate != default_calibration_runs) cmd.insert(cmd.end(), {"--calibrate", std::to_string(a.calibrate)});
+    if (a.profile) cmd.push_back("--profile");
+    return cmd;
+}
+
+int run(const RunArgs &a) {
+    std::vector<std::string> cmd = runner_command(a);
+    std::vector<char *> argv;
+    for (std::string &s : cmd) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    std::fflush(stdout);
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+    user_check(rc == 0) << "cannot start the runner '" << cmd[0] << "': " << std::strerror(rc);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    user_check(!WIFSIGNALED(status)) << "the runner '" << cmd[0] << "' died of signal " << WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App &app) {
+    auto a = std::make_shared<RunArgs>();
+    auto *cmd = app.add_subcommand("run", "run a compiled model folder: load, check, run and time it");
+    cmd->add_option("dir", a->dir, "folder written by `opgen compile`")->required();
+    cmd->add_option("--input", a->inputs, "input .npy (float32), one per model input in order")->required();
+    cmd->add_option("--output", a->outputs, "where to write each output as .npy, in order");
+    cmd->add_option("--threads", a->threads, "threads of the kernels' parallel loops (default: all cores)")
+        ->check(CLI::Range(1, 1024));
+    cmd->add_option("--iterations", a->iterations, "timed runs (default 10); the latency is their median")
+        ->check(CLI::Range(1, 1000000));
+    cmd->add_option("--warmup", a->warmup, "untimed runs first (default 1)")->check(CLI::Range(0, 1000000));
+    cmd->add_option("--calibrate", a->calibrate,
+                    "runs with and without reading each kernel's weights ahead (at least 1 MiB of them), "
+                    "which choose the kernels it is kept for (default 5; 0: none)")
+        ->check(CLI::Range(0, 1000));
+    cmd->add_flag("--profile", a->profile, "print every kernel's time and share");
+    cmd->callback([a] {
+        int status = run(*a);
+        std::fflush(stdout);
+        if (status != 0) std::exit(status);
+    });
+}
+
+}  // namespace opgen::cli

@@ -1,0 +1,34 @@
+// The cache keys kernels are stored and looked up under: one binder from an op, a shape, a target
+// and a thread count to a db::KernelKey, used by the tuner, the code store, the kernel library and
+// the model compiler alike.
+#ifndef OPGEN_CODEGEN_KERNEL_KEYS_H
+#define OPGEN_CODEGEN_KERNEL_KEYS_H
+
+#include "core/ComputeDef.h"
+#include "core/Shape.h"
+#include "core/Target.h"
+#include "store/KernelCache.h"
+
+#include <string>
+
+namespace opgen {
+
+// The tuner's version; part of every cache key.
+const char *tuner_version();
+std::string halide_version();
+
+// The cache key of a tuning task. The thread count is part of the target (a kernel tuned for two
+// threads is not the one for one); the op is identified by the hash of its definition text.
+db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
+// The key that measurements of `key`'s task taken under a memory-bandwidth contention load of
+// `level` (the tuner's contention loads) are recorded under: its target with ":load<level>" appended
+// ("x86-64-avx512:t1:load1"), as the thread count is. So they are never reused as quiet
+// measurements of `key`, they are training data of the same target (KernelCache::measurements_on),
+// and their level comes back with contention_level_of. Level 0 (or below): `key` itself.
+db::KernelKey loaded_key(const db::KernelKey &key, double level);
+// The contention level a measurement's target key names (0 when it names none).
+double contention_level_of(const std::string &target_key);
+
+}  // namespace opgen
+
+#endif

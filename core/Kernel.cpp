@@ -1,0 +1,73 @@
+#include "core/Kernel.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace opgen {
+
+Halide::Target halide_target_of(const Target &target) {
+    if (target.halide_target == "host") return checked_host_halide_target();
+    return Halide::Target(target.halide_target);
+}
+
+namespace {
+Halide::Buffer<float> wrap(HostTensor &t) {
+    // Halide lists dimensions innermost first; HostTensor is row-major, outermost first.
+    std::vector<int> sizes(t.dims.rbegin(), t.dims.rend());
+    return Halide::Buffer<float>(t.data.data(), sizes);
+}
+}  // namespace
+
+JitKernel::JitKernel(LoweredOp &op, const Target &target)
+    : op_(op), pipeline_(op.output), target_(halide_target_of(target)) {
+    user_check(target.measurable) << "target '" << target.name << "' cannot run on this machine";
+    for (const TensorDecl *t : op.def->inputs()) {
+        user_check(t->dtype == DType::F32) << "op '" << op.def->name << "': only f32 tensors can be measured yet ('" << t->name << "' is " << dtype_name(t->dtype) << ")";
+    }
+    pipeline_.compile_jit(target_);
+}
+
+void JitKernel::bind(const std::map<std::string, HostTensor> &inputs, HostTensor &output) {
+    in_buffers_.clear();
+    for (size_t i = 0; i < op_.params.size(); i++) {
+        HostTensor &t = const_cast<HostTensor &>(inputs.at(op_.param_names[i]));
+        in_buffers_.push_back(wrap(t));
+        op_.params[i].set(in_buffers_.back());
+    }
+    out_buffer_ = wrap(output);
+}
+
+void JitKernel::run() {
+    pipeline_.realize(Halide::Realization(out_buffer_), target_);
+}
+
+Timing JitKernel::time(double min_total_ms, int min_runs, int max_runs, const std::function<void()> &before_call) {
+    using clock = std::chrono::steady_clock;
+    run();  // warm-up: page faults, thread pool start, caches
+    std::vector<double> samples;
+    double total = 0;
+    while ((total < min_total_ms || int(samples.size()) < min_runs) && int(samples.size()) < max_runs) {
+        if (before_call) before_call();
+        auto t0 = clock::now();
+        run();
+        double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        samples.push_back(ms);
+        total += ms;
+    }
+    return summarize_samples(std::move(samples));
+}
+
+Timing summarize_samples(std::vector<double> samples) {
+    Timing t;
+    if (samples.empty()) return t;
+    std::sort(samples.begin(), samples.end());
+    size_t n = samples.size();
+    t.runs = int(n);
+    t.median_ms = samples[n / 2];
+    t.min_ms = samples.front();
+    t.max_ms = samples.back();
+    t.spread = t.median_ms > 0 ? (samples[(3 * n) / 4] - samples[n / 4]) / t.median_ms : 0;
+    return t;
+}
+
+}  // namespace opgen

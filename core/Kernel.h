@@ -1,0 +1,54 @@
+// Compiling a scheduled op and running it: JIT compilation for measurement, a call on host
+// tensors, and timing by the rules of the design (warm up, repeat until a minimum total time,
+// median and spread).
+#ifndef OPGEN_CORE_KERNEL_H
+#define OPGEN_CORE_KERNEL_H
+
+#include "core/Lower.h"
+#include "core/Reference.h"
+#include "core/Target.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace opgen {
+
+struct Timing {
+    double median_ms = 0;
+    double min_ms = 0;
+    double max_ms = 0;
+    int runs = 0;
+    double spread = 0;  // interquartile range over the median: the run-to-run noise of the samples
+};
+
+// Median, extremes and spread of timing samples in milliseconds (empty: all zero).
+Timing summarize_samples(std::vector<double> samples);
+
+class JitKernel {
+public:
+    // JIT-compiles `op` with whatever schedule has been applied. Halide::CompileError propagates.
+    JitKernel(LoweredOp &op, const Target &target);
+    // Binds the inputs (by name) and the output buffer; the tensors must outlive the calls.
+    void bind(const std::map<std::string, HostTensor> &inputs, HostTensor &output);
+    // One call of the kernel on the bound tensors. Halide::RuntimeError propagates.
+    void run();
+    // Warm-up call, then calls until `min_total_ms` have passed (at least `min_runs`);
+    // `before_call` (may be empty) runs before each call, outside the timed part.
+    Timing time(double min_total_ms = 200, int min_runs = 3, int max_runs = 1000,
+                const std::function<void()> &before_call = {});
+
+private:
+    LoweredOp &op_;
+    Halide::Pipeline pipeline_;
+    Halide::Target target_;
+    std::vector<Halide::Buffer<float>> in_buffers_;
+    Halide::Buffer<float> out_buffer_;
+};
+
+Halide::Target halide_target_of(const Target &target);
+
+}  // namespace opgen
+
+#endif

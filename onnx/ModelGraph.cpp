@@ -1,0 +1,232 @@
+#include "onnx/ModelGraph.h"
+
+#include "base/Error.h"
+#include "onnx/OnnxRead.h"
+
+#include <cstring>
+#include <set>
+
+namespace opgen::onnx_import {
+
+namespace {
+
+// Element values of a small constant; empty when it is large or of a type partitioning never reads.
+std::vector<double> small_values(const onnx::TensorProto &t) {
+    int64_t count = 1;
+    for (auto d : t.dims()) count *= d;
+    if (count > 64) return {};
+    std::vector<double> out;
+    const std::string &raw = t.raw_data();
+    auto from_raw = [&](auto sample) {
+        using T = decltype(sample);
+        if (raw.size() != size_t(count) * sizeof(T)) return;
+        for (int64_t i = 0; i < count; i++) {
+            T v;
+            std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+            out.push_back(double(v));
+        }
+    };
+    switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+        if (!raw.empty()) from_raw(float{});
+        else out.assign(t.float_data().begin(), t.float_data().end());
+        break;
+    case onnx::TensorProto::INT64:
+        if (!raw.empty()) from_raw(int64_t{});
+        else out.assign(t.int64_data().begin(), t.int64_data().end());
+        break;
+    case onnx::TensorProto::INT32:
+        if (!raw.empty()) from_raw(int32_t{});
+        else out.assign(t.int32_data().begin(), t.int32_data().end());
+        break;
+    default:
+        break;
+    }
+    return out;
+}
+
+std::vector<float> float_data(const onnx::TensorProto &t, int64_t count) {
+    if (t.data_type() != onnx::TensorProto::FLOAT) return {};
+    if (t.raw_data().empty()) return std::vector<float>(t.float_data().begin(), t.float_data().end());
+    std::vector<float> out(static_cast<size_t>(count));
+    if (t.raw_data().size() != out.size() * sizeof(float)) return {};
+    std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
+    return out;
+}
+
+GraphTensor weight_of(const onnx::TensorProto &t, bool with_data) {
+    GraphTensor w;
+    w.name = t.name();
+    w.dims.assign(t.dims().begin(), t.dims().end());
+    w.kind = TensorKind::Weight;
+    w.elem_type = t.data_type();
+    w.values = small_values(t);
+    if (with_data) w.data = float_data(t, w.elements());
+    return w;
+}
+
+NodeAttr attr_of(const onnx::AttributeProto &a) {
+    NodeAttr out;
+    out.i = a.i();
+    out.f = a.f();
+    out.s = a.s();
+    out.ints.assign(a.ints().begin(), a.ints().end());
+    return out;
+}
+
+// Dimensions of every value with a type, symbolic ones resolved from `given`. Symbolic
+// dimensions without a value are collected (name -> first value that has it), not raised one at
+// a time, so the user sees every --dim they need at once.
+class ShapeTable {
+public:
+    ShapeTable(const onnx::GraphProto &g, const std::map<std::string, int64_t> &given) : given_(given) {
+        for (const auto &v : g.input()) add(v);
+        for (const auto &v : g.value_info()) add(v);
+        for (const auto &v : g.output()) add(v);
+    }
+
+    bool has(const std::string &name) const { return dims_.count(name) != 0; }
+    const std::vector<int64_t> &dims(const std::string &name) const { return dims_.at(name); }
+    int elem_type(const std::string &name) const { return types_.at(name); }
+    const std::map<std::string, std::string> &unbound() const { return unbound_; }
+    const std::vector<std::string> &unknown() const { return unknown_; }
+
+private:
+    void add(const onnx::ValueInfoProto &v) {
+        if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+        std::vector<int64_t> out;
+        for (const auto &d : v.type().tensor_type().shape().dim()) {
+            if (d.has_dim_value()) {
+                out.push_back(d.dim_value());
+            } else if (d.has_dim_param() && given_.count(d.dim_param())) {
+                out.push_back(given_.at(d.dim_param()));
+            } else if (d.has_dim_param()) {
+                unbound_.emplace(d.dim_param(), v.name());
+                out.push_back(-1);
+            } else {
+                unknown_.push_back(v.name());
+                out.push_back(-1);
+            }
+        }
+        dims_[v.name()] = out;
+        types_[v.name()] = v.type().tensor_type().elem_type();
+    }
+    const std::map<std::string, int64_t> &given_;
+    std::map<std::string, std::vector<int64_t>> dims_;
+    std::map<std::string, int> types_;
+    std::map<std::string, std::string> unbound_;  // symbolic dim -> first value with it
+    std::vector<std::string> unknown_;
+};
+
+void refuse_dynamic(const std::string &path, const ShapeTable &shapes) {
+    if (!shapes.unbound().empty()) {
+        std::string names, fix;
+        for (const auto &[dim, value] : shapes.unbound()) {
+            names += (names.empty() ? "" : ", ") + dim + " (in '" + value + "')";
+            fix += (fix.empty() ? "" : " ") + std::string("--dim ") + dim + "=N";
+        }
+        user_check(false) << "model '" << path << "': dynamic dimensions without a value: " << names
+                          << "; compiling needs static shapes: give " << fix;
+    }
+    user_check(shapes.unknown().empty()) << "model '" << path << "': a dimension of '" << shapes.unknown().front()
+                                         << "' is unknown after shape inference; compiling needs static shapes";
+}
+
+}  // namespace
+
+int64_t GraphNode::int_attr(const std::string &attr, int64_t fallback) const {
+    auto it = attrs.find(attr);
+    return it == attrs.end() ? fallback : it->second.i;
+}
+
+double GraphNode::float_attr(const std::string &attr, double fallback) const {
+    auto it = attrs.find(attr);
+    return it == attrs.end() ? fallback : it->second.f;
+}
+
+std::vector<int64_t> GraphNode::ints_attr(const std::string &attr, const std::vector<int64_t> &fallback) const {
+    auto it = attrs.find(attr);
+    return it == attrs.end() ? fallback : it->second.ints;
+}
+
+int64_t GraphTensor::elements() const {
+    int64_t n = 1;
+    for (auto d : dims) n *= d;
+    return n;
+}
+
+int64_t GraphTensor::bytes() const {
+    // float32 and int32 are 4 bytes, int64 and double 8; ONNX type ids 7 (int64) and 11 (double).
+    int64_t size = elem_type == 7 || elem_type == 11 ? 8 : elem_type == 10 ? 2 : elem_type == 3 || elem_type == 2 ? 1 : 4;
+    return elements() * size;
+}
+
+const GraphTensor &ModelGraph::tensor(const std::string &name) const {
+    auto it = tensors.find(name);
+    internal_check(it != tensors.end()) << "no tensor '" << name << "'";
+    return it->second;
+}
+
+bool ModelGraph::is_weight(const std::string &name) const {
+    auto it = tensors.find(name);
+    return it != tensors.end() && it->second.kind == TensorKind::Weight;
+}
+
+ModelGraph read_model_graph(const std::string &path, const std::map<std::string, int64_t> &dims,
+                            bool with_weights) {
+    onnx::ModelProto model = read_onnx_with_shapes(path);
+    const onnx::GraphProto &g = model.graph();
+    ShapeTable shapes(g, dims);
+    refuse_dynamic(path, shapes);
+
+    ModelGraph out;
+    out.path = path;
+    out.opset = onnx_opset(model);
+    for (const auto &t : g.initializer()) out.tensors[t.name()] = weight_of(t, with_weights);
+    for (const auto &v : g.input()) {
+        if (out.tensors.count(v.name())) continue;  // older exporters list weights as inputs too
+        user_check(shapes.has(v.name())) << "model '" << path << "': input '" << v.name() << "' has no tensor shape";
+        out.tensors[v.name()] = {v.name(), shapes.dims(v.name()), TensorKind::Input, shapes.elem_type(v.name()), {}, {}, {}};
+        out.inputs.push_back(v.name());
+    }
+    for (int i = 0; i < g.node_size(); i++) {
+        const auto &n = g.node(i);
+        if (n.op_type() == "Constant" && n.domain().empty() && n.output_size() == 1) {
+            for (const auto &a : n.attribute())
+                if (a.name() == "value" && a.has_t()) {
+                    GraphTensor w = weight_of(a.t(), with_weights);
+                    w.name = n.output(0);
+                    out.tensors[w.name] = w;
+                }
+            user_check(out.tensors.count(n.output(0)))
+                << "model '" << path << "': Constant node '" << n.name() << "' has no tensor 'value'";
+            continue;
+        }
+        GraphNode node;
+        node.index = int(out.nodes.size());
+        node.name = n.name().empty() ? "#" + std::to_string(i) : n.name();
+        node.op_type = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type();
+        node.inputs.assign(n.input().begin(), n.input().end());
+        node.outputs.assign(n.output().begin(), n.output().end());
+        for (const auto &a : n.attribute()) node.attrs[a.name()] = attr_of(a);
+        for (const auto &o : node.outputs) {
+            if (o.empty()) continue;
+            user_check(shapes.has(o)) << "model '" << path << "': the shape of '" << o << "' (output of node '"
+                                      << node.name << "', " << node.op_type
+                                      << ") is unknown after shape inference; compiling needs static shapes";
+            out.tensors[o] = {o, shapes.dims(o), TensorKind::Intermediate, shapes.elem_type(o), {}, {}, {}};
+            out.producer[o] = node.index;
+        }
+        for (const auto &in : node.inputs)
+            if (!in.empty()) out.consumers[in].push_back(node.index);
+        out.nodes.push_back(std::move(node));
+    }
+    for (const auto &v : g.output()) {
+        user_check(out.tensors.count(v.name())) << "model '" << path << "': output '" << v.name() << "' is never computed";
+        if (out.tensors[v.name()].kind == TensorKind::Intermediate) out.tensors[v.name()].kind = TensorKind::Output;
+        out.outputs.push_back(v.name());
+    }
+    return out;
+}
+
+}  // namespace opgen::onnx_import

@@ -1,0 +1,244 @@
+#include "onnx/ModelLibrary.h"
+
+#include "store/KernelCache.h"
+#include "codegen/CompiledCode.h"
+#include "base/Error.h"
+#include "core/OpLibrary.h"
+#include "core/Schedule.h"
+#include "core/Target.h"
+#include "onnx/ModelProgram.h"
+#include "onnx/ModelRunner.h"
+#include "onnx/ModelWeights.h"
+#include "tuner/Batch.h"
+#include "tuner/ColdInputs.h"
+#include "codegen/ObjectCompile.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace opgen::onnx_import {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// One kernel to compile: an op at a shape, which several subgraphs may share.
+struct Distinct {
+    size_t kernel = 0;       // the first kernel of this op and shape
+    std::string function;    // its pipeline's name in the library
+    std::string point_json;  // the schedule
+    std::string origin;      // "cached", "tuned" or "heuristic"
+    double time_ms = 0;      // the cache's time for it; 0 for a heuristic point
+    std::string timing;      // how that time was taken: "cold" (weights flushed), "hot"; empty: none
+};
+
+// The distinct (op, shape) pairs in kernel order, and each kernel's index among them.
+std::vector<Distinct> distinct_kernels(const CompiledModel &m, const std::string &name, std::vector<size_t> &of) {
+    std::vector<Distinct> out;
+    std::map<std::string, size_t> index;
+    for (size_t k = 0; k < m.partition.kernels.size(); k++) {
+        std::string key = m.partition.kernels[k].op + " " + m.canonical[k];
+        auto [it, fresh] = index.emplace(key, out.size());
+        if (fresh) out.push_back({k, name + "_k" + std::to_string(out.size()), "", "", 0, ""});
+        of.push_back(it->second);
+    }
+    return out;
+}
+
+void say(const DeployOptions &o, const std::string &line) {
+    if (o.log) o.log(line);
+}
+
+// The op inputs of kernel `k` that are the model's weights: the inputs timed cold.
+std::vector<std::string> weight_inputs(const CompiledModel &m, size_t k) {
+    std::vector<std::string> out;
+    for (const auto &[op_tensor, graph_tensor] : m.partition.kernels[k].args)
+        if (m.graph.tensor(graph_tensor).kind == TensorKind::Weight) out.push_back(op_tensor);
+    return out;
+}
+
+// The keys to look a kernel up under, best first: its cold key when it is timed cold (tuning fills
+// that one), then its hot key when nothing will be tuned.
+std::vector<std::pair<db::KernelKey, std::string>> lookup_keys(const CompiledModel &m, const Distinct &d,
+                                                               const Target &target, const DeployOptions &o) {
+    db::KernelKey hot = opgen::kernel_key(m.defs[d.kernel], m.bounds[d.kernel], target, o.threads);
+    if (!o.cold_weights || weight_inputs(m, d.kernel).empty()) return {{hot, "hot"}};
+    if (o.tune) return {{tuner::cold_key(hot), "cold"}};
+    return {{tuner::cold_key(hot), "cold"}, {hot, "hot"}};
+}
+
+// The cache's winners; with `o.tune`, the missing ones are tuned into it first (one batch run,
+// generated ops read from `ops_dir`; a model's weights timed cold unless o.cold_weights is off).
+void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const DeployOptions &o,
+                   const std::string &ops_dir) {
+    bool have_cache = fs::exists(o.db_path);
+    if (!have_cache && !o.tune) return;
+    auto cache = db::open_kernel_cache(o.db_path, o.tune ? db::OpenMode::ReadWrite : db::OpenMode::ReadOnly);
+    Target target = load_target(o.target);
+    std::vector<opgen::BatchTask> missing;
+    for (const Distinct &d : kernels) {
+        if (cache->lookup(lookup_keys(m, d, target, o).front().first)) continue;
+        const ComputeDef &def = m.defs[d.kernel];
+        opgen::BatchTask t{0, def.name, m.canonical[d.kernel], dtype_name(def.output().dtype), o.target, o.trials, o.seed, {}};
+        if (o.cold_weights) t.cold_inputs = weight_inputs(m, d.kernel);
+        missing.push_back(t);
+    }
+    if (o.tune && !missing.empty()) {
+        say(o, "tune: " + std::to_string(missing.size()) + " kernel(s) missing from " + o.db_path + ", " +
+                   std::to_string(o.trials) + " trials each" + (o.cold_weights ? ", weights timed cold" : ""));
+        std::vector<std::string> dirs = o.ops_dirs;
+        dirs.push_back(ops_dir);
+        tuner::BatchOptions batch;
+        batch.tune = o.tune_options;
+        batch.tune.threads = o.threads;
+        std::vector<tuner::TaskOutcome> out = tuner::run_batch(missing, OpLibrary::standard(dirs), *cache, batch);
+        for (const tuner::TaskOutcome &t : out)
+            user_check(t.status != tuner::TaskStatus::Failed)
+                << "kernel " << t.task.op << " at " << t.task.shape << " could not be tuned: " << t.error;
+    }
+    for (Distinct &d : kernels) {
+        for (const auto &[key, timing] : lookup_keys(m, d, target, o)) {
+            auto hit = cache->lookup(key);
+            if (!hit) continue;
+            bool tuned = false;
+            if (o.tune)
+                for (const opgen::BatchTask &t : missing)
+                    tuned |= t.op == m.defs[d.kernel].name && t.shape == m.canonical[d.kernel];
+            d.point_json = hit->schedule_json;
+            d.origin = tuned ? "tuned" : "cached";
+            d.time_ms = hit->time_ms;
+            d.timing = timing;
+            break;
+        }
+    }
+}
+
+// Every kernel's schedule: the cache's (tuning what is missing) or Halide's heuristic point.
+void choose_points(const CompiledModel &m, std::vector<Distinct> &kernels, const DeployOptions &o,
+                   const std::string &ops_dir) {
+    cached_points(m, kernels, o, ops_dir);
+    Target target = load_target(o.target);
+    for (Distinct &d : kernels) {
+        if (!d.origin.empty()) continue;
+        d.point_json = heuristic_point(m.defs[d.kernel], m.bounds[d.kernel], target).to_json().dump();
+        d.origin = "heuristic";
+    }
+}
+
+std::vector<opgen::ObjectJob> object_jobs(const CompiledModel &m, const std::vector<Distinct> &kernels,
+                                          const DeployOptions &o, const ScratchFolder &scratch) {
+    std::vector<opgen::ObjectJob> jobs;
+    opgen::ObjectJob runtime;
+    runtime.function = "halide_runtime";
+    runtime.path = scratch.file("halide_runtime.o");
+    runtime.runtime = true;
+    jobs.push_back(runtime);
+    for (const Distinct &d : kernels) {
+        const ComputeDef &def = m.defs[d.kernel];
+        jobs.push_back({def.source, def.filename, m.canonical[d.kernel], o.target, d.point_json, d.function,
+                        scratch.file(d.function + ".o"), false});
+    }
+    return jobs;
+}
+
+std::string read_bytes(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    user_check(in.good() || in.eof()) << "cannot read '" << path << "'";
+    return s.str();
+}
+
+void write_bytes(const std::string &path, const std::string &bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+    user_check(out.good()) << "cannot write '" << path << "'";
+}
+
+// The program compiled beside the kernels, everything archived into lib<name>.a, and the runner
+// linked with it; returns the files for DIR.
+std::map<std::string, std::string> link_library(const std::string &name, const ModelProgram &program,
+                                                const std::vector<opgen::ObjectJob> &jobs,
+                                                const ScratchFolder &scratch) {
+    write_bytes(scratch.file(name + ".h"), program.header);
+    write_bytes(scratch.file(name + ".c"), program.source);
+    write_bytes(scratch.file("runner.c"), runner_source(name));
+    run_build_tool({c_compiler(), "-c", "-O2", "-fPIC", "-I", scratch.file(""), "-I", OPGEN_HALIDE_RUNTIME_INCLUDE,
+                    "-o", scratch.file(name + ".o"), scratch.file(name + ".c")},
+                   scratch.file("cc.log"));
+    std::vector<std::string> ar = {"ar", "rcs", scratch.file("lib" + name + ".a"), scratch.file(name + ".o")};
+    for (const opgen::ObjectJob &j : jobs) ar.push_back(j.path);
+    run_build_tool(ar, scratch.file("ar.log"));
+    run_build_tool({c_compiler(), "-O2", "-I", scratch.file(""), "-o", scratch.file(name + "-runner"),
+                    scratch.file("runner.c"), scratch.file("lib" + name + ".a"), "-lpthread", "-ldl", "-lm"},
+                   scratch.file("link.log"));
+    return {{name + ".h", program.header},
+            {"src/" + name + ".c", program.source},
+            {"src/runner.c", runner_source(name)},
+            {"lib" + name + ".a", read_bytes(scratch.file("lib" + name + ".a"))},
+            {name + "-runner", read_bytes(scratch.file(name + "-runner"))}};
+}
+
+json deploy_report(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
+                   const std::vector<Distinct> &kernels, const opgen::ObjectCompileReport &compile,
+                   const DeployOptions &o) {
+    json ks = json::array();
+    std::map<std::string, int> origins;
+    for (const Distinct &d : kernels) {
+        origins[d.origin]++;
+        ks.push_back({{"function", d.function}, {"op", m.partition.kernels[d.kernel].op},
+                      {"shape", m.canonical[d.kernel]}, {"origin", d.origin}, {"time_ms", d.time_ms}, {"timing", d.timing}});
+    }
+    return {{"name", name},
+            {"library", "lib" + name + ".a"},
+            {"header", name + ".h"},
+            {"weights", name + ".weights"},
+            {"runner", name + "-runner"},
+            {"target", o.target},
+            {"threads", o.threads},
+            {"cold_weights", o.cold_weights},
+            {"kernels", m.partition.kernels.size()},
+            {"distinct_kernels", ks},
+            {"origins", origins},
+            {"memory", {{"arena_bytes", plan.arena_bytes},
+                        {"intermediate_bytes", plan.intermediate_bytes},
+                        {"weight_bytes", plan.weight_bytes},
+                        {"io_bytes", plan.io_bytes},
+                        {"plan_bytes", plan.arena_bytes + plan.weight_bytes + plan.io_bytes},
+                        {"all_tensor_bytes", plan.intermediate_bytes + plan.weight_bytes + plan.io_bytes}}},
+            {"compile", {{"workers", compile.workers}, {"wall_s", compile.wall_s}, {"worker_s", compile.job_s}}}};
+}
+
+}  // namespace
+
+DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan, const DeployOptions &o) {
+    DeployedModel out;
+    out.name = model_identifier(fs::path(m.graph.path).stem().string());
+    ScratchFolder scratch;
+    fs::create_directories(scratch.file("ops"));
+    for (const SubgraphKernel &k : m.partition.kernels)
+        if (k.generated) write_bytes(scratch.file("ops/" + k.op + ".op"), k.text);
+    std::vector<size_t> of;
+    std::vector<Distinct> kernels = distinct_kernels(m, out.name, of);
+    choose_points(m, kernels, o, scratch.file("ops"));
+    std::vector<opgen::ObjectJob> jobs = object_jobs(m, kernels, o, scratch);
+    say(o, "compile: " + std::to_string(jobs.size()) + " objects (" + std::to_string(kernels.size()) +
+               " distinct kernels and the Halide runtime) in " + std::to_string(std::max(1, o.compile_jobs)) +
+               " worker process(es)");
+    opgen::ObjectCompileReport compile = opgen::compile_objects(jobs, o.compile_jobs);
+    std::vector<std::string> functions;
+    for (size_t k : of) functions.push_back(kernels[k].function);
+    ModelProgram program = model_program(out.name, m, plan, functions);
+    out.files = link_library(out.name, program, jobs, scratch);
+    out.files[out.name + ".weights"] = weights_file_bytes(m, plan);
+    out.runner = out.name + "-runner";
+    out.report = deploy_report(out.name, m, plan, kernels, compile, o);
+    out.files["deploy.json"] = out.report.dump(2) + "\n";
+    return out;
+}
+
+}  // namespace opgen::onnx_import

@@ -1,0 +1,347 @@
+#include "onnx/ModelProgram.h"
+
+#include "base/Error.h"
+#include "onnx/ModelThreadPool.h"
+
+#include <cctype>
+#include <sstream>
+
+namespace opgen::onnx_import {
+
+namespace {
+
+// The declarations every model shares; @M@ is the model's name.
+const char *header_body = R"C(#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The model's facts: names, dims (outermost first) and element counts of its inputs and outputs,
+ * one line per kernel, and the bytes of the intermediates' arena and of the weights. */
+extern const char *const @M@_input_names[@M@_INPUTS];
+extern const int @M@_input_ndims[@M@_INPUTS];
+extern const int64_t *const @M@_input_dims[@M@_INPUTS];
+extern const int64_t @M@_input_elements[@M@_INPUTS];
+extern const char *const @M@_output_names[@M@_OUTPUTS];
+extern const int @M@_output_ndims[@M@_OUTPUTS];
+extern const int64_t *const @M@_output_dims[@M@_OUTPUTS];
+extern const int64_t @M@_output_elements[@M@_OUTPUTS];
+extern const char *const @M@_kernel_names[@M@_KERNELS];
+extern const int64_t @M@_arena_bytes, @M@_weight_bytes;
+
+/* Reads the weights file (checking its header, size and hash) into one buffer and allocates the
+ * arena; loading again releases the earlier load first. Returns 0, or -1 with @M@_last_error(). */
+int @M@_load(const char *weights_path);
+/* Runs the model: inputs[i] and outputs[i] point to dense float32 data of the dims above. Returns
+ * 0, or -1 with @M@_last_error() (not loaded, a NULL pointer, a kernel's Halide error). Not
+ * reentrant: one run at a time. */
+int @M@_run(const float *const *inputs, float *const *outputs);
+/* As @M@_run, adding each kernel's seconds to kernel_seconds[k] (@M@_KERNELS entries). */
+int @M@_run_profiled(const float *const *inputs, float *const *outputs, double *kernel_seconds);
+/* Chooses, by timing, the kernels whose weights are read ahead of them: for each kernel with at
+ * least 1 MiB of weights, `runs` runs with its weights streamed into the cache first (a
+ * sequential pass, at the memory's bandwidth) against `runs` without, the pass kept where it
+ * makes the kernel at least 3% faster in place: a kernel tuned with its weights in the cache can
+ * stall when they come from memory, as they do in a model. Until called, no weights are read
+ * ahead. Returns the kernels chosen, or -1 with @M@_last_error(). */
+int @M@_calibrate(const float *const *inputs, float *const *outputs, int runs);
+/* Threads the kernels' parallel loops use, the caller's among them; call before the first run.
+ * Above 1, the loops run on the model's own pool, whose workers spin for a while (OPGEN_SPIN_US,
+ * 200 by default; 0 keeps Halide's pool) after each loop so the next kernel finds them awake. */
+void @M@_set_threads(int threads);
+/* Frees the weights and the arena. */
+void @M@_release(void);
+const char *@M@_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+)C";
+
+// The loader and the run loop over the generated tables; @M@ is the model's name.
+const char *source_body = R"C(
+static uint8_t *weights, *arena;
+static char error_text[512];
+
+static int fail(const char *what, const char *detail, long long value) {
+    snprintf(error_text, sizeof error_text, "%s%s%s (%lld)", what, detail ? " " : "", detail ? detail : "", value);
+    return -1;
+}
+
+const char *@M@_last_error(void) { return error_text; }
+
+void @M@_set_threads(int threads) {
+    halide_set_num_threads(threads);
+    model_pool_start(threads);
+}
+
+void @M@_release(void) {
+    free(weights);
+    free(arena);
+    weights = arena = 0;
+}
+
+static uint64_t read_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t fnv1a64(const uint8_t *p, uint64_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Every buffer's type and dims once; the weights' and the arena's hosts are fixed from here on. */
+static void bind_buffers(void) {
+    for (int i = 0; i < ARGS; i++) {
+        memset(&buffers[i], 0, sizeof buffers[i]);
+        buffers[i].type.code = halide_type_float;
+        buffers[i].type.bits = 32;
+        buffers[i].type.lanes = 1;
+        buffers[i].dimensions = args[i].ndims;
+        buffers[i].dim = (halide_dimension_t *)&dims[args[i].dim0];
+        if (args[i].storage == WEIGHT) buffers[i].host = weights + args[i].offset;
+        if (args[i].storage == ARENA) buffers[i].host = arena + args[i].offset;
+        argv[i] = &buffers[i];
+    }
+}
+
+int @M@_load(const char *weights_path) {
+    @M@_release();
+    unsigned char header[64];
+    FILE *f = weights_path ? fopen(weights_path, "rb") : 0;
+    if (!f) return fail("cannot open the weights file", weights_path, 0);
+    int ok = fread(header, 1, 64, f) == 64 && memcmp(header, "OPGENWT1", 8) == 0;
+    if (!ok || read_u64(header + 8) != (uint64_t)@M@_weight_bytes) {
+        fclose(f);
+        return fail("not this model's weights file:", weights_path, (long long)@M@_weight_bytes);
+    }
+    if (posix_memalign((void **)&weights, 64, (size_t)@M@_weight_bytes + 64) != 0 ||
+        posix_memalign((void **)&arena, 64, (size_t)@M@_arena_bytes + 64) != 0) {
+        fclose(f);
+        @M@_release();
+        return fail("out of memory for weights and arena, bytes", 0, (long long)(@M@_weight_bytes + @M@_arena_bytes));
+    }
+    ok = fread(weights, 1, (size_t)@M@_weight_bytes, f) == (size_t)@M@_weight_bytes;
+    fclose(f);
+    if (!ok || fnv1a64(weights, (uint64_t)@M@_weight_bytes) != read_u64(header + 16)) {
+        @M@_release();
+        return fail("the weights file is truncated or corrupt:", weights_path, 0);
+    }
+    bind_buffers();
+    return 0;
+}
+
+/* Per kernel: its weights' bytes, and whether they are read ahead of it (@M@_calibrate). */
+static int64_t weight_bytes_of[@M@_KERNELS];
+static unsigned char read_ahead[@M@_KERNELS];
+static volatile uint32_t read_ahead_sink;
+
+static int64_t arg_bytes(int i) {
+    int64_t n = 4;
+    for (int d = 0; d < args[i].ndims; d++) n *= dims[args[i].dim0 + d].extent;
+    return n;
+}
+
+static int kernel_end_arg(int k) { return k + 1 < @M@_KERNELS ? kernels[k + 1].first_arg : ARGS; }
+
+/* One load per cache line, each independent of the others, so the core keeps many misses in
+ * flight and the hardware prefetcher streams the rest. */
+static void read_weights_ahead(int k) {
+    uint32_t sink = 0;
+    for (int i = kernels[k].first_arg; i < kernel_end_arg(k); i++) {
+        if (args[i].storage != WEIGHT) continue;
+        const uint8_t *p = buffers[i].host;
+        for (int64_t b = 0, n = arg_bytes(i); b < n; b += 64) sink += p[b];
+    }
+    read_ahead_sink = sink;
+}
+
+int @M@_run_profiled(const float *const *inputs, float *const *outputs, double *kernel_seconds) {
+    if (!weights) return fail("model not loaded: call @M@_load first", 0, 0);
+    if (!inputs || !outputs) return fail("NULL inputs or outputs", 0, 0);
+    for (int i = 0; i < ARGS; i++) {
+        if (args[i].storage == INPUT) buffers[i].host = (uint8_t *)inputs[args[i].index];
+        if (args[i].storage == OUTPUT) buffers[i].host = (uint8_t *)outputs[args[i].index];
+        if (!buffers[i].host) return fail("NULL input or output", 0, args[i].index);
+    }
+    for (int k = 0; k < @M@_KERNELS; k++) {
+        struct timespec t0, t1;
+        if (kernel_seconds) clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (read_ahead[k]) read_weights_ahead(k);
+        int rc = kernels[k].entry(&argv[kernels[k].first_arg]);
+        if (rc != 0) return fail("kernel failed:", @M@_kernel_names[k], rc);
+        if (!kernel_seconds) continue;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        kernel_seconds[k] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    }
+    return 0;
+}
+
+int @M@_run(const float *const *inputs, float *const *outputs) { return @M@_run_profiled(inputs, outputs, 0); }
+
+static int by_seconds(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int @M@_calibrate(const float *const *inputs, float *const *outputs, int runs) {
+    if (!weights) return fail("model not loaded: call @M@_load first", 0, 0);
+    if (runs < 1) return fail("calibration needs at least one run, got", 0, runs);
+    enum { CANDIDATE_BYTES = 1 << 20 };
+    double *t = calloc((size_t)2 * runs * @M@_KERNELS, sizeof(double));
+    if (!t) return fail("out of memory for the calibration's timings", 0, 0);
+    for (int k = 0; k < @M@_KERNELS; k++) {
+        weight_bytes_of[k] = 0;
+        for (int i = kernels[k].first_arg; i < kernel_end_arg(k); i++)
+            if (args[i].storage == WEIGHT) weight_bytes_of[k] += arg_bytes(i);
+    }
+    /* Alternate runs with and without, so a change in the machine's load falls on both. */
+    for (int r = 0; r < 2 * runs; r++) {
+        for (int k = 0; k < @M@_KERNELS; k++) read_ahead[k] = (r & 1) && weight_bytes_of[k] >= CANDIDATE_BYTES;
+        double *seconds = t + (size_t)((r & 1) * runs + r / 2) * @M@_KERNELS;
+        if (@M@_run_profiled(inputs, outputs, seconds) != 0) {
+            memset(read_ahead, 0, sizeof read_ahead);
+            free(t);
+            return -1;
+        }
+    }
+    int chosen = 0;
+    double *without = calloc((size_t)runs, sizeof(double)), *with = calloc((size_t)runs, sizeof(double));
+    for (int k = 0; k < @M@_KERNELS; k++) {
+        read_ahead[k] = 0;
+        if (weight_bytes_of[k] < CANDIDATE_BYTES || !without || !with) continue;
+        for (int r = 0; r < runs; r++) {
+            without[r] = t[(size_t)r * @M@_KERNELS + k];
+            with[r] = t[(size_t)(runs + r) * @M@_KERNELS + k];
+        }
+        qsort(without, (size_t)runs, sizeof(double), by_seconds);
+        qsort(with, (size_t)runs, sizeof(double), by_seconds);
+        read_ahead[k] = with[runs / 2] < 0.97 * without[runs / 2];
+        chosen += read_ahead[k];
+    }
+    free(without);
+    free(with);
+    free(t);
+    return chosen;
+}
+)C";
+
+std::string dims_text(const std::vector<int64_t> &dims) {
+    std::ostringstream s;
+    for (size_t d = 0; d < dims.size(); d++) s << (d ? ", " : "") << dims[d];
+    return s.str();
+}
+
+// The inputs' or outputs' tables (`which` is "input" or "output").
+std::string io_tables(const std::string &name, const std::string &which, const std::vector<std::string> &tensors,
+                      const ModelGraph &g) {
+    std::ostringstream c, names, ndims, table, elements;
+    for (size_t i = 0; i < tensors.size(); i++) {
+        const GraphTensor &t = g.tensor(tensors[i]);
+        c << "static const int64_t " << which << "_dims_" << i << "[] = {" << dims_text(t.dims) << (t.dims.empty() ? "0" : "")
+          << "};\n";
+        const char *sep = i ? ", " : "";
+        names << sep << "\"" << tensors[i] << "\"";
+        ndims << sep << t.dims.size();
+        table << sep << which << "_dims_" << i;
+        elements << sep << t.elements();
+    }
+    c << "const char *const " << name << "_" << which << "_names[] = {" << names.str() << "};\n"
+      << "const int " << name << "_" << which << "_ndims[] = {" << ndims.str() << "};\n"
+      << "const int64_t *const " << name << "_" << which << "_dims[] = {" << table.str() << "};\n"
+      << "const int64_t " << name << "_" << which << "_elements[] = {" << elements.str() << "};\n";
+    return c.str();
+}
+
+const char *storage_name(Storage s) {
+    switch (s) {
+    case Storage::Input: return "INPUT";
+    case Storage::Output: return "OUTPUT";
+    case Storage::Weight: return "WEIGHT";
+    case Storage::Arena: break;
+    }
+    return "ARENA";
+}
+
+// Per kernel its entry point and arguments (op inputs in declaration order, then the output, as
+// the pipeline takes them), with every argument's place and dims (innermost first, dense).
+std::string kernel_tables(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
+                          const std::vector<std::string> &functions) {
+    std::ostringstream decls, kernels, args, dims, names;
+    int arg = 0, dim = 0;
+    for (size_t k = 0; k < m.partition.kernels.size(); k++) {
+        const SubgraphKernel &sk = m.partition.kernels[k];
+        std::map<std::string, std::string> graph_tensor(sk.args.begin(), sk.args.end());
+        std::vector<const TensorDecl *> tensors = m.defs[k].inputs();
+        tensors.push_back(&m.defs[k].output());
+        if (decls.str().find(" " + functions[k] + "_argv(") == std::string::npos)
+            decls << "int " << functions[k] << "_argv(void **args);\n";
+        kernels << "    {" << functions[k] << "_argv, " << arg << "},\n";
+        names << "    \"" << k << ": " << sk.op << " " << m.canonical[k] << "\",\n";
+        for (const TensorDecl *t : tensors) {
+            const TensorPlace &p = plan.place.at(graph_tensor.at(t->name));
+            const std::vector<int64_t> &d = m.bounds[k].dims.at(t->name);
+            args << "    {" << storage_name(p.storage) << ", " << p.index << ", " << p.offset << ", " << d.size()
+                 << ", " << dim << "},  /* kernel " << k << " " << t->name << " */\n";
+            int64_t stride = 1;
+            for (size_t i = d.size(); i-- > 0; stride *= d[i], dim++)
+                dims << "    {0, " << d[i] << ", " << stride << ", 0},\n";
+            arg++;
+        }
+    }
+    std::ostringstream c;
+    c << decls.str() << "\nenum { INPUT, OUTPUT, WEIGHT, ARENA };\n#define ARGS " << arg << "\n"
+      << "struct kernel { int (*entry)(void **); int first_arg; };\n"
+      << "struct arg { int storage, index; int64_t offset; int ndims, dim0; };\n"
+      << "static const struct kernel kernels[] = {\n" << kernels.str() << "};\n"
+      << "static const struct arg args[] = {\n" << args.str() << "};\n"
+      << "static const halide_dimension_t dims[] = {\n" << dims.str() << (dim ? "" : "    {0, 0, 0, 0},\n") << "};\n"
+      << "static halide_buffer_t buffers[ARGS];\nstatic void *argv[ARGS];\n"
+      << "const char *const " << name << "_kernel_names[] = {\n" << names.str() << "};\n";
+    return c.str();
+}
+
+}  // namespace
+
+std::string with_model_name(std::string text, const std::string &name) {
+    const std::string from = "@M@";
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + name.size()))
+        text.replace(at, from.size(), name);
+    return text;
+}
+
+std::string model_identifier(const std::string &name) {
+    std::string id;
+    for (char ch : name) id += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "m_" + id;
+    return id;
+}
+
+ModelProgram model_program(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
+                           const std::vector<std::string> &kernel_functions) {
+    internal_check(kernel_functions.size() == m.partition.kernels.size()) << "one function per kernel";
+    const ModelGraph &g = m.graph;
+    std::string guard = "OPGEN_MODEL_" + name + "_H";
+    std::ostringstream h;
+    h << "/* Generated by `opgen compile` from " << g.path << ": " << m.partition.kernels.size()
+      << " kernels, arena " << plan.arena_bytes << " bytes, weights " << plan.weight_bytes << " bytes. */\n"
+      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+      << "#define " << name << "_INPUTS " << g.inputs.size() << "\n#define " << name << "_OUTPUTS "
+      << g.outputs.size() << "\n#define " << name << "_KERNELS " << m.partition.kernels.size() << "\n\n"
+      << with_model_name(header_body, name) << "\n#endif\n";
+    std::ostringstream c;
+    c << "/* Generated by `opgen compile` from " << g.path << ". */\n#include \"" << name << ".h\"\n\n"
+      << "#include <HalideRuntime.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+      << "#include <time.h>\n\n"
+      << io_tables(name, "input", g.inputs, g) << io_tables(name, "output", g.outputs, g)
+      << "const int64_t " << name << "_arena_bytes = " << plan.arena_bytes << ";\nconst int64_t " << name
+      << "_weight_bytes = " << plan.weight_bytes << ";\n\n"
+      << kernel_tables(name, m, plan, kernel_functions) << thread_pool_source() << with_model_name(source_body, name);
+    return {h.str(), c.str()};
+}
+
+}  // namespace opgen::onnx_import

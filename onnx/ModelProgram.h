@@ -1,0 +1,38 @@
+// The C program of a deployed model (issue 21, seed 001: "a network template file generated
+// against the hardware's interface", compiled into the inference library): a header declaring
+// `<model>_load(weights_path)` / `<model>_run(inputs, outputs)` and the model's facts (inputs,
+// outputs, their dims, the kernels), and a source that calls every kernel in graph order on
+// Halide buffers whose dims are constants and whose memory the buffer plan gives: the caller's
+// inputs and outputs, the weights loaded once, one arena for the intermediates.
+#ifndef OPGEN_ONNX_MODEL_PROGRAM_H
+#define OPGEN_ONNX_MODEL_PROGRAM_H
+
+#include "onnx/BufferPlan.h"
+#include "onnx/ModelCompile.h"
+
+#include <string>
+#include <vector>
+
+namespace opgen::onnx_import {
+
+struct ModelProgram {
+    std::string header;  // <name>.h
+    std::string source;  // <name>.c
+};
+
+// `name` as a C identifier: characters other than letters, digits and '_' become '_', and a
+// leading digit gets "m_" before it.
+std::string model_identifier(const std::string &name);
+
+// `text` with every "@M@" replaced by `name` (the generated sources' templates).
+std::string with_model_name(std::string text, const std::string &name);
+
+// The program of `m` named `name` (a C identifier) over `plan`. `kernel_functions[i]` is the
+// pipeline kernel i calls (its object defines `<function>_argv`); kernels of the same op and shape
+// may share one.
+ModelProgram model_program(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
+                           const std::vector<std::string> &kernel_functions);
+
+}  // namespace opgen::onnx_import
+
+#endif
