@@ -7,11 +7,11 @@
 # by a worker, the tuner's memos, training rows, trial records) does so per candidate, not per
 # element: a leak of one module or of the 3 buffers a candidate binds shows over 450 extra
 # candidates, and the tuner's own state does not depend on the shape's size.
-# Usage: scripts/tuner-memory.sh [build-dir] (default: build)
+# Usage: scripts/bench/tuner-memory.sh [build-dir] (default: build)
 set -euo pipefail
-here="$(cd "$(dirname "$0")/.." && pwd)"
+here="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$here/build}"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 shape="${SHAPE:-M=64,N=64,K=64}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

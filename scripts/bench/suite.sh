@@ -5,19 +5,19 @@
 # with the tuner library, and stored (the first run therefore takes longer). The report goes to
 # bench-out/ (bench.md, bench.html, bench.json) and the markdown table to stdout.
 #
-#   scripts/bench.sh                 the whole suite, 1 thread and all cores
-#   scripts/bench.sh --quick         sgemm 256³ and 1024³, one convolution, one softmax; 3 rounds
-#   scripts/bench.sh --db FILE --out DIR [any opgen_bench option, see --help]
-#   scripts/bench.sh --network manifests/resnet50-bert.json --autoschedulers none --no-naive
+#   scripts/bench/suite.sh           the whole suite, 1 thread and all cores
+#   scripts/bench/suite.sh --quick   sgemm 256³ and 1024³, one convolution, one softmax; 3 rounds
+#   scripts/bench/suite.sh --db FILE --out DIR [any opgen_bench option, see --help]
+#   scripts/bench/suite.sh --network manifests/resnet50-bert.json --autoschedulers none --no-naive
 #                                    the manifest's counted shapes (ResNet-50's 23 convolutions)
 #                                    and the network's total, each time weighted by its count,
 #                                    tuned with the manifest's trial budget
 #
 # The suite is also an `opgen batch` manifest, so a cache can be filled ahead of time:
-#   OPGEN_OPS_PATH=tests/bench/ops build-bench/opgen/opgen batch tests/bench/suite.json --threads 1
+#   OPGEN_OPS_PATH=tests/bench/ops build-bench/bin/opgen batch tests/bench/suite.json --threads 1
 # (tests/bench/ops holds the suite's user ops, not bundled: rmsnorm; always passed as --ops-dir.)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${OPGEN_BENCH_BUILD_DIR:-$root/build-bench}"
 jobs="${OPGEN_BENCH_JOBS:-2}"
 

@@ -6,10 +6,10 @@
 # compare with the enumerated legal space's) and per process through the command line
 # (`opgen query`: process start, op parsing and, for derived, reading the op's tuned shapes).
 #
-#   scripts/cache-bench.sh [--db FILE] [--lookups N] [--cli-runs N]
+#   scripts/bench/cache-lookup.sh [--db FILE] [--lookups N] [--cli-runs N]
 #   OPGEN_CACHE_BENCH_BUILD_DIR (default build-cache-bench) picks the build folder.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${OPGEN_CACHE_BENCH_BUILD_DIR:-$root/build-cache-bench}"
 db="$build/cache-bench.db"
 lookups=20000
@@ -38,7 +38,7 @@ cli() {
     for _ in $(seq "$cli_runs"); do
         local start end
         start=$(date +%s%N)
-        "$build/opgen/opgen" query --db "$db" --target x86-64-avx512 --threads 1 "$@" >/dev/null
+        "$build/bin/opgen" query --db "$db" --target x86-64-avx512 --threads 1 "$@" >/dev/null
         end=$(date +%s%N)
         times+=($(( (end - start) / 1000 )))
     done

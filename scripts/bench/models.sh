@@ -7,22 +7,22 @@
 # resident memory is each process's own. Last, one profiled opgen run per model and thread count
 # (every kernel's share) goes to WORK/<model>.<TAG>.profile-t<N>.txt.
 # Timing holds the exclusive measurement lock once (keep ROUNDS x RUNS short: under 10 minutes).
-# usage: scripts/models/model-bench.sh WORK TAGS [MODELS (resnet50,bert)] [THREADS (1,2)]
+# usage: scripts/bench/models.sh WORK TAGS [MODELS (resnet50,bert)] [THREADS (1,2)]
 #   TAGS is one tag or several, comma-separated ("old{t},new{t}"): every library of a round runs
 #   right after the same ONNX Runtime run, so a before/after comparison is one interleaved run
 #   WORK holds <model>.onnx and <model>.inputs/ (scripts/models/make_models.py) and <model>.<TAG>/;
 #   "{t}" in TAG stands for the thread count, so each count runs the library tuned for it
 #   (`opgen compile ... --threads N -o WORK/<model>.tN` with TAG t{t})
-#   env: ROUNDS (3), RUNS (10), WARMUP (2), OPGEN (build/opgen/opgen), OPGEN_ORT_DIR (build/ort),
+#   env: ROUNDS (3), RUNS (10), WARMUP (2), OPGEN (build/bin/opgen), OPGEN_ORT_DIR (build/ort),
 #   LOCK_MODE (-x; -s times under the shared lock, alongside other work: say so with the figures)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-work="${1:?usage: model-bench.sh WORK TAGS [MODELS] [THREADS]}"
-tags="${2:?usage: model-bench.sh WORK TAGS [MODELS] [THREADS]}"
+work="${1:?usage: models.sh WORK TAGS [MODELS] [THREADS]}"
+tags="${2:?usage: models.sh WORK TAGS [MODELS] [THREADS]}"
 models="${3:-resnet50,bert}"
 threads="${4:-1,2}"
 rounds="${ROUNDS:-3}" runs="${RUNS:-10}" warmup="${WARMUP:-2}"
-opgen="${OPGEN:-$root/build/opgen/opgen}"
+opgen="${OPGEN:-$root/build/bin/opgen}"
 ort="${OPGEN_ORT_DIR:-$root/build/ort}"
 lock=/tmp/opgen-measure.lock
 
@@ -57,9 +57,9 @@ done
 results="$work/model-bench-${tags//[^A-Za-z0-9]/_}.jsonl"
 : >"$results"
 exec 9>"$lock"
-echo "model-bench: waiting for the exclusive measurement lock" >&2
+echo "models.sh: waiting for the exclusive measurement lock" >&2
 flock "${LOCK_MODE:--x}" 9
-echo "model-bench: timing ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+echo "models.sh: timing ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 for r in $(seq "$rounds"); do
     for m in ${models//,/ }; do
         for t in ${threads//,/ }; do
@@ -88,7 +88,7 @@ for m in ${models//,/ }; do
             --warmup 1 --profile 9>&- >"$dir.profile-t$t.txt"
     done; done
 done
-echo "model-bench: done ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+echo "models.sh: done ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 flock -u 9
 exec 9>&-
 

@@ -12,12 +12,13 @@
 # channels, 7-112 pixels square) 1.0-1.3x with every candidate within 3-6% of the winner under load:
 # no variant can win much there.
 #
-#   scripts/variants-bench.sh [--db FILE] [--levels 1] [--trials N] [--load-level L]
+#   scripts/bench/variants.sh [--db FILE] [--levels 1] [--trials N] [--load-level L]
 #                             [--calls N] [--rounds N] [--only matmul|conv2d_nhwc] [--seed N]
+#   scripts/bench/variants.sh --only matmul-64x1024x4096   the shape before, alone (not in the default run)
 #   OPGEN_VARIANTS_BENCH_BUILD_DIR (default build-variants-bench) picks the build folder.
 # On a shared machine run it under the measurement lock: flock -x /tmp/opgen-measure.lock ...
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${OPGEN_VARIANTS_BENCH_BUILD_DIR:-$root/build-variants-bench}"
 db="$build/variants.db"
 levels=1
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
         --rounds) rounds="$2"; shift 2 ;;
         --only) only="$2"; shift 2 ;;
         --seed) seed="$2"; shift 2 ;;
-        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -52,7 +53,7 @@ run_one() {
     echo "== $op $shape"
     # The tuning log goes to a file; its variant lines (the search under each level) are shown.
     local log="$build/variants-tune-$op.log"
-    "$build/opgen/opgen" tune --op "$op" --shape "$shape" --threads 1 --trials "$trials" --variants "$levels" \
+    "$build/bin/opgen" tune --op "$op" --shape "$shape" --threads 1 --trials "$trials" --variants "$levels" \
         --seed "$seed" --db "$db" 2> "$log"
     grep '^variants: ' "$log" | grep -v ' round ' || true
     "$build/tests/tuner/opgen_variants_bench" --db "$db" --op "$op" --shape "$shape" --threads 1 \
@@ -64,5 +65,8 @@ if [ -z "$only" ] || [ "$only" = matmul ]; then
 fi
 if [ -z "$only" ] || [ "$only" = conv2d_nhwc ]; then
     run_one conv2d_nhwc N=1,H=7,W=7,C=512,F=512,KH=3,KW=3,pad=1
+fi
+if [ "$only" = matmul-64x1024x4096 ]; then
+    run_one matmul M=64,N=1024,K=4096
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

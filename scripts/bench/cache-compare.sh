@@ -5,9 +5,9 @@
 # derived answer and the model's predicted answer, and prints time ratios over the tuned kernel.
 # CPU-heavy (16 tunings): run it when the machine is otherwise quiet.
 #
-#   scripts/cache-compare.sh [--db FILE] [--trials N]   (default: a new cache, 24 trials per tuning)
+#   scripts/bench/cache-compare.sh [--db FILE] [--trials N]   (default: a new cache, 24 trials per tuning)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${OPGEN_CACHE_BENCH_BUILD_DIR:-$root/build-cache-bench}"
 db="$build/cache-compare.db"
 trials=24

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summary of opgen_choice_bench lines (scripts/generic-bench.sh time / time-heldout).
+"""Summary of opgen_choice_bench lines (scripts/bench/generic.sh time / time-heldout).
 
 Per op: the median and worst ratio over a full tune of the generic kernel the lookup serves, the
 answer find() chose, and the model's answer (find() with no measurement deciding). Then the

@@ -3,16 +3,16 @@
 # with their code (once; kept), then measures with opgen_kernel_bench, which links opgen_cache
 # alone: the first call in a fresh process (open + find + load + call) over 30 processes, and the
 # overhead of a lookup + call over the kernel alone, over 200,000 calls. Run it under the
-# exclusive measurement lock: flock -x /tmp/opgen-measure.lock scripts/kernel-bench.sh
+# exclusive measurement lock: flock -x /tmp/opgen-measure.lock scripts/bench/kernel-calls.sh
 #   OPGEN_BUILD_DIR (default build) picks the build folder; it is configured with
 #   -DOPGEN_BUILD_CACHE_BENCH=ON.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${OPGEN_BUILD_DIR:-$root/build}"
 cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
 cmake --build "$build" -j2 --target opgen_kernel_bench opgen >/dev/null
 db="$build/kernel-bench.db"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 bench="$build/tests/db/opgen_kernel_bench"
 matmul="M=64,N=64,K=64"
 conv="N=1,C=16,H=14,W=14,F=16,KH=3,KW=3,stride=1,pad=1,dilation=1"

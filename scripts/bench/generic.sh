@@ -2,14 +2,14 @@
 # Shape-generic kernels and the lookup's chosen answers against full tunes (issue 20), on 10
 # shapes per op (matmul, conv2d_nchw, softmax) that the answering cache never tuned. Two phases,
 # each under its own lock:
-#   flock -s /tmp/opgen-measure.lock scripts/generic-bench.sh tune
+#   flock -s /tmp/opgen-measure.lock scripts/bench/generic.sh tune
 #       tunes three extra source shapes per op and every bench shape into all.db (one thread,
 #       OPGEN_BENCH_TRIALS trials each, default 24), code included, then builds the generic code
 #       of every tuned shape (`opgen db compile --generic`). Kept: a second run tunes nothing again.
-#   flock -s /tmp/opgen-measure.lock scripts/generic-bench.sh tune-shapes | generic
+#   flock -s /tmp/opgen-measure.lock scripts/bench/generic.sh tune-shapes | generic
 #       the two halves of `tune`: the tunes alone; the generic code and its timings alone, rebuilt
 #       from scratch with this build's generic lowering (every generic row and timing dropped).
-#   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time
+#   flock -x /tmp/opgen-measure.lock scripts/bench/generic.sh time
 #       for each bench shape S, leave-one-out: a copy of all.db without any row of S (kernel,
 #       code, generic code, measurements, runs) answers S, as a cache that never tuned S; S's own
 #       full tune in all.db is the reference (and no timing of a generic kernel at S is left). opgen_choice_bench times, in interleaved rounds, the
@@ -21,7 +21,7 @@
 #       model ranks every candidate: `model`) and prints the best measured estimate of a generic
 #       kernel, so the choice any threshold makes (the generic kernel when best_measured <= it,
 #       else the model's answer) follows from the line; the summary prints the sweep.
-#   flock -x /tmp/opgen-measure.lock scripts/generic-bench.sh time-heldout
+#   flock -x /tmp/opgen-measure.lock scripts/bench/generic.sh time-heldout
 #       the threshold's own data: the same leave-one-out run on the 9 source shapes (3 per op),
 #       which are never reported; the sweep over them picks the threshold (db/Lookup.cpp
 #       kMeasuredGoodEnough) that the reported run uses, chosen on shapes it does not report.
@@ -31,11 +31,11 @@
 #   OPGEN_BENCH_OPS (default "matmul conv2d_nchw softmax") limits `generic`, `time` and
 #   `time-heldout` to those ops (`generic` then drops and rebuilds only their generic code).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${OPGEN_BUILD_DIR:-$root/build}"
 work="${OPGEN_BENCH_WORK:-$build/generic-bench}"
 read -r -a ops <<<"${OPGEN_BENCH_OPS:-matmul conv2d_nchw softmax}"
-opgen="$build/opgen/opgen"
+opgen="$build/bin/opgen"
 trials="${OPGEN_BENCH_TRIALS:-24}"
 mkdir -p "$work"
 # Tuned shapes that are never bench shapes.
@@ -74,7 +74,7 @@ of_ops() {
 # Per op, the median ratios of the generic kernels, the chosen answers and the model's answers in
 # `$1` (opgen_choice_bench lines), and the choice each threshold of the sweep would make.
 summarize() {
-    python3 "$root/scripts/generic-choices.py" "$1"
+    python3 "$root/scripts/bench/generic-choices.py" "$1"
 }
 tune_all() {
     cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
@@ -151,7 +151,7 @@ time-heldout)  # the source shapes, for the threshold (exclusive lock)
     time_shapes "$work/heldout.txt" "${picked[@]}"
     ;;
 *)
-    echo "usage: generic-bench.sh tune|tune-shapes|generic|time|time-heldout" >&2
+    echo "usage: generic.sh tune|tune-shapes|generic|time|time-heldout" >&2
     exit 2
     ;;
 esac
