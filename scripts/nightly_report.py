@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the nightly report: one self-contained HTML file (inline CSS and SVG, no scripts, no
 external assets) from tonight's `opgen batch --report` JSON, optionally the previous night's, and
-optionally a benchmark result (scripts/bench.sh's bench.json) for the oneDNN column.
+optionally a benchmark result (scripts/bench/suite.sh's bench.json) for the oneDNN column.
 
 usage: nightly_report.py --batch TONIGHT.json [--previous PREV.json] [--bench bench.json]
                          [--title TEXT] -o report.html
@@ -167,7 +167,7 @@ def main():
         charts.append(bar_chart("GFLOP/s per task: opgen vs oneDNN (same op, shape, threads)", labels, [g_now, g_dnn],
                                 ["opgen", "oneDNN"], ["#2b6cb0", "#dd6b20"]))
     else:
-        charts.append("<p class='note'>No benchmark result given (scripts/bench.sh writes bench-out/bench.json): "
+        charts.append("<p class='note'>No benchmark result given (scripts/bench/suite.sh writes bench-out/bench.json): "
                       "no oneDNN comparison tonight.</p>")
 
     meta = tonight_j

@@ -4,9 +4,9 @@
 # `opgen run --profile` of the library WORK/<model>.<TAG>, each a fresh process, then
 # scripts/models/layer_compare.py joins them kernel by kernel (printed, and kept as
 # WORK/<model>.<TAG>.layers-t<N>.md). Profiling adds a few microseconds per node to ONNX
-# Runtime's runs: its latency figures come from model-bench.sh, not from here.
+# Runtime's runs: its latency figures come from scripts/bench/models.sh, not from here.
 # usage: scripts/models/layer-profile.sh WORK TAG MODEL [THREADS (1,2)]
-#   TAG as in model-bench.sh ("{t}" stands for the thread count);
+#   TAG as in scripts/bench/models.sh ("{t}" stands for the thread count);
 #   env: RUNS (10), WARMUP (2), OPGEN_ORT_DIR (build/ort), LOCK_MODE (-x)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
