@@ -200,7 +200,7 @@ void run(const BatchArgs &a) {
     set_threads(threads);
     tuner::BatchOptions o = batch_options(a, tasks, threads);
     auto cache = db::open_kernel_cache(a.common.db_path, db::OpenMode::ReadWrite);
-    // One set of measurement workers for every task of the batch (seed 000: compile workers).
+    // One set of measurement workers for every task of the batch (docs/design.md §7.3).
     int jobs = o.tune.jobs > 0 ? o.tune.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
     tuner::WorkerPool pool(jobs);
     o.tune.pool = &pool;

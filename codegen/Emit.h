@@ -1,4 +1,4 @@
-// Emission of a kernel for users to take into their own runtime (seed 004, paragraph 75: the
+// Emission of a kernel for users to take into their own runtime (docs/design.md §2.5: the
 // schedule primitives printed as code). For one op, shape and schedule point, emit_kernel writes:
 //   <name>_generator.cpp  a self-contained Halide generator (algorithm and schedule) that anyone
 //                         with Halide can rebuild

@@ -1,8 +1,9 @@
-// Building the shape-generic kernels that ship (issue 20): the cache's (`opgen db compile
-// --generic`) and an operator library's (`opgen library`). Each is checked against the reference
-// and compiled by a worker process of its own (codegen/ObjectCompile.h, a generic job), so that its
-// LLVM runs with the options of generic code (generic_worker_environment) whatever this process
-// compiles, and the code that was checked is compiled with the same options as the code stored.
+// Building the shape-generic kernels that ship (docs/design.md §2.9): the cache's
+// (`opgen db compile --generic`) and an operator library's (`opgen library`). Each is checked
+// against the reference and compiled by a worker process of its own (codegen/ObjectCompile.h, a
+// generic job), so that its LLVM runs with the options of generic code (generic_worker_environment)
+// whatever this process compiles, and the code that was checked is compiled with the same options
+// as the code stored.
 #ifndef OPGEN_CODEGEN_GENERIC_BUILD_H
 #define OPGEN_CODEGEN_GENERIC_BUILD_H
 

@@ -235,7 +235,7 @@ std::set<std::string> follow_whole_extent_tiles(LoweredOp &op, const SchedulePoi
     // Only where the output is a reduction computed in its tiles (matmul, conv): there the tile
     // bounds the accumulators and panels. For softmax (row stages placed at the output's tile)
     // it made no measurable difference (own-shape median 1.35x with, 1.30x without; best other
-    // generic kernel 1.36x, 1.39x; docs/bench/2026-11-25-s9-cache.md), so its code stays as it was.
+    // generic kernel 1.36x, 1.39x; on an AMD EPYC host), so its code stays as it was.
     const std::vector<std::string> levels = accumulator_levels(op);
     if (levels.empty()) return {};
     Halide::Internal::Definition &d = op.output.function().definition();
@@ -289,7 +289,7 @@ void reuse_stage_buffers(LoweredOp &op, const SchedulePoint &point) {
 // 128 register tiles per row). Those masked loads and stores reach up to a tile past the rows'
 // ends, and where that lands on unmapped memory (the end of a small heap, in a process other than
 // the tuner's) each takes a fault-suppression assist: the cached code ran 5x slower than its JIT
-// timing (docs/bench/2026-11-27-s14-cache.md). Register loops inside stay constant. An axis that
+// timing (on an Intel Xeon host). Register loops inside stay constant. An axis that
 // an accumulator computed in the output's tiles spans (matmul's and conv's) keeps its constant
 // tile: the accumulator's unrolled loops need it (bound_accumulators). Softmax's row reductions
 // span only the rows, so its whole-row tile (n) is clamped.

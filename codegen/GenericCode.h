@@ -1,18 +1,17 @@
-// Shape-generic kernels: one compiled kernel serves every shape of its op (issue 20). The op is
-// lowered with symbolic sizes (lower_to_halide_generic), the schedule of one tuned shape is applied
-// as it stands (its split factors stay constants, except a cache tile that was the whole extent
-// of its axis at the tuned shape: that tile is the extent at any shape, so the tiles follow the
-// shape, unless an accumulator's unrolled loops would then span it) and every split is then guarded
-// (TailStrategy::GuardWithIf), since an arbitrary shape divides no factor and may be smaller than
-// one: no loop reads or writes outside its buffers. Three steps keep the symbolic sizes from costing
-// where the exact kernel's constants cost nothing: a convolution's weights read by broadcast go
-// through a panel with constant strides (codegen/GenericWeights.h), a zero-padded input is copied
-// into a panel with its border (generic_point), and a statement placed in the
+// Shape-generic kernels: one compiled kernel serves every shape of its op (docs/design.md §2.9).
+// The op is lowered with symbolic sizes (lower_to_halide_generic), the schedule of one tuned shape
+// is applied as it stands (its split factors stay constants, except a cache tile that was the whole
+// extent of its axis at the tuned shape: that tile is the extent at any shape, so the tiles follow
+// the shape, unless an accumulator's unrolled loops would then span it) and every split is then
+// guarded (TailStrategy::GuardWithIf), since an arbitrary shape divides no factor and may be
+// smaller than one: no loop reads or writes outside its buffers. Three steps keep the symbolic
+// sizes from costing where the exact kernel's constants cost nothing: a convolution's weights read
+// by broadcast go through a panel with constant strides (codegen/GenericWeights.h), a zero-padded
+// input is copied into a panel with its border (generic_point), and a statement placed in the
 // output's tiles keeps its buffer of dynamic size on Halide's pseudostack, allocated once instead
-// of at every tile. The parameters without a default are symbolic
-// (matmul's M, N, K; conv2d_nchw's N, C, H, W, F); those with one (a kernel size KH, a channel
-// block cb) and the attributes stay fixed at the tuned shape's values, so a 3x3 convolution keeps
-// its unrolled 3x3 window.
+// of at every tile. The parameters without a default are symbolic (matmul's M, N, K; conv2d_nchw's
+// N, C, H, W, F); those with one (a kernel size KH, a channel block cb) and the attributes stay
+// fixed at the tuned shape's values, so a 3x3 convolution keeps its unrolled 3x3 window.
 //
 // Nothing unverified is stored: checked_generic checks the symbolic pipeline (JIT-compiled, the same
 // Funcs and schedule as the code) against the reference at several shapes with tails and sizes
@@ -58,9 +57,9 @@ std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, cons
 // padded window's loops into a border and a clean steady state; with symbolic sizes Halide
 // partitions the outer tile loops instead, their steady state is empty where one tile spans the
 // plane, and the inner loops keep a select per load. A panel copied with its zero border keeps
-// the selects in the copy (docs/bench/2026-11-27-s15-generic.md: 1.79-1.95x the exact kernel
-// before, 1.17-1.31x after, C=32 F=48 40x40; but C=32 F=32 28x28 went 1.19x -> 1.56x, the copy
-// costing more than the selects there).
+// the selects in the copy (measured on an Intel Xeon host: 1.79-1.95x the exact kernel before,
+// 1.17-1.31x after, C=32 F=48 40x40; but C=32 F=32 28x28 went 1.19x -> 1.56x, the copy costing
+// more than the selects there).
 SchedulePoint generic_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point);
 
 // Whether the Halide loop dimension `dim` is the loop `loop`: a stage's loop names end in the

@@ -41,9 +41,9 @@ std::string accumulator_loop(const LoweredOp &op, const LoweredStage &st) {
 }
 
 // Register tiles that must reuse a panel for its copy (a scalar loop over the block's weights) to
-// cost little beside the tiles' multiply-adds: at 4 (session 9's 56x56 winner, rows in tiles of
-// 4) the panelled kernel ran 1.30x a full tune at its own shape against 1.06x without; at 28 (the
-// 28x28 winner) 1.19x against 1.21x, and 1.06x against 1.13x at 56x56.
+// cost little beside the tiles' multiply-adds: at 4 (a 56x56 winner, rows in tiles of 4) the
+// panelled kernel ran 1.30x a full tune at its own shape against 1.06x without; at 28 (the 28x28
+// winner) 1.19x against 1.21x, and 1.06x against 1.13x at 56x56 (measured on an AMD EPYC host).
 constexpr int64_t kPanelReuse = 8;
 
 // Whether a panel computed at `axis`'s register loop is reused enough: that loop is outside the

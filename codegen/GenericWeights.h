@@ -4,14 +4,14 @@
 // A generic conv2d_nchw kernel reads Wt[f, c, ry, rx] by broadcast, one scalar per output channel
 // of its register block, and Wt's channel stride is C*KH*KW, unknown until run time: the exact
 // kernel forms the block's 8 addresses with immediate offsets, the generic one carries a chain of
-// adds of the symbolic stride through its innermost loop (docs/bench/2026-11-25-s9-cache.md,
-// section 2). Copied into a panel laid out [c][ry][rx][f of the block], computed at the output's
-// register loop of f (so it is reused by every register tile of the block's cache tile), the
-// reads are one pointer plus constants: the block's extent and the window's are constants, only
-// the outermost (c) extent is symbolic. The panel's block extent is bounded to the register tile;
-// where a ragged edge needs fewer channels it reads the weights' repeated edge (the generic
-// lowering clamps its inputs), which nothing stores. A prefetch of the weights goes with them
-// (the reduction no longer reads the weights themselves).
+// adds of the symbolic stride through its innermost loop. Copied into a panel laid out
+// [c][ry][rx][f of the block], computed at the output's register loop of f (so it is reused by
+// every register tile of the block's cache tile), the reads are one pointer plus constants: the
+// block's extent and the window's are constants, only the outermost (c) extent is symbolic. The
+// panel's block extent is bounded to the register tile; where a ragged edge needs fewer channels
+// it reads the weights' repeated edge (the generic lowering clamps its inputs), which nothing
+// stores. A prefetch of the weights goes with them (the reduction no longer reads the weights
+// themselves).
 #ifndef OPGEN_CODEGEN_GENERIC_WEIGHTS_H
 #define OPGEN_CODEGEN_GENERIC_WEIGHTS_H
 
@@ -41,11 +41,10 @@ void pack_generic_weights(LoweredOp &op, const SchedulePoint &point);
 // re-laid out [c][ry][rx][f], Schedule.cpp vectorize_panel) span that variable's whole extent where
 // its tile follows the extent (GenericCode.cpp follow_whole_extent_tiles): every other stride of the
 // panel is then a multiple of the symbolic extent, and the update's loads of the window's weights
-// need one address register each (docs/bench/2026-11-27-s16-generic.md). Each such panel is
-// computed at that variable's register loop instead, bounded to its register tile, where that
-// loop is outside the accumulator's and is reused as pack_generic_weights requires: its strides
-// are constants again. Its copy is the same work where the register loop is the outermost
-// register loop. Nothing for other points.
+// need one address register each. Each such panel is computed at that variable's register loop
+// instead, bounded to its register tile, where that loop is outside the accumulator's and is
+// reused as pack_generic_weights requires: its strides are constants again. Its copy is the same
+// work where the register loop is the outermost register loop. Nothing for other points.
 void bound_vector_panels(LoweredOp &op, const SchedulePoint &point, const std::set<std::string> &followed);
 
 }  // namespace opgen

@@ -1,11 +1,11 @@
-// Compiling the kernels of a whole model in parallel, one worker process per kernel, at most N at
-// a time (seed 000: the subgraphs' intermediate code is compiled in parallel by several compile
-// service instances, and the pieces are combined into one program). Each job is a kernel's op
-// text, shape, target and schedule; its worker (`opgen-worker --object JOB`, tuner/Worker.h's
-// executable) writes one object file with Halide (Target::NoRuntime), or, for the one runtime job,
-// Halide's standalone runtime. A worker that fails leaves its `error: ...` line in its log and the
-// whole compile fails naming the kernel; what the other workers wrote stays in the scratch folder
-// for the caller to discard.
+// Compiling the kernels of a whole model in parallel, one worker process per kernel, at most N at a
+// time (docs/design.md §7.3: the subgraphs' code is compiled in parallel by several compile
+// workers, and the pieces are combined into one program). Each job is a kernel's op text, shape,
+// target and schedule; its worker (`opgen-worker --object JOB`, tuner/Worker.h's executable) writes
+// one object file with Halide (Target::NoRuntime), or, for the one runtime job, Halide's standalone
+// runtime. A worker that fails leaves its `error: ...` line in its log and the whole compile fails
+// naming the kernel; what the other workers wrote stays in the scratch folder for the caller to
+// discard.
 #ifndef OPGEN_CODEGEN_OBJECT_COMPILE_H
 #define OPGEN_CODEGEN_OBJECT_COMPILE_H
 
@@ -33,9 +33,9 @@ struct ObjectJob {
 // HL_LLVM_ARGS (the LLVM options Halide reads once per process, hence a process of its own). In
 // a generic kernel the register tile's rows sit at symbolic strides, one address register each;
 // the SLP vectorizer packs their per-step increments into a vector add and extracts every address
-// from it in the innermost loop. Measured 2026-11-27 (docs/bench/2026-11-27-s17-generic.md), one
-// thread, conv2d_nchw C=16 F=32 14x14's generic kernel at its own shape: 18.1 us with, 16.0 without
-// (the exact kernel 14.8). The exact kernels keep it (session 16: 30-40% slower without).
+// from it in the innermost loop. Measured on an Intel Xeon host, one thread, conv2d_nchw C=16 F=32
+// 14x14's generic kernel at its own shape: 18.1 us with, 16.0 without (the exact kernel 14.8). The
+// exact kernels keep it (30-40% slower without, on the same host).
 std::vector<std::string> generic_worker_environment(char **env);
 
 struct ObjectCompileReport {

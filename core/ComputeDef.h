@@ -1,7 +1,7 @@
 // The hardware-independent compute description of one operator, as parsed from an `.op` file:
 // shape parameters, attributes, derived sizes, tensors, and statements. It says what is computed,
-// never how (seed 004, paragraph 39: "compute"). Every later step (stages, tiling, lowering to
-// Halide, the reference) reads this structure; nothing here knows about targets or Halide.
+// never how (docs/design.md §2.1). Every later step (stages, tiling, lowering to Halide, the
+// reference) reads this structure; nothing here knows about targets or Halide.
 #ifndef OPGEN_CORE_COMPUTE_DEF_H
 #define OPGEN_CORE_COMPUTE_DEF_H
 

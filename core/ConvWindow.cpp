@@ -60,8 +60,8 @@ int64_t input_pixels(const BoundShape &shape, int64_t xr, int64_t yr) {
 // `channels` output channels: all `channels_in` when the L1 holds the input slice of a register
 // tile beside the weight panel of a cache tile (the footprints of the legal space,
 // core/TilingRules.cpp), else halved until it does (256 of 512 or more at 14x14 and 7x7 on
-// AVX-512's 48 KiB, 128 at stride 2), not below kChannelBlock. Measured 2026-11-25: 256 within
-// 3% of the whole channels, both 1.3-1.9x blocks of 16 (docs/bench/2026-11-25-s9-conv.md).
+// AVX-512's 48 KiB, 128 at stride 2), not below kChannelBlock. Measured on an AMD EPYC host: 256
+// within 3% of the whole channels, both 1.3-1.9x blocks of 16.
 int64_t gemm_channel_block(int64_t channels_in, int64_t pixels, int64_t channels, int bytes, const Target &target) {
     const BufferLevel *l1 = target.find_buffer("L1");
     int64_t block = channels_in;
@@ -293,9 +293,9 @@ bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Ta
     const int64_t row = shape.var_extent(out, p.axes[1].var), rows = shape.var_extent(out, p.axes[2].var);
     // A flattened 1x1 (all the pixels one row, the op's view): 8 of them x 2 vectors of output
     // channels, 10 loads (2 weight vectors, 8 broadcasts) for 16 FMAs. One vector of 28 pixels
-    // (session 11's choice, docs/bench/2026-11-25-s11-conv.md) loads once per FMA, and 28
-    // accumulators at two vectors spill. Measured 2026-11-27 at 1 thread, 56x56x64->256
-    // (docs/bench/2026-11-27-s20-zen5.md): 257-261 GFLOP/s against 239, oneDNN's blocked 257.
+    // (the earlier choice) loads once per FMA, and 28 accumulators at two vectors spill. Measured
+    // at 1 thread on an AMD Zen 5 host, 56x56x64->256: 257-261 GFLOP/s against 239, oneDNN's
+    // blocked 257.
     const bool flat = rows == 1 && row > kRowPixels;
     const int64_t xr = flat ? std::min(row, kFlatPixels) : row_piece(row);
     if (xr < 4) return false;  // a row of no short divisor (13, 22): the generic point

@@ -1,7 +1,7 @@
-// Convolution windows (issue 18): which reduction loops of a statement slide a window over the
-// output (rx, ry of a convolution: an input is indexed by x*stride + rx - pad) and which step over
-// channels (c), and the starting points for a convolution whose rows are shorter than a vector and
-// for a channel-blocked one.
+// Convolution windows (docs/design.md §2.5): which reduction loops of a statement slide a window
+// over the output (rx, ry of a convolution: an input is indexed by x*stride + rx - pad) and which
+// step over channels (c), and the starting points for a convolution whose rows are shorter than a
+// vector and for a channel-blocked one.
 // An NCHW convolution reduces a window inside a channel loop; run as written, with the short
 // window loops unrolled inside each channel step, the compiler reuses a broadcast input value across
 // window steps and spills; the channel loop innermost (SchedulePoint::channels_innermost) is
@@ -34,9 +34,9 @@ bool window_inside_channels(const Statement &ms, const BoundShape &shape, int64_
 // Whether vectors of output channels should be offered (and started from) where output rows of
 // `row` pixels leave a partial vector of `lanes` (28 and 56 on 16 lanes): for a window in channels
 // (reduces_window_in_channels) of more than one step (a 3x3), or a 1x1 window over 256 channels or
-// more. Measured 2026-11-25 at 1 thread (docs/bench/2026-11-25-s10-conv.md), 7 pixels x 2 rows x 2
-// channel vectors against the tuned row-vector winners: 3x3 1.05-1.19x; 1x1 over 256 channels
-// 1.10-1.18x, over 512 1.25-1.30x; over 128 0.93x, over 64 0.66-0.84x (s9-conv.md, section 3b).
+// more. Measured at 1 thread on an AMD EPYC host, 7 pixels x 2 rows x 2 channel vectors against
+// the tuned row-vector winners: 3x3 1.05-1.19x; 1x1 over 256 channels 1.10-1.18x, over 512
+// 1.25-1.30x; over 128 0.93x, over 64 0.66-0.84x.
 // False for rows shorter than a vector (short_row_conv_point's own case) or of whole vectors.
 bool channel_vectors_for_tail_rows(const Statement &ms, const BoundShape &shape, int64_t row, int lanes);
 
@@ -51,8 +51,8 @@ bool channel_vectors_for_tail_rows(const Statement &ms, const BoundShape &shape,
 // packed (the weights re-laid out channel-contiguous). A 1x1 window is a GEMM over pixels: the
 // channels reduced whole in each register tile and only the weights packed; the input, read as
 // broadcasts, stays in place (packed, it was copied once per tile of output channels, and at
-// stride 2 with the skipped pixels). Measured 2026-11-25 at 1 thread, ResNet-50's 1x1 shapes with
-// rows of 14 and 7 (docs/bench/2026-11-25-s9-conv.md): 1.26-1.93x the old point's GFLOP/s.
+// stride 2 with the skipped pixels). Measured at 1 thread on an AMD EPYC host, ResNet-50's 1x1
+// shapes with rows of 14 and 7: 1.26-1.93x the old point's GFLOP/s.
 // Returns false, `p` unchanged, for any other op or shape.
 bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
@@ -62,10 +62,9 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
 // third innermost axis): `p` set to the packed-panel GEMM over pixels (core/GemmPanel.h,
 // stream_vector_panels over the output channels): register tiles of 2 vectors of pixels x 8
 // output channels, each cache tile one register tile of pixels by every channel, the input
-// channels whole, the input's pixels packed into panels. Measured 2026-11-26 at 1 thread
-// (docs/bench/2026-11-26-s13-gemm.md): ResNet-50's 1x1 shapes over 512+ channels 0.86-0.93x
-// oneDNN against 0.56-0.80x for session 12's tuned winners. Returns false, `p` unchanged, for any
-// other op or shape.
+// channels whole, the input's pixels packed into panels. Measured at 1 thread on an Intel Xeon
+// host (AVX-512): ResNet-50's 1x1 shapes over 512+ channels 0.86-0.93x oneDNN against 0.56-0.80x
+// for the tuned winners before. Returns false, `p` unchanged, for any other op or shape.
 bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 // For the main statement of `def` a 1x1 window in channels that reads its input at a stride (a
 // gathered read, core/Gather.h: ResNet-50's 1x1 convolutions of stride 2) over output rows of at
@@ -73,9 +72,9 @@ bool pixel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Targ
 // whose input panel is the gather, dense. Register tiles of one row of pixels rounded up to whole
 // vectors (28 as two vectors; 14 as one, two rows) x 8 output channels, every output channel in a
 // cache tile (shared out over the cores where the rows are one tile), the input channels whole,
-// the rows of a cache tile by strided_row_tile, the input packed (gathered). Measured 2026-11-27 at
-// 1 thread (docs/bench/2026-11-27-s19-stride2.md), against session 18's tuned winners: 56x56x256
-// ->512 /2 0.9-1.07x oneDNN against 0.5x, 28x28x512->1024 /2 0.85-1.4x against 0.7-0.8x.
+// the rows of a cache tile by strided_row_tile, the input packed (gathered). Measured at 1 thread
+// on an Intel Xeon host (AVX-512), against the tuned winners before: 56x56x256->512 /2 0.9-1.07x
+// oneDNN against 0.5x, 28x28x512->1024 /2 0.85-1.4x against 0.7-0.8x.
 // Returns false, `p` unchanged, for any other op or shape (rows of 7 stay with
 // short_row_conv_point's vectors of output channels).
 bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
@@ -90,8 +89,8 @@ bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, cons
 // output-channel blocks in one tile, input-channel blocks reduced 4 at a time (fewer when 4 does
 // not divide their count), the input packed. Returns false, `p` unchanged, for any
 // other op or shape (a depthwise convolution, whose reduction has no channel loop, included).
-// Measured on 2026-11-25 (docs/bench/2026-11-25-s8-conv.md): 13-14% faster than the 24-trial
-// winner at 14x14x256->256 on one thread, within 4% of the winners at 28x28, 56x56 and the 1x1.
+// Measured on an AMD EPYC host (AVX-512): 13-14% faster than the 24-trial winner at
+// 14x14x256->256 on one thread, within 4% of the winners at 28x28, 56x56 and the 1x1.
 bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
 }  // namespace opgen

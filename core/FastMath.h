@@ -1,6 +1,7 @@
 // Fast math (a choice of the schedule point, SchedulePoint::fast_math): transcendental functions
 // as short polynomials around Halide's fast_exp, for epilogues that run once per output element
-// next to a register tile (issue 19: a fused GELU should cost almost nothing over the matmul).
+// next to a register tile (docs/design.md §2.5: a fused GELU should cost almost nothing over the
+// matmul).
 // Halide 14's erf is accurate to the last three bits but spends about 40 vector instructions per
 // vector (two polynomials, a division and a select); its tanh is a scalar call per lane. Used by
 // lower_to_halide only when the point asks for fast math.

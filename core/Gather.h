@@ -5,8 +5,8 @@
 // the panel oneDNN calls "reduce to unit stride": only the pixels the stride reads, dense, so the
 // update loads whole vectors of them. Packing the input itself copies the bounding box instead
 // (every other row and column too, 4x the pixels at stride 2) and loads it at stride 2.
-// Measured 2026-11-27, conv 56x56x256->512 1x1 stride 2, 1 thread, rows of 28 in two vectors:
-// 112-133 GFLOP/s gathered against 49-61 with the bounding-box panel (docs/bench/2026-11-27-s19-stride2.md).
+// Measured on an Intel Xeon host (AVX-512), conv 56x56x256->512 1x1 stride 2, 1 thread, rows of 28
+// in two vectors: 112-133 GFLOP/s gathered against 49-61 with the bounding-box panel.
 #ifndef OPGEN_CORE_GATHER_H
 #define OPGEN_CORE_GATHER_H
 

@@ -1,10 +1,10 @@
-// The packed-panel GEMM (docs/design.md §2.5): the starting point of a matrix multiply whose register tile
-// loads one operand as vectors (B of A B, the pixels of a 1x1 convolution) and broadcasts the
-// other, built as BLIS and oneDNN build theirs. Each cache tile is one register tile wide along the
-// vectors and spans every row; it packs its slice of the vector operand over the whole reduction
-// into one contiguous panel, and every register tile of rows streams that panel in order (the
-// hardware prefetcher keeps ahead of it, kStreamedSteps in StageGraph.h) while the broadcast
-// operand's rows come from L2. Measured at 1 thread on an Intel Xeon host (AVX-512):
+// The packed-panel GEMM (docs/design.md §2.5): the starting point of a matrix multiply whose
+// register tile loads one operand as vectors (B of A B, the pixels of a 1x1 convolution) and
+// broadcasts the other, built as BLIS and oneDNN build theirs. Each cache tile is one register tile
+// wide along the vectors and spans every row; it packs its slice of the vector operand over the
+// whole reduction into one contiguous panel, and every register tile of rows streams that panel in
+// order (the hardware prefetcher keeps ahead of it, kStreamedSteps in StageGraph.h) while the
+// broadcast operand's rows come from L2. Measured at 1 thread on an Intel Xeon host (AVX-512):
 // square sgemms 256-2048 at 0.99-1.13x oneDNN against 0.76-0.88x for the tuned winners, the deep
 // 1x1 convolutions 0.86-0.93x against 0.56-0.80x.
 #ifndef OPGEN_CORE_GEMM_PANEL_H

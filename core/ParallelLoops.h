@@ -1,8 +1,8 @@
-// Which of a schedule's cache-tile loops run in parallel (issue 18). A point fuses its
-// parallel_loops outermost cache-tile loops (outermost in its outer_order) into one parallel loop;
-// its outer order decides which loops those are, so any tile loop (output-channel blocks, rows,
-// images, the m or n tiles of a matmul) can carry the threads. What matters is how many iterations
-// the fused loop has: a loop of one tile (the whole m of matmul 64x1024x4096, a blocked
+// Which of a schedule's cache-tile loops run in parallel (docs/design.md §2.4, §2.5). A point fuses
+// its parallel_loops outermost cache-tile loops (outermost in its outer_order) into one parallel
+// loop; its outer order decides which loops those are, so any tile loop (output-channel blocks,
+// rows, images, the m or n tiles of a matmul) can carry the threads. What matters is how many
+// iterations the fused loop has: a loop of one tile (the whole m of matmul 64x1024x4096, a blocked
 // convolution's image and channel-block loops) runs on one core however many it is given. These
 // functions count the trips and say which fusions are worth offering, for the tuner's space and
 // the hand-written starting point alike.

@@ -546,7 +546,7 @@ void place_accumulator(Recorder &rec, const TiledGroup &g, const SchedulePoint &
 // vectorized axis is zero-padded (reads outside give zero). Otherwise the tile's tail is guarded,
 // and a guarded tail inside the update keeps the accumulators out of registers: a stride-2 1x1
 // convolution with rows of 28 as its register tile ran at 6.9 GFLOP/s guarded and 127 rounded up
-// (docs/bench/2026-11-27-s19-stride2.md).
+// (measured on an Intel Xeon host).
 bool may_round_up_accumulator(const TiledGroup &g, const SchedulePoint &p) {
     const std::string &v = p.axes[size_t(p.vector_axis)].var;
     for (const ExprNode *e : accesses(g.ms)) {
@@ -758,9 +758,9 @@ bool reads_dimension_along(const Statement &ms, const std::string &input, int d,
 // fill one vector of that dimension (16 rows of the input) across the whole panel before the next:
 // walked with all of them innermost, the copy kept one stream per row of the panel in flight (512
 // filters of a 3x3's weights: 32 KiB of lines, evicted before their next element was read).
-// Measured 2026-11-27 (docs/bench/2026-11-27-s20-zen5.md), conv 7x7x512->512 3x3, 1 thread, at a
-// tile of 512 filters: the weights' pack took 3.1 of 4.2 ms and the kernel ran at 56 GFLOP/s;
-// filled a vector at a time, 150.
+// Measured on an AMD Zen 5 host, conv 7x7x512->512 3x3, 1 thread, at a tile of 512 filters: the
+// weights' pack took 3.1 of 4.2 ms and the kernel ran at 56 GFLOP/s; filled a vector at a time,
+// 150.
 void relayout_panel_across(Recorder &rec, const SchedulePoint &p, Halide::Func pk, const std::string &pn, int d,
                            Halide::TailStrategy tail) {
     const std::vector<Halide::Var> args = pk.args();
@@ -825,9 +825,8 @@ std::string read_func_text(const TiledGroup &g, const TensorDecl &t) {
 
 // Rows of a gathered panel this far apart (bytes) or more are staged (copy_rows_before_panel): rows
 // 4 KiB apart (an L1 way: 64 sets of 64 B) fall into one set, and the 16 rows of a vector overflow
-// its 12 ways. Measured 2026-11-25, 1 thread, ResNet-50's 1x1 convolutions
-// (docs/bench/2026-11-25-s10-conv.md): staged, rows of 4 and 8 KiB 1.17-1.36x; rows of 1 and 2 KiB
-// 0.91-0.98x, so those keep the direct gather.
+// its 12 ways. Measured on an AMD EPYC host, 1 thread, ResNet-50's 1x1 convolutions: staged, rows
+// of 4 and 8 KiB 1.17-1.36x; rows of 1 and 2 KiB 0.91-0.98x, so those keep the direct gather.
 constexpr int64_t kAliasingRowBytes = 4096;
 
 // The Halide dimension of `t` (0 the contiguous one) that holds its innermost run of more than one
@@ -1101,9 +1100,9 @@ StagePlace row_level(const TiledGroup &g, const SchedulePoint &p, const Target &
     return place;
 }
 
-// Every other statement, placed as the point says (issue 19): at root, in the output's cache tile
-// or per register tile of its rows, reductions in partial-result lanes. UserError for a placement
-// that cannot be realised.
+// Every other statement, placed as the point says (docs/design.md §2.4): at root, in the output's
+// cache tile or per register tile of its rows, reductions in partial-result lanes. UserError for a
+// placement that cannot be realised.
 void place_stages(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
                   const OutputTiles &t) {
     if (p.stages.empty()) return;

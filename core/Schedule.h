@@ -1,7 +1,7 @@
 // A schedule is one point of the legal tiling space, made concrete: split factors per loop axis at
 // each buffer level, the order of the outer loops, the parallel loops, and which inputs are packed
-// into contiguous panels. apply_schedule turns it into Halide schedule primitives (seed 004,
-// paragraph 75: split, reorder, compute_at, ...) on freshly lowered Funcs and records every call,
+// into contiguous panels. apply_schedule turns it into Halide schedule primitives (docs/design.md
+// §2.5: split, reorder, compute_at, ...) on freshly lowered Funcs and records every call,
 // so the schedule prints as compilable Halide C++.
 //
 // The loop structure for an op whose output is (a pointwise epilogue of) a reduction, per pure
@@ -37,16 +37,16 @@ struct ReduceTiling {
     bool operator==(const ReduceTiling &o) const { return var == o.var && block == o.block; }
 };
 
-// Where a statement other than the output and its fused main reduction is computed (issue 19):
-// "root" (its own parallel, vectorized loop nest before the output's), "tile" (inside the
-// output's cache tile, at the loop OutputTiles' cache level: the rows it needs stay in cache and
-// it runs inside the output's parallel loop), "row" (further in, per register tile of the rows
-// inside the cache tile, where the loops between are over its own variables or run once: a row's
-// intermediates stay in L1 however many rows a core's tile holds; as "tile" where there is no
-// such loop) or "inline" (recomputed by every consumer; pointwise statements only). A reduction
-// with lanes > 1 keeps that many partial results (a multiple of the vector width dividing its
-// innermost reduction extent), rfactored and vectorized (Halide tutorial lesson 18), combined at
-// the end.
+// Where a statement other than the output and its fused main reduction is computed
+// (docs/design.md §2.4): "root" (its own parallel, vectorized loop nest before the output's),
+// "tile" (inside the output's cache tile, at the loop OutputTiles' cache level: the rows it needs
+// stay in cache and it runs inside the output's parallel loop), "row" (further in, per register
+// tile of the rows inside the cache tile, where the loops between are over its own variables or run
+// once: a row's intermediates stay in L1 however many rows a core's tile holds; as "tile" where
+// there is no such loop) or "inline" (recomputed by every consumer; pointwise statements only). A
+// reduction with lanes > 1 keeps that many partial results (a multiple of the vector width dividing
+// its innermost reduction extent), rfactored and vectorized (Halide tutorial lesson 18), combined
+// at the end.
 struct StageChoice {
     std::string tensor;
     std::string at = "root";

@@ -1,7 +1,7 @@
-// Bandwidth-bound reductions (issue 19): a matmul with a few rows (M <= 4, a GEMV: the shape of
-// LLM decoding) does about one multiply-add per 2 bytes of the operand it streams, far below any
-// CPU's balance of FLOPs to memory bandwidth, so its speed is the rate at which it reads that
-// operand. What sets the rate is how many rows of the operand the loop reads at once: the
+// Bandwidth-bound reductions (docs/design.md §2.5): a matmul with a few rows (M <= 4, a GEMV: the
+// shape of LLM decoding) does about one multiply-add per 2 bytes of the operand it streams, far
+// below any CPU's balance of FLOPs to memory bandwidth, so its speed is the rate at which it reads
+// that operand. What sets the rate is how many rows of the operand the loop reads at once: the
 // reduction block of a blocked accumulator (core/Schedule.h). Blocks of 16 rows and more, the
 // cache blocking a compute-bound matmul wants, keep 16 or more streams going, each crossing a page
 // per row; the hardware prefetchers follow only a few. Blocks of 4 or 8 rows stream at the triad

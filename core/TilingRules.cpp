@@ -123,9 +123,9 @@ int64_t most_cache_tiles(const TilingRules &rules) {
     return most;
 }
 
-// On several cores a tiling needs a tile per core where the shape has that many (issue 18): one of
-// fewer tiles runs on fewer cores whatever its parallel loop (matmul 256^3 in one 256 x 256 tile
-// ran at one core's speed on two).
+// On several cores a tiling needs a tile per core where the shape has that many (docs/design.md
+// §2.4): one of fewer tiles runs on fewer cores whatever its parallel loop (matmul 256^3 in one
+// 256 x 256 tile ran at one core's speed on two).
 bool enough_tiles(const TilingRules &rules, const SchedulePoint &p) {
     const int cores = rules.knobs.cores;
     return cores <= 1 || rules.most_tiles < cores || cache_tiles(rules, p) >= cores;
@@ -219,8 +219,7 @@ std::vector<int> vector_widths_for(int64_t e0, int lanes) {
 // Whether axis `i` (of `extents`, innermost first) is a lone row under vectors on the innermost
 // axis: the second innermost, with no rows beside it (the third axis has one step), as a
 // channel-blocked 1x1 convolution's pixels flattened by its view (ComputeDef::views). Measured
-// 2026-11-25: 28 of its pixels x one vector of channels, 1.2-1.7x 14 x 2 vectors or 7 x 4
-// (docs/bench/2026-11-25-s11-conv.md).
+// at 1 thread: 28 of its pixels x one vector of channels, 1.2-1.7x 14 x 2 vectors or 7 x 4.
 bool lone_row(size_t i, const std::vector<int64_t> &extents, int vector_axis) {
     return i == 1 && vector_axis == 0 && extents.size() > 2 && extents[2] == 1;
 }
@@ -259,9 +258,9 @@ std::vector<int64_t> axis_regs(size_t i, const std::vector<int64_t> &extents, in
     if (int(i) == vector_axis) return innermost_regs(vw, extent);
     if (i <= 1) return row_regs(extent, lone_row(i, extents, vector_axis));
     // The fourth axis takes the third's place beside a lone row, whose third axis has one step (a
-    // flattened channel-blocked 1x1: its output-channel blocks). Measured 2026-11-27 at 1 thread,
-    // 56x56x64->256 (docs/bench/2026-11-27-s20-zen5.md): 8 pixels x 2 blocks 257-261 GFLOP/s,
-    // 6 x 4 259, against 239 for 28 x 1 (every FMA its own broadcast load beside 1 weight load).
+    // flattened channel-blocked 1x1: its output-channel blocks). Measured at 1 thread on an AMD
+    // Zen 5 host, 56x56x64->256: 8 pixels x 2 blocks 257-261 GFLOP/s, 6 x 4 259, against 239 for
+    // 28 x 1 (every FMA its own broadcast load beside 1 weight load).
     if (i == 2 || (i == 3 && lone_row(1, extents, vector_axis))) {
         // A third axis (output channels of a convolution, the batch of a batched matmul) may
         // join the register tile: each loaded input vector then serves several outputs.

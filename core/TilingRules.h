@@ -1,5 +1,5 @@
-// The legal tiling space of one shape given by its rules rather than by its points (seed 004,
-// paragraphs 61 and 72): per loop axis the (register tile, cache tile) pairs on offer, the
+// The legal tiling space of one shape given by its rules rather than by its points (docs/design.md
+// §7.2, the flow in §2.4): per loop axis the (register tile, cache tile) pairs on offer, the
 // reduction blocks, the vector widths, the knobs, and the stage groups whose footprints must fit
 // the target's buffers. make_tiling_space (core/TilingSpace.h) enumerates these rules; the
 // functions here answer questions about single points without enumerating anything, which is

@@ -1,10 +1,11 @@
-// The legal tiling space (seed 004, paragraphs 61 and 72): per loop axis of the main statement,
-// the split factors at each buffer level (register tile, cache tile, reduction block) and the
-// vector width, times the knobs a CPU needs (loop order at the cache-tile and register-tile levels,
-// parallel loops, packing of each input, unrolling, prefetching). Groups that share an axis share
-// its factor, so every point is one realisable schedule; a tiling is legal when the footprints of
-// the groups in each buffer add up to no more than the buffer's capacity. The rules themselves,
-// and questions about single points that need no enumeration, are in core/TilingRules.h.
+// The legal tiling space (docs/design.md §7.2, the flow in §2.4): per loop axis of the main
+// statement, the split factors at each buffer level (register tile, cache tile, reduction block)
+// and the vector width, times the knobs a CPU needs (loop order at the cache-tile and register-tile
+// levels, parallel loops, packing of each input, unrolling, prefetching). Groups that share an axis
+// share its factor, so every point is one realisable schedule; a tiling is legal when the
+// footprints of the groups in each buffer add up to no more than the buffer's capacity. The rules
+// themselves, and questions about single points that need no enumeration, are in
+// core/TilingRules.h.
 //
 // The space is held as its legal tilings times each tiling's knob combinations, never as a list of
 // every point: its size is exact without enumerating the knobs, and point i is computed on demand

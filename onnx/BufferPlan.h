@@ -1,4 +1,4 @@
-// Where every tensor of a compiled model lives while it runs (issue 21, seed 002: memory that
+// Where every tensor of a compiled model lives while it runs (docs/design.md §7.5: memory that
 // will not be used again is released, here by giving it to the next tensor).
 //
 // Storage comes from four places: the caller's input buffers, the caller's output buffers, the

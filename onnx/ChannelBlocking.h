@@ -1,5 +1,5 @@
-// Layouts chosen across the graph (issue 21's Build list; seed 002's weights in their kernels'
-// layouts): convolutions and pools run on channel-blocked activations (oneDNN's nChw16c: channel c
+// Layouts chosen across the graph (docs/design.md §3.2 and §7.4; weights in their kernels' layouts,
+// §7.5): convolutions and pools run on channel-blocked activations (oneDNN's nChw16c: channel c
 // of an N x C x H x W tensor at [n, c / 16, y, x, c % 16]) and stay blocked from one convolution
 // to the next, with reorders only where a tensor crosses into an op that reads NCHW (the graph's
 // edges, a view, a convolution whose channels are not multiples of 16, a depthwise convolution).

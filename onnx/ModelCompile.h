@@ -1,4 +1,4 @@
-// `opgen compile model.onnx -o DIR`, its partitioning half (issue 21): the model's graph
+// `opgen compile model.onnx -o DIR`, its partitioning half (docs/design.md §3): the model's graph
 // (ModelGraph), its fused subgraphs (Partition), every subgraph's op bound at its shape, and the
 // folder that records them:
 //   DIR/manifest.json  one entry per op with its distinct shapes: `opgen batch DIR/manifest.json

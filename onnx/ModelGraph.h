@@ -1,4 +1,4 @@
-// A whole ONNX model as a graph with every shape concrete (issue 21, seed 001: translating a
+// A whole ONNX model as a graph with every shape concrete (docs/design.md §7.4: translating a
 // network file into opgen's intermediate form). Unlike `opgen extract`, which lists what it can map
 // and skips the rest, compiling needs the whole graph: every value's shape must be known, and the
 // model is refused when it is not.

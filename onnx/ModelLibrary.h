@@ -1,7 +1,7 @@
-// The deployable artifact of `opgen compile` (issue 21, seeds 000, 001, 002): every subgraph's
-// kernel from the kernel cache (missing ones tuned into it by the batch machinery, or Halide's
-// heuristic point without tuning), compiled in parallel worker processes, and combined with the
-// generated program (onnx/ModelProgram.h), the buffer plan (BufferPlan.h) and the weights
+// The deployable artifact of `opgen compile` (docs/design.md §3, ideas in §7.3-§7.5): every
+// subgraph's kernel from the kernel cache (missing ones tuned into it by the batch machinery, or
+// Halide's heuristic point without tuning), compiled in parallel worker processes, and combined
+// with the generated program (onnx/ModelProgram.h), the buffer plan (BufferPlan.h) and the weights
 // (ModelWeights.h) into files for DIR:
 //   <model>.h, lib<model>.a    `<model>_load(weights)` / `<model>_run(inputs, outputs)`, with the
 //                              kernels and one Halide runtime inside

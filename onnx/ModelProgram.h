@@ -1,5 +1,5 @@
-// The C program of a deployed model (issue 21, seed 001: "a network template file generated
-// against the hardware's interface", compiled into the inference library): a header declaring
+// The C program of a deployed model (docs/design.md §7.4: a program generated against the
+// target's interface, compiled into the inference library): a header declaring
 // `<model>_load(weights_path)` / `<model>_run(inputs, outputs)` and the model's facts (inputs,
 // outputs, their dims, the kernels), and a source that calls every kernel in graph order on
 // Halide buffers whose dims are constants and whose memory the buffer plan gives: the caller's

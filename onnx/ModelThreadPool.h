@@ -1,9 +1,9 @@
-// The thread pool a deployed model's kernels run their parallel loops on (issue 21: "thread-pool
-// wakeups at 2 threads"): C text compiled into the model's program (ModelProgram.h), installed by
-// `<model>_set_threads(N)` through Halide's halide_set_custom_do_par_for. N - 1 workers take a
-// loop's iterations beside the calling thread and, after a loop, spin for a while (200 us by
-// default) before they sleep, so the next kernel's loop finds them awake: Halide's own pool sleeps
-// an idle worker after a few dozen yields, and a model of ~50 kernels paid a wake-up for each.
+// The thread pool a deployed model's kernels run their parallel loops on (docs/design.md §3.5): C
+// text compiled into the model's program (ModelProgram.h), installed by `<model>_set_threads(N)`
+// through Halide's halide_set_custom_do_par_for. N - 1 workers take a loop's iterations beside the
+// calling thread and, after a loop, spin for a while (200 us by default) before they sleep, so the
+// next kernel's loop finds them awake: Halide's own pool sleeps an idle worker after a few dozen
+// yields, and a model of ~50 kernels paid a wake-up for each.
 // Loops nested inside a task run serially on the thread that reached them (every worker is busy
 // then). The environment variable OPGEN_SPIN_US sets the spin in microseconds at
 // `<model>_set_threads`; 0 keeps Halide's own pool (for comparisons).

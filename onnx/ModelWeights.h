@@ -1,7 +1,7 @@
-// The weights file of a deployed model (issue 21, seed 001's "weights" beside the library):
-// every weight a kernel reads, at the offset the buffer plan gave it, so that loading is one read
-// into one aligned buffer and nothing else of the model file is kept (seed 002). No kernel needs
-// a layout other than ONNX's row-major one today, so the bytes are the model's own.
+// The weights file of a deployed model (docs/design.md §7.4: the weights beside the library): every
+// weight a kernel reads, at the offset the buffer plan gave it, so that loading is one read into
+// one aligned buffer and nothing else of the model file is kept (docs/design.md §7.5). No kernel
+// needs a layout other than ONNX's row-major one today, so the bytes are the model's own.
 //
 // Format (little-endian): 64 bytes of header, "OPGENWT1", the payload's size in bytes (uint64),
 // the payload's FNV-1a 64-bit hash (uint64), zeros; then the payload.

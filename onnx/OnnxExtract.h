@@ -1,6 +1,6 @@
-// Model import (seed 001: from a network file to deployable code): reads an ONNX model, runs
-// ONNX's shape inference, and maps every node opgen has an op for to that op at a concrete shape,
-// so the model's kernels can be tuned as a batch manifest (core/Manifest.h).
+// Model import (docs/design.md §3.1 and §7.4: from a network file to deployable code): reads an
+// ONNX model, runs ONNX's shape inference, and maps every node opgen has an op for to that op at a
+// concrete shape, so the model's kernels can be tuned as a batch manifest (core/Manifest.h).
 //
 // Mapped: MatMul (2-D weights -> matmul with the leading dims folded into M; equal batch dims ->
 // batch_matmul), Gemm -> matmul, Conv (group 1 -> conv2d_nchw, group = channels ->

@@ -1,5 +1,5 @@
-// Partitioning a whole model into fused subgraphs, each one op of the op language (issue 21;
-// seed 000 splits the graph into subgraphs that are compiled separately and combined).
+// Partitioning a whole model into fused subgraphs, each one op of the op language (docs/design.md
+// §3.2; as in §7.3, the graph is split into subgraphs that are compiled separately and combined).
 //
 // Walking the graph in order, a subgraph starts at a compute node and absorbs what follows it
 // while each intermediate value has no other reader:

@@ -1,4 +1,4 @@
-// Weights re-laid out into the layout their kernel reads (issue 21, seed 002): a weight that a
+// Weights re-laid out into the layout their kernel reads (docs/design.md §7.5): a weight that a
 // kernel wants in another order than ONNX's row-major one is given a new tensor, its elements
 // permuted once when the model is compiled, so the weights file holds the kernel's layout and the
 // original is never loaded. The partition asks for these (Partition.relayouts); compile_model adds

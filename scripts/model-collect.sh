@@ -5,7 +5,7 @@
 #   scripts/model-collect.sh [train|holdout|all] [OUT_DIR] [OPGEN]
 # writes OUT_DIR/train.db and OUT_DIR/holdout.db (default OUT_DIR: model-data). A rerun resumes.
 # The held-out tasks are shapes never trained on: matmul 384^3 and conv2d C=64 F=64 28x28, and
-# (since 2026-11-25, with the stage plans and channel orders of issues 18 and 19) softmax
+# (since 2026-11-25, with the stage plans and channel orders) softmax
 # 128x2048, layernorm 64x3072 and conv2d C=256 F=256 14x14.
 set -euo pipefail
 what=${1:-all}

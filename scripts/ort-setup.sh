@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs ONNX Runtime's CPU build from the npm registry into a project-local folder, as the
-# reference and the latency anchor for whole models (issue 21):
+# reference and the latency anchor for whole models:
 #   npm install --ignore-scripts onnxruntime-node@VERSION   into DIR/node_modules
 # The package carries its CPU library; its install script would only fetch GPU extras (and fails
 # offline), hence --ignore-scripts. Node.js and npm come from Debian (scripts/setup.sh).

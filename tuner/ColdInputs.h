@@ -2,8 +2,8 @@
 // memory on every call, as they do inside a model, where the other layers' weights pass through
 // the caches between two calls of one kernel. The tuner otherwise calls a kernel on the same
 // buffers again and again, so weights larger than L2 are hot from the second call, and it ranks
-// schedules by a time the model never sees (docs/bench/2026-11-25-s8-models.md: stage-4
-// convolutions 1.9-2.2x their tuned time in ResNet-50).
+// schedules by a time the model never sees (measured on an AMD EPYC host: stage-4 convolutions
+// 1.9-2.2x their tuned time in ResNet-50).
 //
 // Before each timed call the named inputs' cache lines are written back and dropped from every
 // level of every core's caches (x86 `clflush`; elsewhere a buffer larger than the last-level

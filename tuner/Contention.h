@@ -1,5 +1,5 @@
 // A background memory-streaming load of opgen's own, to tune and test kernels under controlled
-// memory-bandwidth contention (issue 11, seed 003's "DDR bandwidth taken by another module").
+// memory-bandwidth contention (docs/design.md §7.6: DDR bandwidth taken by another module).
 //
 // Each load thread owns two arrays much larger than the last-level cache and streams through them
 // (a[i] = b[i] + s * a[i], a read-modify-write triad with two streams) in slices of a short period:

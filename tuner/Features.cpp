@@ -28,7 +28,7 @@ const std::vector<std::string> &feature_names() {
         "axis3_reg_log2", "axis3_tile_log2", "axis3_tiles_log2", "axis3_outer_pos",
         "reduce0_block_log2", "reduce0_blocks_log2", "reduce1_block_log2", "reduce1_blocks_log2",
         "reduce2_block_log2", "reduce2_blocks_log2", "vector_registers_live",
-        // The point's other choices (issues 18 and 19): where the op's other statements are
+        // The point's other choices (docs/design.md §2.4): where the op's other statements are
         // computed, how many partial-sum lanes their reductions keep, the exp form, the channel
         // order and which axis is vectorized; then statement by statement (slot i = the i-th
         // statement of the stage plan; absent: -1), as the loop nest is axis by axis.
@@ -259,9 +259,9 @@ costmodel::FeatureBatch batch_features(const ComputeDef &def, const BoundShape &
 
 namespace {
 
-// The cores the point's parallel loop keeps busy (issue 18): its iterations run in rounds of one
-// per core, the last round partly idle, so 3 tiles on 2 cores do 1.5 cores' work and a fused loop
-// of one tile does one core's; a serial point (parallel_loops 0) one core's.
+// The cores the point's parallel loop keeps busy (docs/design.md §2.4): its iterations run in
+// rounds of one per core, the last round partly idle, so 3 tiles on 2 cores do 1.5 cores' work and
+// a fused loop of one tile does one core's; a serial point (parallel_loops 0) one core's.
 double busy_cores(const Target &target, const TilingRules &space, const SchedulePoint &p, int threads) {
     const int cores = std::max(1, std::min(threads, target.cores));
     if (cores == 1 || p.parallel_loops <= 0) return 1;
@@ -339,7 +339,7 @@ double contended_roofline_seconds(const ComputeDef &def, const BoundShape &shape
     // On a quiet machine the roofline lets DRAM traffic hide under compute, and re-read panels come
     // from the L3. A streaming load on the other core evicts the L3 and takes a share of the
     // bandwidth, so every byte the tiles move from outside L2 is paid again, in proportion to
-    // the load (seed 003: block load time grows with the DDR bandwidth taken).
+    // the load (docs/design.md §7.6: block load time grows with the DDR bandwidth taken).
     return quiet + std::max(0.0, contention_level) * t.bytes_outside / kDramBandwidth;
 }
 

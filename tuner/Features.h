@@ -1,7 +1,7 @@
-// Per-stage-group features of a candidate: the seed's seven (seed 004, paragraphs 78-84: stage
-// type, store bit, store num, compute bit, compute num, emit bit, emit num) and what makes them
-// accurate on a CPU (footprint over capacity, arithmetic intensity, vector-lane use, tail waste,
-// parallel tasks per core, unroll size, packing). costmodel/ sees only these numbers.
+// Per-stage-group features of a candidate (docs/design.md §2.6): stage type, store bit, store num,
+// compute bit, compute num, emit bit and emit num, and what makes them accurate on a CPU (footprint
+// over capacity, arithmetic intensity, vector-lane use, tail waste, parallel tasks per core, unroll
+// size, packing). costmodel/ sees only these numbers.
 #ifndef OPGEN_TUNER_FEATURES_H
 #define OPGEN_TUNER_FEATURES_H
 

@@ -1,8 +1,9 @@
-// Timing shape-generic kernels where the truth is known (`opgen db compile --generic`, issue 20):
-// every generic kernel of an op runs at each tuned shape of that op, in turns with the shape's
-// tuned kernel, and the median ratio is stored (db::GenericTimingRecord). The lookup then ranks
-// the generic kernels that serve a never-tuned shape by their measured ratios at the tuned shapes
-// nearest to it, instead of by a cost model asked about schedules far from its training data.
+// Timing shape-generic kernels where the truth is known (`opgen db compile --generic`,
+// docs/design.md §2.9): every generic kernel of an op runs at each tuned shape of that op, in turns
+// with the shape's tuned kernel, and the median ratio is stored (db::GenericTimingRecord). The
+// lookup then ranks the generic kernels that serve a never-tuned shape by their measured ratios at
+// the tuned shapes nearest to it, instead of by a cost model asked about schedules far from its
+// training data.
 //
 // Both kernels run as the cache stores them: the stored-code timer (`opgen-code-timer`,
 // tuner/StoredCodeTimer.h), a process of its own with the Halide runtime and no compiler, loads

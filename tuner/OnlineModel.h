@@ -1,4 +1,4 @@
-// The cost model a search trains online on its own measurements (seed 004, paragraphs 62-63: the
+// The cost model a search trains online on its own measurements (docs/design.md §2.6: the
 // measured candidates retrain the model that ranks the next ones). tune() trains it on the task's
 // trials (throughput in GFLOP/s), the variant search on what one contention level measured
 // (throughput: 1 / ratio to the quiet winner). Both retrain it from scratch after every batch, on

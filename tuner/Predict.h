@@ -4,7 +4,7 @@
 //
 // resolve: the op file (from an OpLibrary) bound to the shape gives the canonical shape text the
 // cache keys by, and the extent of every loop variable the schedule tiles.
-// predict: the cost model's pick over the shape's legal space (seed 004, paragraphs 62-63): a
+// predict: the cost model's pick over the shape's legal space (docs/design.md §2.6): a
 // seeded uniform sample of the space, drawn without enumerating it (core/TilingRules.h), ranked
 // by the roofline estimate, and the roofline's best share re-ranked by an XGBoost model trained on
 // the cache's measurements of the same op on the same target (the model is trained once per op,

@@ -1,5 +1,5 @@
-// Search strategies: which points of the legal space the tuner measures next (seed 004,
-// paragraphs 62-63: the cost model ranks candidates, the best few are measured, the measurements
+// Search strategies: which points of the legal space the tuner measures next (docs/design.md
+// §2.6: the cost model ranks candidates, the best few are measured, the measurements
 // retrain the model). Two strategies, one per file's factory, picked by the space's size:
 //   - exhaustive: a space small enough is scored whole by the model every round;
 //   - evolutionary: a larger one is searched by a seeded evolution guided by the model — a

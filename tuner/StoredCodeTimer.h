@@ -4,8 +4,8 @@
 // carries the Halide runtime (as opgen_cache does) and no compiler. So the ratios the lookup ranks
 // by describe the code a runtime calls, compiled with the options it was built with (generic code
 // without LLVM's SLP vectorizer, codegen/GenericBuild.h), not a JIT compile of the same schedule in
-// the compiling process: session 17 timed a generic conv kernel 1.22x its exact twin JIT-compiled
-// and 1.08x as stored (docs/bench/2026-11-27-s17-generic.md).
+// the compiling process: on an Intel Xeon host a generic conv kernel timed 1.22x its exact twin
+// JIT-compiled and 1.08x as stored.
 //
 // For each pair, both kernels run on the same seeded inputs and the generic output must match the
 // tuned kernel's (each element within 1e-3 of it, relative to 1 + its size) before any time counts:

@@ -1,4 +1,4 @@
-// How tune() scores the candidates of one task (seed 004, paragraph 86: the cost model ranks the
+// How tune() scores the candidates of one task (docs/design.md §2.6: the cost model ranks the
 // legal space). Per point it computes the feature rows and the roofline estimate once per round.
 // Before the task has enough correct measurements for the online model, the target's default
 // model ranks on its own, or the roofline when there is none; after, the default model and the

@@ -81,9 +81,9 @@ struct Task {
 
 // The reference with one of the inputs it packs read in place instead, for each such input whose
 // packing choice the space offers: measured in the first round, so that whether a panel pays is
-// timed on the host rather than taken from the heuristic. Measured 2026-11-27 on an AMD Zen 5
-// (docs/bench/2026-11-27-s20-zen5.md), ResNet-50's 1x1s over 256+ channels: the pixel GEMM with X
-// read in place 0.95-1.02x oneDNN, packed 0.88-0.96x; on session 13's Intel host packing won.
+// timed on the host rather than taken from the heuristic. Measured on an AMD Zen 5 host,
+// ResNet-50's 1x1s over 256+ channels: the pixel GEMM with X read in place 0.95-1.02x oneDNN,
+// packed 0.88-0.96x; on an Intel Xeon host packing won.
 std::vector<SchedulePoint> packing_twins(const TilingSpace &space, const SchedulePoint &reference) {
     const auto &choices = space.knobs.pack_prefetch;
     std::vector<SchedulePoint> twins;
@@ -550,7 +550,7 @@ SchedulePoint reference_point(const ComputeDef &def, const BoundShape &shape, co
     return p;
 }
 
-// The loop of seed 004 (paragraphs 62-63 and 86), each step a function above.
+// The loop of docs/design.md §2.6 and §2.7, each step a function above.
 TuneResult tune(const ComputeDef &def, const BoundShape &shape, const Target &target, const TuneOptions &o,
                 db::KernelCache *cache, const db::KernelKey *key) {
     Task t{def, shape, target, o, cache, key, make_tiling_space(def, shape, target, o.threads),

@@ -1,14 +1,14 @@
 // tune: one tuning task from op and shape to a measured, verified winner.
 //
-// The loop (seed 004, paragraphs 62-63 and 86, with measurement as in the design): build the legal
-// space; rank it by the target's default cost model (tuner/ModelStore.h), or by the roofline
-// estimate when there is none; measure the hand-written heuristic point and the best few (plus a
-// seeded share of random explorers); train an online XGBoost model on everything measured for
-// this task and rank by a blend of the two models (tuner/ModelBlend.h); repeat until a budget is
-// spent; then re-measure the leading contenders interleaved and name the winner by median. A
-// candidate about to become the best is first timed again head to head with the best so far, so
-// one lucky timing does not lead the search. Every measured candidate is recorded (features, time, status)
-// when a cache is given, and the same seed with the same measurements gives the same winner.
+// The loop (docs/design.md §2.6, with measurement as in §2.7): build the legal space; rank it by
+// the target's default cost model (tuner/ModelStore.h), or by the roofline estimate when there is
+// none; measure the hand-written heuristic point and the best few (plus a seeded share of random
+// explorers); train an online XGBoost model on everything measured for this task and rank by a
+// blend of the two models (tuner/ModelBlend.h); repeat until a budget is spent; then re-measure the
+// leading contenders interleaved and name the winner by median. A candidate about to become the
+// best is first timed again head to head with the best so far, so one lucky timing does not lead
+// the search. Every measured candidate is recorded (features, time, status) when a cache is given,
+// and the same seed with the same measurements gives the same winner.
 #ifndef OPGEN_TUNER_TUNER_H
 #define OPGEN_TUNER_TUNER_H
 

@@ -1,4 +1,4 @@
-// Tuning the schedule variants of one cache key (issue 11, seed 003 step S1): the winner on a
+// Tuning the schedule variants of one cache key (docs/design.md §7.6): the winner on a
 // quiet machine and, for each of a few memory-bandwidth contention levels, the candidate that is
 // fastest while opgen's own streaming load (tuner/Contention.h) runs at that level.
 //

@@ -1,6 +1,7 @@
 // The measurement worker: a separate process (the `opgen-worker` executable) that compiles,
 // verifies and times candidates for the tuner, so that a candidate that crashes or hangs takes
-// down only its worker (seed 000: compile parts in parallel in several compile workers).
+// down only its worker (docs/design.md §7.3: compile parts in parallel in several compile
+// workers).
 //
 // The protocol is one JSON object per line over a socket, the parent asking and the worker
 // answering in order:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Derived and predicted answers against full tunings (issue #9): tunes 3 base shapes each of
+# Derived and predicted answers against full tunings: tunes 3 base shapes each of
 # matmul and conv2d_nchw into a cache on the host (1 thread), then for 10 shapes never tuned
 # measures, interleaved in 3 rounds, the kernel of a full tuning of that shape, the library's
 # derived answer and the model's predicted answer, and prints time ratios over the tuned kernel.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel-cache lookup benchmark (issue #9): builds opgen_cache_bench and opgen in a build folder
+# Kernel-cache lookup benchmark: builds opgen_cache_bench and opgen in a build folder
 # (-DOPGEN_BUILD_CACHE_BENCH=ON), fills a cache with 100,000 kernel rows (once; kept at --db), then
 # prints p50/p99 answer times through the library (exact; derived and predicted for matmul and
 # conv2d_nchw, and for the issue's four shapes computed afresh 50 times each, with how those answers

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shape-generic kernels straight from the cache (issue 20), on the campaign cache that
+# Shape-generic kernels straight from the cache, on the campaign cache that
 # scripts/bench/generic.sh builds (WORK/all.db: its tunes, their code and their generic code):
 # the first call in a fresh process (open + find + load + call; 20 processes, two rounds) of one
 # exact conv key and of shapes that no key tuned, served by a generic kernel (a conv shape given

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shape-generic kernels and the lookup's chosen answers against full tunes (issue 20), on 10
+# Shape-generic kernels and the lookup's chosen answers against full tunes, on 10
 # shapes per op (matmul, conv2d_nchw, softmax) that the answering cache never tuned. Two phases,
 # each under its own lock:
 #   flock -s /tmp/opgen-measure.lock scripts/bench/generic.sh tune

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernels straight from the cache (issue 20): tunes a small matmul and a conv2d_nchw into a cache
+# Kernels straight from the cache: tunes a small matmul and a conv2d_nchw into a cache
 # with their code (once; kept), then measures with opgen_kernel_bench, which links opgen_cache
 # alone: the first call in a fresh process (open + find + load + call) over 30 processes, and the
 # overhead of a lookup + call over the kernel alone, over 200,000 calls. Run it under the

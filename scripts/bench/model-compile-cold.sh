@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole models (issue 21): compiles ResNet-50 and BERT-base from an empty cache with the manifest's
+# Whole models: compiles ResNet-50 and BERT-base from an empty cache with the manifest's
 # budget (24 trials a kernel, weights timed cold) at each thread count, each compile in its own hold
 # of the shared measurement lock; prints the wall time (tuning included), the compile's peak RSS and
 # the load. Each model gets a fresh cache WORK/<model>-empty.db; the libraries WORK/<model>.e<T> are

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole models (issue 21): compiles from the warm cache (every kernel cached by
+# Whole models: compiles from the warm cache (every kernel cached by
 # model-compile-cold.sh, so nothing is tuned) with 1 and then 2 compile workers, under the exclusive
 # measurement lock; prints the kernels line and the whole compile's wall time. The speed-up of the
 # object compile is the "compiled in N worker(s): X s wall" figures, 1 worker over 2.

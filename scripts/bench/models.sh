@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole models, opgen against ONNX Runtime (issue 21): for each model compiled by `opgen compile`
+# Whole models, opgen against ONNX Runtime: for each model compiled by `opgen compile`
 # into WORK/<model>.<TAG>, checks the library's outputs against ONNX Runtime's (1e-4 relative,
 # 1e-3 for BERT's logits), then times both in one interleaved run: ROUNDS rounds, each running
 # ONNX Runtime and then opgen at every thread count, a fresh process each (WARMUP warm-up runs,

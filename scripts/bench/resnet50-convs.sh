@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ResNet-50's convolutions against oneDNN (issue 18's done-when row 2): tunes the manifest's 23
+# ResNet-50's convolutions against oneDNN: tunes the manifest's 23
 # conv keys into an empty cache (resnet50-convs-tune.sh: 24 trials, seed 1, 1 then 2 threads),
 # then runs the network bench: every key's time weighted by its count in the network (53 layers),
 # opgen's cached winner against oneDNN, one interleaved run at 1 and 2 threads. The report is

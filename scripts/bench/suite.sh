@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks opgen against the anchors (issue #6): builds opgen_bench in build-bench (Release,
+# Benchmarks opgen against the anchors: builds opgen_bench in build-bench (Release,
 # -DOPGEN_BUILD_BENCH=ON, tests off), then runs the suite of tests/bench/suite.json. opgen's column
 # is the kernel cache's winner for each entry and thread count; keys the cache lacks are tuned first,
 # with the tuner library, and stored (the first run therefore takes longer). The report goes to

@@ -8,7 +8,7 @@
 # (tuner/Tuner.h); those re-timings are not trials. The load average is printed around every run.
 # Usage: scripts/bench/tuner-curve.sh [build-dir] (default: build); TRIALS (default 200), SEEDS (default
 # "1"; SEED is the old name), JOBS, THREADS (default 1: the machine has 2 shared cores), OPS
-# (default "matmul conv2d"; conv2d14 is issue 18's conv 14x14x256 -> 256 3x3), NO_DEFAULT_MODEL=1 (start from the roofline, not the default cost
+# (default "matmul conv2d"; conv2d14 is ResNet-50's conv 14x14x256 -> 256 3x3), NO_DEFAULT_MODEL=1 (start from the roofline, not the default cost
 # model), KEEP (a folder to keep each run's JSON in).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Schedule variants under memory-bandwidth contention (issue #11): builds opgen and
+# Schedule variants under memory-bandwidth contention: builds opgen and
 # opgen_variants_bench in a build folder (-DOPGEN_BUILD_VARIANTS_BENCH=ON), tunes matmul
 # M=32,N=1024,K=2048 and conv2d_nhwc N=1,H=7,W=7,C=512,F=512 3x3 (ResNet-50's last stage) with
 # their contention variants (`opgen tune --variants`, one kernel thread) into a cache file, then runs

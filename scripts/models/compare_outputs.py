@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks two sets of model outputs against each other within a relative tolerance (issue 21):
+"""Checks two sets of model outputs against each other within a relative tolerance:
 every REFERENCE_DIR/<name>.npy must have a CANDIDATE_DIR/<name>.npy of the same shape with
 
     max |candidate - reference|  <=  rtol * max |reference|

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Layer by layer against ONNX Runtime (issue 21): under one hold of the exclusive measurement lock,
+# Layer by layer against ONNX Runtime: under one hold of the exclusive measurement lock,
 # for each thread count, ONNX Runtime's own per-node profile (scripts/ort/run.js --profile) and
 # `opgen run --profile` of the library WORK/<model>.<TAG>, each a fresh process, then
 # scripts/models/layer_compare.py joins them kernel by kernel (printed, and kept as

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Layer by layer, opgen's compiled model against ONNX Runtime's own profile (issue 21): joins
+"""Layer by layer, opgen's compiled model against ONNX Runtime's own profile: joins
 ONNX Runtime's per-node profile (`scripts/ort/run.js --profile PREFIX`, Chrome-trace JSON) with
 the per-kernel lines of `opgen run DIR --profile` through DIR/graph.json, whose kernels list the
 ONNX nodes each one fuses. ONNX Runtime names its NCHWc nodes after their output tensor

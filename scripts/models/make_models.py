@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates the whole-model test networks (issue 21) with Debian's python3-onnx: random weights
+"""Generates the whole-model test networks with Debian's python3-onnx: random weights
 from a fixed seed, static shapes, batch 1. Nothing is downloaded.
 
   small      a MobileNet-style net: 3x32x32 input, a strided stem conv, depthwise-separable

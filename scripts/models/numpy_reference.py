@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An independent reference for the whole-model tests (issue 21): interprets an ONNX graph with
+"""An independent reference for the whole-model tests: interprets an ONNX graph with
 plain numpy in float64, op by op, straight from the ONNX operator definitions. It shares no code
 with ONNX Runtime, so agreement between the two checks the test harness itself (the model files,
 the input and output files, the driver). Slow and simple on purpose.

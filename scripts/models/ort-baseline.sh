@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ONNX Runtime's baseline on the whole-model benchmarks (issue 21): generates ResNet-50 v1.5 and
+# ONNX Runtime's baseline on the whole-model benchmarks: generates ResNet-50 v1.5 and
 # the BERT-base encoder (timing the generation), checks ORT's outputs against the numpy
 # interpreter once per model, then times ORT at each thread count, batch 1, in ROUNDS rounds that
 # alternate the thread counts (so drift on a shared machine spreads over both). Each round is a

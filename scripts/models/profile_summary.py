@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Where a compiled model's time goes, per op (issue 21): joins the per-kernel lines of
+"""Where a compiled model's time goes, per op: joins the per-kernel lines of
 `opgen run DIR --profile` with DIR/graph.json's GFLOP per kernel and prints a Markdown table of
 kernels, milliseconds per run, share and GFLOP/s per op, slowest first.
 usage: profile_summary.py DIR PROFILE_TXT"""

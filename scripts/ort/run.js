@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs an ONNX model through ONNX Runtime (CPU, from the npm package scripts/ort-setup.sh
 // installs): the reference that whole-model outputs are checked against and the anchor their
-// latency is compared with (issue 21). Reads float32 .npy inputs, writes float32 .npy outputs,
+// latency is compared with. Reads float32 .npy inputs, writes float32 .npy outputs,
 // times N runs after W warm-up runs, and prints one JSON line: the median and minimum latency,
 // the CPU time per run, the session's load time, and the process's peak resident memory (with the resident memory of
 // the bare Node.js process before ONNX Runtime was loaded, so the two can be told apart).

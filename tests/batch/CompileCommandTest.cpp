@@ -1,4 +1,4 @@
-// `opgen compile` (issue 21, the partitioning half) on models built at test time with Debian's
+// `opgen compile` (the partitioning half) on models built at test time with Debian's
 // python3-onnx (scripts/models/make_models.py: the small MobileNet-style net, resnet_tiny,
 // bert_tiny; tests/batch/make_onnx_models.py for the error cases): which fused subgraphs each
 // model becomes, bundled or generated ops, the folder it writes and that `opgen batch` reads, and

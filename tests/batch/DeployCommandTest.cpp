@@ -1,4 +1,4 @@
-// `opgen compile`'s deployable folder and `opgen run` (issue 21) on the small MobileNet-style net
+// `opgen compile`'s deployable folder and `opgen run` on the small MobileNet-style net
 // (kernels at Halide's heuristic points, --no-tune, so the suite stays quick): the files written,
 // the memory plan reported, and the errors: a folder that is not a compiled model, inputs of the
 // wrong shape or count, a missing input file, a corrupt weights file, and a library build that

@@ -6,7 +6,7 @@
 //       (nChw16c and friends); each call reorders the NCHW input and the OIHW weights into it and
 //       the output back, and those reorders are timed. The NCHW op takes its weights on every
 //       call, and opgen's kernels pack them (when they pack them) inside the timed call, so both
-//       sides count the same work (issue 18: "counting reorders"). This and the plain one are the
+//       sides count the same work ("counting reorders"). This and the plain one are the
 //       fair comparison for an NCHW op.
 //   "oneDNN blocked+reorders, weights untimed": the same with the weights reordered once, outside
 //       the timing, as a framework does at model load (the anchor before session 8); for

@@ -1,4 +1,4 @@
-// Benchmark of the lookup's answers for never-tuned shapes against full tunes (issue 20, run by
+// Benchmark of the lookup's answers for never-tuned shapes against full tunes (run by
 // scripts/generic-bench.sh). For one op and shape:
 //
 //   opgen_choice_bench --db L --tuned-db T --target TGT --op OP --shape S [--rounds 7] [--min-ms 40]

@@ -1,4 +1,4 @@
-// opgen_score_bench: how fast the cost model scores a legal space (issue #7's goal: at least one
+// opgen_score_bench: how fast the cost model scores a legal space (the goal: at least one
 // million group-rows per second on this 2-core machine). Builds the legal space of one task,
 // extracts the features of a seeded sample of its points, and times the model's predict over the
 // whole batch, and the feature extraction, in interleaved rounds; prints medians and the spread.

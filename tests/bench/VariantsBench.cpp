@@ -1,4 +1,4 @@
-// Benchmark of schedule variants under memory-bandwidth contention (issue 11): a loop of calls
+// Benchmark of schedule variants under memory-bandwidth contention: a loop of calls
 // through the run-time dispatcher (runtime/Dispatcher.h) over a key's stored variants, against the
 // quiet-machine winner alone, with opgen's streaming load (tuner/Contention.h) off and on. The
 // four blocks (quiet/load x winner/dispatcher) are interleaved round by round, the contender order

@@ -1,4 +1,4 @@
-// opgen_bench: opgen's cached winners against the anchors, in one run (issue #6). For every suite
+// opgen_bench: opgen's cached winners against the anchors, in one run. For every suite
 // entry and thread count, in a straight line: build the problem (inputs and reference), make every
 // contender (opgen's winner, tuned first when the cache lacks it; oneDNN; OpenBLAS; Halide's
 // autoschedulers; the naive loop), check each against the reference, time them interleaved, and

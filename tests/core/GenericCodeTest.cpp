@@ -35,7 +35,7 @@ const char *kSoftmaxPoint = R"({"axes":[{"reg":64,"tile":256,"var":"n"},{"reg":1
     "stages":[{"at":"tile","lanes":128,"tensor":"rmax"},{"at":"tile","lanes":1,"tensor":"ex"},
     {"at":"tile","lanes":32,"tensor":"rsum"}],"unroll":true,"vector_width":16})";
 
-// Session 12's softmax winner at M=37, N=4096 (docs/bench/2026-11-26-s13-cache.md): the whole row
+// A tuned softmax winner at M=37, N=4096 (an Intel Xeon host): the whole row
 // (n:4096) as the cache tile, 32-wide register tiles, the row stages in the tile.
 const char *kWholeRowPoint = R"({"axes":[{"reg":32,"tile":4096,"var":"n"},{"reg":1,"tile":1,"var":"m"}],
     "fast_math":true,"outer_order":["n","m"],"packed":[],"parallel_loops":0,"reduce":[],

@@ -1,4 +1,4 @@
-// Which cache-tile loops run in parallel (core/ParallelLoops.h, issue 18): trip counts, the
+// Which cache-tile loops run in parallel (core/ParallelLoops.h, docs/design.md §2.4): trip counts, the
 // fusions offered, and the hand-written starting point's choice on shapes whose outermost loop has
 // one tile (a batch-1 convolution's image loop, matmul 64x1024x4096's m).
 #include "core/OpLibrary.h"
@@ -27,7 +27,7 @@ TEST(ParallelLoops, OffersTheFewestLoopsReachingTheCores) {
 }
 
 // The starting point parallelizes loops with a tile per core on shapes where "the outermost loop"
-// has one (before issue 18 both ran serially on two cores).
+// has one (before the parallel-loop knob both ran serially on two cores).
 TEST(ParallelLoops, HeuristicPointGivesEveryCoreATile) {
     Target two = host_target();
     two.cores = 2;

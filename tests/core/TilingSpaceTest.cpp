@@ -61,7 +61,7 @@ TEST(TilingSpace, CountsMatmulSpaceOnToyTarget) {
     EXPECT_EQ(distinct.size(), 728u);
 }
 
-// The same space on two cores (issue 18). A tiling needs a cache tile per core (the shape has
+// The same space on two cores. A tiling needs a cache tile per core (the shape has
 // them), and a point fuses the outermost cache-tile loops of its order into its parallel loop: the
 // space offers, per tiling and order, the fewest loops whose iterations reach 2 and one loop more
 // where that loop has several; never a fusion of fewer than 2 iterations where one reaches 2.
@@ -109,7 +109,7 @@ TEST(TilingSpace, CountsParallelLoopChoicesOnToyTarget) {
     EXPECT_FALSE(is_legal_point(s, def, shape, toy, one_tile));
 }
 
-// The stage knob (issue 19) on the toy target (4 lanes), softmax M=2 N=8: rmax and rsum each at
+// The stage knob on the toy target (4 lanes), softmax M=2 N=8: rmax and rsum each at
 // root, tile or row with 1 or 4 partial-result lanes (8 lanes would not leave a loop), ex inlined,
 // at tile, at root or at row: 6 x 4 x 6 = 144 placements. Root, tile and row are ever deeper in the
 // output's loops (0, 1, 2), and a statement may not read, directly or through the inlined ex, one
@@ -315,7 +315,7 @@ TEST(TilingSpace, IndexedPointsAreStableMembers) {
     EXPECT_EQ(s.contains(t), t.axes[0].tile > t.axes[0].reg && t.axes[1].tile > t.axes[1].reg);
 }
 
-// The accelerator of seed 004: A through UB, L1 and L0A, B through UB, L1 and L0B, the result from
+// The accelerator target (docs/design.md §7.1): A through UB, L1 and L0A, B through UB, L1 and L0B, the result from
 // L0C through UB to DDR; one group per tensor and buffer, double buffers counted twice.
 TEST(TilingSpace, AcceleratorGroupsFollowEachInputsPath) {
     ComputeDef def = matmul();

@@ -11,7 +11,7 @@
 namespace opgen::db {
 namespace {
 
-// Three variants as in seed 003: tuned on a quiet machine, under light and under heavy contention.
+// Three variants as in docs/design.md §7.6: tuned on a quiet machine, under light and under heavy contention.
 // times[v][c]: the time of variant v under contention level c, in ms. Each variant is the fastest
 // at its own level.
 struct Simulation {

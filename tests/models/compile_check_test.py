@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Shows that `opgen compile`'s fused subgraphs compute the model (issue 21): for the small
+"""Shows that `opgen compile`'s fused subgraphs compute the model: for the small
 MobileNet-style net, resnet_tiny and bert_tiny, the partitioned model evaluated kernel by kernel
 by the op language's reference interpreter (`opgen compile --check-with`, every bundled and
 generated op at its bound shape) matches ONNX Runtime within 1e-4 relative (1e-3 would be the

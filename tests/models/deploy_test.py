@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Shows that `opgen compile` builds a deployable model that computes what ONNX Runtime computes
-(issue 21): the small MobileNet-style net with its kernels tuned into a fresh cache (a budget of
+"""Shows that `opgen compile` builds a deployable model that computes what ONNX Runtime computes:
+the small MobileNet-style net with its kernels tuned into a fresh cache (a budget of
 2 trials per kernel, to keep the test short), then compiled again from the warm cache (every
 kernel "cached", nothing tuned); resnet_tiny and bert_tiny with Halide's heuristic points
 (--no-tune), resnet_tiny also with NCHW activations (--nchw) and at 2 threads (its parallel loops

@@ -1,4 +1,4 @@
-"""What the whole-model tests (issue 21) share: failing with one line, running a command,
+"""What the whole-model tests share: failing with one line, running a command,
 Debian's python (the one python3-onnx is importable by), and refusing an absent ONNX Runtime."""
 import os
 import subprocess

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Proves the whole-model harness (issue 21) on the small MobileNet-style net: the generator
+"""Proves the whole-model harness on the small MobileNet-style net: the generator
 writes the same seeded model twice, ONNX Runtime (scripts/ort/run.js) runs it at 1 and 2 threads,
 and its outputs match an independent numpy interpreter of the graph within 1e-4 relative. The
 checks can fail: a perturbed output and a missing output are caught by the comparison tool, and

@@ -1,4 +1,4 @@
-// The contention level in the tuner's features and estimates (issue 11): it is the last feature
+// The contention level in the tuner's features and estimates: it is the last feature
 // column, on every group row, and leaves every other column as it was; the contended roofline is
 // the quiet one at level 0 and, as the level grows, charges the bytes from outside L2, so that its
 // best points move toward more reuse; measurement keys under load name their level.
@@ -91,7 +91,7 @@ TEST(Features, LoadedKeysNameTheirLevel) {
     EXPECT_EQ(contention_level_of("x86-64-avx512:t1:load-1"), 0);
 }
 
-// The roofline counts the cores a point's parallel loop keeps busy (issue 18): on 2 threads, the
+// The roofline counts the cores a point's parallel loop keeps busy: on 2 threads, the
 // same tiling parallel over m's one tile runs at one core's peak, over m x n's eight tiles at two,
 // and over three tiles at 1.5 (the last round half idle). Compute-bound tiles, so the peak decides.
 TEST(Features, RooflineCountsTheParallelLoopsIterations) {

@@ -84,7 +84,7 @@ TEST_P(RandomPoints, CompileAndMatchTheReference) {
     }
 }
 
-// The parallel loop chosen among the tile loops (issue 18), on every bundled op: on the sampled
+// The parallel loop chosen among the tile loops, on every bundled op: on the sampled
 // tiling with the most (outer order, parallel loops) pairs, each pair with another outermost loop
 // or another fusion, up to four, compiled and checked against the reference; each fuses loops of
 // at least two iterations where the tiling has them.
@@ -119,7 +119,7 @@ TEST_P(RandomPoints, ParallelLoopChoicesMatchTheReference) {
     EXPECT_FALSE(tried.empty()) << name;
 }
 
-// Every placement the stage knob offers (issue 19: each other statement at root, in the output's
+// Every placement the stage knob offers (the stage knob, docs/design.md §2.4: each other statement at root, in the output's
 // cache tile, per register tile of its rows, or inlined), on every bundled op: for each choice, the
 // first plan holding it, on a sampled tiling made to have whole rows in cache tiles of several
 // register tiles of rows, the row loop outermost; compiled and checked against the reference.
@@ -244,7 +244,7 @@ TEST(ScheduleKnobs, NonDividingReductionBlocksMatchTheReference) {
     EXPECT_EQ(tried, 3);
 }
 
-// Every stage plan of the row operations (issue 19: each other statement at root, in the output's
+// Every stage plan of the row operations (the stage knob, docs/design.md §2.4: each other statement at root, in the output's
 // tile, per register tile of its rows or inlined; reductions in one or several vectors of partial results; exp exact or fast),
 // each on a different sampled tiling, compiled and checked against the reference. Extents that
 // the lanes divide, so the partial-result choices are offered.
