@@ -8,7 +8,6 @@
 #include <set>
 
 using namespace opgen;
-using namespace opgen::tuner;
 
 namespace {
 

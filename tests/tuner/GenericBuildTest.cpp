@@ -13,7 +13,6 @@
 #include <vector>
 
 using namespace opgen;
-using namespace opgen::tuner;
 
 namespace {
 
