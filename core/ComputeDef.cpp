@@ -18,34 +18,6 @@ std::string SourceLoc::str() const {
     return s;
 }
 
-const char *dtype_name(DType t) {
-    switch (t) {
-    case DType::F32:
-        return "f32";
-    case DType::F16:
-        return "f16";
-    case DType::I8:
-        return "i8";
-    case DType::I32:
-        return "i32";
-    }
-    return "?";
-}
-
-int dtype_bytes(DType t) {
-    switch (t) {
-    case DType::F32:
-        return 4;
-    case DType::F16:
-        return 2;
-    case DType::I8:
-        return 1;
-    case DType::I32:
-        return 4;
-    }
-    return 4;
-}
-
 std::string read_func_name(const TensorDecl &t) { return t.zero_pad ? t.name + "_padded" : t.name; }
 
 const char *reduce_name(ReduceKind k) {

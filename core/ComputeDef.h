@@ -5,6 +5,7 @@
 #ifndef OPGEN_CORE_COMPUTE_DEF_H
 #define OPGEN_CORE_COMPUTE_DEF_H
 
+#include "base/DType.h"
 #include "base/Error.h"
 
 #include <cstdint>
@@ -14,12 +15,6 @@
 #include <vector>
 
 namespace opgen {
-
-enum class DType { F32, F16, I8, I32 };
-
-// "f32", "f16", "i8", "i32".
-const char *dtype_name(DType t);
-int dtype_bytes(DType t);
 
 enum class ExprKind {
     FloatConst, // 1.5

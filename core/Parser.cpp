@@ -504,19 +504,12 @@ private:
         end_of_line();
     }
 
-    // f32, f16, i8 or i32; UserError for any other name.
+    // A type of the dtype table (base/DType.h); UserError for any other name.
     static DType element_type(const Token &type) {
-        if (type.text == "f32")
-            return DType::F32;
-        if (type.text == "f16")
-            return DType::F16;
-        if (type.text == "i8")
-            return DType::I8;
-        if (type.text == "i32")
-            return DType::I32;
-        user_check(false, type.loc)
-            << "unknown type '" << type.text << "' (expected f32, f16, i8 or i32)";
-        return DType::F32;
+        std::optional<DType> t = dtype_from_name(type.text);
+        user_check(t.has_value(), type.loc)
+            << "unknown type '" << type.text << "' (expected " << dtype_names_listed() << ")";
+        return t.value_or(DType::F32);
     }
 
     // A size expression (dimension, let, reduction extent) may use only integers, parameters and

@@ -29,9 +29,7 @@ double value_ops(const Expr &e) {
     if (e->kind == ExprKind::Binary || (e->kind == ExprKind::Unary && e->name == "-")) {
         n += 1;
     } else if (e->kind == ExprKind::Call) {
-        static const char *casts[] = {"f32", "f16", "i8", "i32"};
-        bool is_cast = std::any_of(std::begin(casts), std::end(casts),
-                                   [&](const char *c) { return e->name == c; });
+        bool is_cast = dtype_from_name(e->name).has_value();
         n += is_cast ? 0 : 1;
     }
     return n;

@@ -308,13 +308,9 @@ nlohmann::json code_json(const KernelCode &code);
 nlohmann::json exported_code(SqliteConnection &connection, const KernelRecord &kernel) {
     SqliteQuery query(connection,
                       std::string("SELECT ") + kCodeColumns +
-                          " FROM kernel_code WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 "
-                          "AND dtype = ?4 AND target = ?5 AND halide_version = ?6 AND "
-                          "tuner_version = ?7 AND schedule_json = ?8",
+                          " FROM kernel_code WHERE " + kKeyMatches + " AND schedule_json = ?8",
                       "exporting the kernels' code");
-    const KernelKey &key = kernel.key;
-    query.bind(1, key.op_name).bind(2, key.op_hash).bind(3, key.shape).bind(4, key.dtype);
-    query.bind(5, key.target).bind(6, key.halide_version).bind(7, key.tuner_version);
+    bind_key(query, kernel.key);
     query.bind(8, kernel.schedule_json);
     if (!query.step()) {
         return nullptr;

@@ -14,9 +14,7 @@ constexpr const char *kOpFilter =
     "(?5 = '' OR halide_version = ?5) AND (?6 = '' OR tuner_version = ?6) ";
 
 // One generic row: its key (bind_key, ?1-?7) and stored digest (?8).
-constexpr const char *kRowOfDigest =
-    " WHERE op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND dtype = ?4 AND target = ?5 AND "
-    "halide_version = ?6 AND tuner_version = ?7 AND digest = ?8";
+const std::string kRowOfDigest = std::string(" WHERE ") + kKeyMatches + " AND digest = ?8";
 
 void bind_op_filter(SqliteQuery &query, const std::string &target, const std::string &op_name,
                     const std::string &dtype, const std::string &op_hash, const std::string &halide_version,

@@ -2,6 +2,9 @@
 
 #include "store/GenericCodeRows.h"
 
+#include "base/DType.h"
+
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -25,20 +28,30 @@
 #include "store/Rows.h"
 #include "store/Schema.h"
 #include "store/Sqlite.h"
+#include "store/VariantStore.h"
 
 namespace opgen::db {
 
 namespace {
+
+// The names of the dtype table (base/DType.h) in name order: the order rows of several dtypes come
+// back in.
+const std::vector<const char *> &stored_dtype_order() {
+    static const std::vector<const char *> names = [] {
+        std::vector<const char *> n;
+        for (const DTypeInfo &d : dtype_table()) n.push_back(d.name);
+        std::sort(n.begin(), n.end(), [](const char *a, const char *b) { return std::strcmp(a, b) < 0; });
+        return n;
+    }();
+    return names;
+}
+
 
 // Long enough to outwait any one writer (a batch of measurements commits in milliseconds), short
 // enough that a stuck process is reported rather than waited on forever.
 constexpr int kDefaultBusyTimeoutMs = 10000;
 constexpr const char *kBusyTimeoutVariable = "OPGEN_DB_BUSY_TIMEOUT_MS";
 
-// Columns and parameters are listed in this order everywhere: the KernelKey fields ?1..?7.
-constexpr const char *kKeyMatches = "op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND dtype = ?4 "
-                                    "AND target = ?5 AND halide_version = ?6 "
-                                    "AND tuner_version = ?7";
 
 std::string quoted_database(const std::string &path) {
     return "database '" + path + "'";
@@ -426,7 +439,7 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
                                                     const std::string &target) override {
         std::lock_guard<std::mutex> lock(mutex_);
         std::vector<GenericCodeRecord> rows;
-        for (const char *dtype : {"f16", "f32", "i32", "i8"}) {
+        for (const char *dtype : stored_dtype_order()) {
             for (GenericCodeRecord &row : read_generic_code(*connection_, target, op_name, dtype)) {
                 rows.push_back(std::move(row));
             }
@@ -456,7 +469,7 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
                                                          const std::string &target) override {
         std::lock_guard<std::mutex> lock(mutex_);
         std::vector<GenericTimingRecord> rows;
-        for (const char *dtype : {"f16", "f32", "i32", "i8"}) {
+        for (const char *dtype : stored_dtype_order()) {
             for (GenericTimingRecord &row : read_generic_timings(*connection_, target, op_name, dtype)) {
                 rows.push_back(std::move(row));
             }
@@ -695,6 +708,56 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
         record.quality_json = query.text(2);
         record.bytes = query.blob(3);
         return record;
+    }
+
+    void put_variant(const VariantRecord &record) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        check_variant_time(path(), record);
+        const std::string what = "storing a schedule variant";
+        require_writable(what);
+        SqliteTransaction transaction(*connection_, what);
+        SqliteQuery insert(*connection_,
+                           "INSERT OR REPLACE INTO kernel_variants (op_name, op_hash, shape, dtype, target, "
+                           "halide_version, tuner_version, level, load, schedule_json, schedule_source, "
+                           "time_ms, quiet_time_ms, trials, created_at) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                           what);
+        bind_key(insert, record.key);
+        insert.bind(8, record.level)
+            .bind(9, record.load)
+            .bind(10, record.schedule_json)
+            .bind(11, record.schedule_source)
+            .bind(12, record.time_ms)
+            .bind(13, record.quiet_time_ms > 0 ? record.quiet_time_ms : NAN)
+            .bind(14, record.trials)
+            .bind(15, record.created_at.empty() ? now_utc_iso8601() : record.created_at);
+        insert.run();
+        transaction.commit();
+    }
+
+    std::vector<VariantRecord> variants_for(const KernelKey &key) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        SqliteQuery query(*connection_,
+                          std::string("SELECT level, load, schedule_json, schedule_source, time_ms, "
+                                      "quiet_time_ms, trials, created_at FROM kernel_variants WHERE ") +
+                              kKeyMatches + " ORDER BY level",
+                          "reading schedule variants");
+        bind_key(query, key);
+        std::vector<VariantRecord> out;
+        while (query.step()) {
+            VariantRecord r;
+            r.key = key;
+            r.level = query.real(0);
+            r.load = query.text(1);
+            r.schedule_json = query.text(2);
+            r.schedule_source = query.text(3);
+            r.time_ms = query.real(4);
+            r.quiet_time_ms = query.is_null(5) ? 0 : query.real(5);
+            r.trials = query.integer(6);
+            r.created_at = query.text(7);
+            out.push_back(std::move(r));
+        }
+        return out;
     }
 
     CacheStats stats() override {

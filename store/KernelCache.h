@@ -129,16 +129,50 @@ struct GenericTimingRecord {
     std::string created_at;  // filled when stored
 };
 
+// One schedule variant of a key (VariantRowStore): the winner measured under one contention level.
+struct VariantRecord {
+    KernelKey key;
+    double level = 0;             // contention level it was tuned under; 0 is the quiet machine
+    std::string load;             // how the load was made, e.g. "1 thread x 100% streaming 64 MiB"
+    std::string schedule_json;
+    std::string schedule_source;
+    double time_ms = 0;           // median time under its own level
+    double quiet_time_ms = 0;     // median time on the quiet machine, measured in the same run
+    int64_t trials = 0;
+    std::string created_at;       // ISO-8601 UTC; filled by put_variant when empty
+};
+
 enum class OpenMode { ReadOnly, ReadWrite };
 
-class KernelCache {
+// The cache's interfaces, one per kind of record (docs/design.md §2.8). A module that needs one
+// kind takes that interface; KernelCache is all of them over one file. open_kernel_cache makes the
+// SQLite implementation, open_memory_cache (store/MemoryCache.h) an in-memory one for tests of
+// other modules. Every implementation keeps the same contract, which tests/db checks on both.
+
+// Winners: one row per key, the fastest measured.
+class WinnerStore {
 public:
-    virtual ~KernelCache() = default;
+    virtual ~WinnerStore() = default;
 
     // Stores a winner unless the key already has one at least as fast; returns true when stored.
     virtual bool put_kernel(const KernelRecord &record) = 0;
     // The winner for exactly this key, if any.
     virtual std::optional<KernelRecord> lookup(const KernelKey &key) = 0;
+    // All winners of one op on one target (any shape); used for nearest-shape answers.
+    virtual std::vector<KernelRecord> kernels_for(const std::string &op_name,
+                                                  const std::string &target) = 0;
+    // All winners of every op at one shape on one target, in key order (a tuning task starts from
+    // the loop choices of related ops tuned at its shape: tuner/CarriedPoints.h).
+    virtual std::vector<KernelRecord> kernels_at(const std::string &target, const std::string &shape) = 0;
+    // All winners of one op on every target, in key order (generic code is compiled from them).
+    virtual std::vector<KernelRecord> kernels_of_op(const std::string &op_name) = 0;
+};
+
+// The compiled code of winners and the shape-generic code of ops, with the generic code's timings.
+class KernelCodeStore {
+public:
+    virtual ~KernelCodeStore() = default;
+
     // Stores compiled code for the kernel of `key`, replacing any code it had, when the kernel's
     // schedule is still `code.schedule_json`; returns false (nothing stored) when the key has no
     // kernel or a faster one replaced it meanwhile. Raises DbError, storing nothing, when the code
@@ -163,17 +197,14 @@ public:
                                                                  const std::string &target) = 0;
     // Every kernel without code compiled from its current schedule, in key order.
     virtual std::vector<KernelRecord> kernels_without_code() = 0;
-    // The op's definition text recorded by begin_run for this hash, if any.
-    virtual std::optional<std::string> op_source(const std::string &op_name,
-                                                 const std::string &op_hash) = 0;
-    // All winners of one op on one target (any shape); used for nearest-shape answers.
-    virtual std::vector<KernelRecord> kernels_for(const std::string &op_name,
-                                                  const std::string &target) = 0;
-    // All winners of every op at one shape on one target, in key order (a tuning task starts from
-    // the loop choices of related ops tuned at its shape: tuner/CarriedPoints.h).
-    virtual std::vector<KernelRecord> kernels_at(const std::string &target, const std::string &shape) = 0;
-    // All winners of one op on every target, in key order (generic code is compiled from them).
-    virtual std::vector<KernelRecord> kernels_of_op(const std::string &op_name) = 0;
+};
+
+// Tuning runs and every measured candidate: resuming a killed run, and the cost model's training
+// data.
+class MeasurementStore {
+public:
+    virtual ~MeasurementStore() = default;
+
     // Records the start of a tuning run and returns its id, for MeasurementRecord::run_id and
     // end_run. Also records the op's source text and the target's description and fingerprint
     // where the cache has none yet for them. One transaction.
@@ -192,10 +223,42 @@ public:
     // under a contention load included: their target is `target` + ":load<level>"
     // (opgen::loaded_key).
     virtual std::vector<MeasurementRecord> measurements_on(const std::string &target) = 0;
+    // The op's definition text recorded by begin_run for this hash, if any.
+    virtual std::optional<std::string> op_source(const std::string &op_name,
+                                                 const std::string &op_hash) = 0;
+};
+
+// Trained cost models of a target.
+class TrainedModelStore {
+public:
+    virtual ~TrainedModelStore() = default;
+
     // Appends a trained model; the newest of a (target, name) is the one latest_model returns.
     virtual void put_model(const ModelRecord &record) = 0;
     virtual std::optional<ModelRecord> latest_model(const std::string &target, const std::string &name) = 0;
+};
+
+// Winners measured under memory-bandwidth contention, one per key and level (docs/design.md §7.6).
+class VariantRowStore {
+public:
+    virtual ~VariantRowStore() = default;
+
+    // Stores `record`, replacing the key's variant at the same level. Raises DbError for a time
+    // that is not positive and finite.
+    virtual void put_variant(const VariantRecord &record) = 0;
+    // The variants of `key` by increasing level; empty when the key has none.
+    virtual std::vector<VariantRecord> variants_for(const KernelKey &key) = 0;
+};
+
+// Every kind of record of one cache file.
+class KernelCache : public WinnerStore,
+                    public KernelCodeStore,
+                    public MeasurementStore,
+                    public TrainedModelStore,
+                    public VariantRowStore {
+public:
     virtual CacheStats stats() = 0;
+    // The file's path; ":memory:" style names for an in-memory cache.
     virtual std::string path() const = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "store/KernelCode.h"
 
+#include "base/DType.h"
+
 #include <climits>
 
 #include "store/Sha256.h"
@@ -69,7 +71,7 @@ std::vector<std::string> split_fields(const std::string &text, char separator) {
 }
 
 bool is_code_dtype(const std::string &dtype) {
-    return dtype == "f32" || dtype == "i32" || dtype == "i8" || dtype == "f16";
+    return dtype_from_name(dtype).has_value();
 }
 
 std::optional<ArgumentFields> split_argument(const std::string &text) {

@@ -14,6 +14,10 @@ namespace opgen::db {
 // The KernelKey columns in key order, as a SELECT list.
 inline constexpr const char *kKeyColumns =
     "op_name, op_hash, shape, dtype, target, halide_version, tuner_version";
+// The condition that a row's key columns equal parameters ?1 to ?7 (bind_key).
+inline constexpr const char *kKeyMatches = "op_name = ?1 AND op_hash = ?2 AND shape = ?3 AND dtype = ?4 "
+                                           "AND target = ?5 AND halide_version = ?6 "
+                                           "AND tuner_version = ?7";
 // The KernelRecord fields other than the key, as a SELECT list, in the order read_record reads.
 inline constexpr const char *kRecordColumns = "schedule_json, schedule_source, time_ms, gflops, "
                                               "default_time_ms, verified, trials, created_at";
