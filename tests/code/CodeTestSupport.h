@@ -21,37 +21,11 @@
 #include "store/KernelCache.h"
 #include "store/KernelCode.h"
 #include "tests/batch/CommandRun.h"
-#include "tests/support/SharedFixture.h"
+#include "tests/support/KernelFixtures.h"
 
 namespace opgen::test {
 
 namespace fs = std::filesystem;
-
-// Small enough to tune in seconds; three unequal extents, so a transposed kernel is caught.
-inline constexpr int kM = 24, kN = 56, kK = 40;
-inline const char *kMatmulShape = "M=24,N=56,K=40";
-inline constexpr int kSoftmaxM = 16, kSoftmaxN = 100;
-inline const char *kSoftmaxShape = "M=16,N=100";
-
-// The stamp of the fixtures the opgen command makes: they are made again when it is rebuilt.
-inline std::string opgen_stamp() { return file_stamp(OPGEN_EXE); }
-
-// A folder holding `base.db`, made once per test run and shared (tests/support/SharedFixture.h):
-// matmul at kMatmulShape and softmax at kSoftmaxShape tuned (a few trials, one thread) with their
-// code stored. Read-only: tests copy base.db out. Raises when the command fails.
-inline const fs::path &tuned_cache_folder() {
-    static const fs::path folder = shared_fixture("code-tuned", opgen_stamp(), [](const fs::path &dir) {
-        CommandRun r = run_opgen(std::string("tune --op matmul --shape ") + kMatmulShape +
-                                     " --trials 3 --min-time 5 --threads 1 --jobs 1 --quiet --db base.db",
-                                 dir);
-        if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
-        r = run_opgen(std::string("tune --op softmax --shape ") + kSoftmaxShape +
-                          " --trials 2 --min-time 5 --threads 1 --jobs 1 --quiet --db base.db",
-                      dir);
-        if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
-    });
-    return folder;
-}
 
 // A fresh copy of the tuned cache at `path`.
 inline std::string copy_tuned_cache(const std::string &path) {

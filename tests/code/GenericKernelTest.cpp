@@ -26,23 +26,6 @@
 namespace opgen::test {
 namespace {
 
-const char *kConvShape = "N=1,C=8,H=10,W=10,F=16";
-
-// base.db with a conv tuned beside matmul and softmax, and the generic code of all three: made once
-// per test run and shared, read-only (each test copies g.db).
-const fs::path &generic_cache_folder() {
-    static const fs::path folder = shared_fixture("code-generic", opgen_stamp(), [](const fs::path &dir) {
-        fs::copy_file(tuned_cache_folder() / "base.db", dir / "g.db");
-        CommandRun r = run_opgen(std::string("tune --op conv2d_nchw --shape ") + kConvShape +
-                                     " --trials 3 --min-time 5 --threads 1 --jobs 1 --quiet --db g.db",
-                                 dir);
-        if (r.status != 0) throw std::runtime_error("opgen tune failed: " + r.err);
-        r = run_opgen("db compile --generic --op matmul --op softmax --op conv2d_nchw --db g.db", dir);
-        if (r.status != 0) throw std::runtime_error("opgen db compile --generic failed: " + r.err + r.out);
-    });
-    return folder;
-}
-
 std::vector<float> ramp(size_t n, int modulus, int offset) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; i++) v[i] = float(int((i * 7 + 3) % size_t(modulus)) - offset);

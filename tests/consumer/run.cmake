@@ -1,11 +1,12 @@
 # The consumer-project test: installs opgen's lookup library from BUILD_DIR into a fresh prefix,
 # configures and builds tests/consumer against it with find_package(opgen), runs it and checks
-# its answers; then tunes matmul, conv2d_nchw and softmax with OPGEN_EXE (storing their code) and
-# builds their shape-generic kernels, runs exact, derived and never-tuned shapes of each in
-# consumer_kernels against naive loops, and checks with ldd that the program loads no Halide and no
-# LLVM. Run as:
-#   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DOPGEN_EXE=... -P run.cmake
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR OPGEN_EXE)
+# its answers; then takes the cache in which the real opgen command tuned matmul, conv2d_nchw and
+# softmax (storing their code) and built their shape-generic kernels (the code tests' shared
+# fixture, made once per test run by FIXTURE_EXE), runs exact, derived and never-tuned shapes of
+# each in consumer_kernels against naive loops, and checks with ldd that the program loads no
+# Halide and no LLVM. Run as:
+#   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DOPGEN_EXE=... -DFIXTURE_EXE=... -P run.cmake
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR OPGEN_EXE FIXTURE_EXE)
     if(NOT DEFINED ${var})
         message(FATAL_ERROR "run.cmake needs -D${var}=...")
     endif()
@@ -31,23 +32,18 @@ if(NOT run_output STREQUAL expected)
 endif()
 message(STATUS "consumer built against ${WORK_DIR}/prefix and answered as expected")
 
-# Kernels from the cache: tuned here (each winner's code is stored), run by the C program.
+# Kernels from the cache: tuned by the real command (each winner's code is stored), with their
+# shape-generic kernels, in the shared fixture; run by the C program.
+run(${FIXTURE_EXE} code-generic)
+string(STRIP "${run_output}" fixture)
 set(kernels ${WORK_DIR}/kernels.db)
-foreach(task "matmul;M=24,N=56,K=40" "conv2d_nchw;N=1,C=8,H=14,W=14,F=16" "softmax;M=16,N=100")
-    list(GET task 0 op)
-    list(GET task 1 shape)
-    run(${OPGEN_EXE} tune --op ${op} --shape ${shape} --trials 3 --min-time 5 --threads 1 --jobs 1
-        --quiet --db ${kernels})
-endforeach()
+file(COPY_FILE ${fixture}/g.db ${kernels})
 run(${OPGEN_EXE} db stats --db ${kernels} --json)
 string(JSON target GET "${run_output}" by_target_and_op 0 target)
 string(JSON with_code GET "${run_output}" kernels_with_code)
 if(NOT with_code EQUAL 3)
     message(FATAL_ERROR "expected 3 kernels with code, the cache has ${with_code}")
 endif()
-# Shape-generic kernels from the tuned schedules, for the shapes nobody tuned.
-run(${OPGEN_EXE} db compile --generic --op matmul --op conv2d_nchw --op softmax --db ${kernels})
-run(${OPGEN_EXE} db stats --db ${kernels} --json)
 string(JSON generic GET "${run_output}" generic_code)
 if(NOT generic EQUAL 3)
     message(FATAL_ERROR "expected 3 generic kernels, the cache has ${generic}")
@@ -75,7 +71,7 @@ endif()
 # find_package(opgen); a shape the manifest lists but nobody tuned is reported.
 file(WRITE ${WORK_DIR}/library.json [=[
 {"entries": [{"op": "matmul", "shapes": ["M=24,N=56,K=40", "M=25,N=56,K=40"]},
-             {"op": "conv2d_nchw", "shapes": ["N=1,C=8,H=14,W=14,F=16"]},
+             {"op": "conv2d_nchw", "shapes": ["N=1,C=8,H=10,W=10,F=16"]},
              {"op": "softmax", "shapes": ["M=16,N=100"]}]}
 ]=])
 run(${OPGEN_EXE} library ${WORK_DIR}/library.json -o ${WORK_DIR}/prefix --db ${kernels} --threads 1)

@@ -54,7 +54,7 @@ int main(void) {
         }
     }
     {
-        const long long N = 1, C = 8, H = 14, W = 14, F = 16;
+        const long long N = 1, C = 8, H = 10, W = 10, F = 16;
         /* C, F, H, KH, KW, N, W, dilation, pad, stride */
         const int64_t shape[] = {C, F, H, 3, 3, N, W, 1, 1, 1};
         float *X = filled(N * C * H * W, 7, 3), *Wt = filled(F * C * 9, 5, 2), *Y = filled(N * F * H * W, 3, 9);
