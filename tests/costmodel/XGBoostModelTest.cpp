@@ -3,10 +3,16 @@
 #include "costmodel/CostModel.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
 #include "Synthetic.h"
+#include "tests/support/SharedFixture.h"
 
 namespace opgen::costmodel {
 namespace {
@@ -24,14 +30,32 @@ TrainOptions quick_options() {
     return options;
 }
 
-// One trained model shared by the tests that only read it: training is the slow part.
+// The model trained on the synthetic set, saved once per test run and shared by every test
+// process (tests/support/SharedFixture.h): training is the slow part. Made again when this test
+// binary changes.
+std::vector<uint8_t> trained_model_bytes(const TrainingSet &train) {
+    namespace fs = std::filesystem;
+    const fs::path dir = opgen::test::shared_fixture(
+        "xgboost-trained", opgen::test::file_stamp("/proc/self/exe"), [&](const fs::path &d) {
+            std::unique_ptr<CostModel> model = make_xgboost_model(synthetic_features);
+            model->train(train, quick_options());
+            const std::vector<uint8_t> bytes = model->save();
+            std::ofstream out(d / "model.bin", std::ios::binary);
+            out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+            if (!out) throw std::runtime_error("cannot write " + (d / "model.bin").string());
+        });
+    std::ifstream in(dir / "model.bin", std::ios::binary);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// One trained model shared by the tests that only read it.
 class XGBoostModelTrained : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         train_set_ = new TrainingSet(make_synthetic_set(40, 50, 2024));
         test_set_ = new TrainingSet(make_synthetic_set(10, 50, 4242, 40));
         model_ = make_xgboost_model(synthetic_features).release();
-        model_->train(*train_set_, quick_options());
+        model_->load(trained_model_bytes(*train_set_));
     }
     static void TearDownTestSuite() {
         delete model_;
