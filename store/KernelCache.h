@@ -147,7 +147,7 @@ enum class OpenMode { ReadOnly, ReadWrite };
 // The cache's interfaces, one per kind of record (docs/design.md §2.8). A module that needs one
 // kind takes that interface; KernelCache is all of them over one file. open_kernel_cache makes the
 // SQLite implementation, open_memory_cache (store/MemoryCache.h) an in-memory one for tests of
-// other modules. Every implementation keeps the same contract, which tests/db checks on both.
+// other modules. Every implementation keeps the same contract, which tests/store checks on both.
 
 // Winners: one row per key, the fastest measured.
 class WinnerStore {

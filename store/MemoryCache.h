@@ -1,7 +1,7 @@
 // An in-memory KernelCache: every interface of store/KernelCache.h over plain containers, with the
 // SQLite cache's contract (which record wins, what is refused, the order rows come back in) and no
 // file. Unit tests of other modules use it where a cache is a collaborator, not the subject; the
-// store's own contract tests run on both implementations (tests/db/CacheContractTest.cpp).
+// store's own contract tests run on both implementations (tests/store/CacheContractTest.cpp).
 #ifndef OPGEN_STORE_MEMORY_CACHE_H
 #define OPGEN_STORE_MEMORY_CACHE_H
 

@@ -23,4 +23,4 @@ if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
 fi
 nice cmake --build "$build" -j2 --target opgen_cache_bench opgen-worker >/dev/null
-"$build/tests/db/opgen_cache_bench" compare --db "$db" --trials "$trials"
+"$build/tests/runtime/opgen_cache_bench" compare --db "$db" --trials "$trials"

@@ -29,7 +29,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 nice cmake --build "$build" -j2 --target opgen_cache_bench opgen >/dev/null
 
-"$build/tests/db/opgen_cache_bench" lookup --db "$db" --lookups "$lookups"
+"$build/tests/runtime/opgen_cache_bench" lookup --db "$db" --lookups "$lookups"
 
 # The command line: one process per query (start-up, op parsing, target detection, the lookup).
 cli() {

@@ -126,7 +126,7 @@ db.execute("DELETE FROM generic_timings WHERE op_name = ? AND at_shape = ?", (op
 db.commit()
 db.execute("VACUUM")
 PY
-        "$build/tests/db/opgen_choice_bench" --db "$work/loo.db" --tuned-db "$work/all.db" \
+        "$build/tests/runtime/opgen_choice_bench" --db "$work/loo.db" --tuned-db "$work/all.db" \
             --target "$target" --op "$1" --shape "$2" "${extra[@]}"
     done | tee "$out"
     summarize "$out"

@@ -1,7 +1,7 @@
 // The lookup library (runtime/Lookup.h, runtime/opgen_cache.h): exact answers, derived answers from the
 // nearest tuned shape with the schedule re-fitted, predicted answers through the extension, the
 // target filter, and the C API. The extension here is a small fake that knows matmul's loop
-// extents; the tuner's real one is tested in tests/db/PredictTest.cpp.
+// extents; the tuner's real one is tested in tests/runtime/PredictTest.cpp.
 #include <cmath>
 #include <map>
 #include <string>
@@ -11,7 +11,7 @@
 
 #include "runtime/Lookup.h"
 #include "runtime/opgen_cache.h"
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {

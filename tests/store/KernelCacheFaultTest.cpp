@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {

@@ -13,7 +13,7 @@
 #include "store/CacheFiles.h"
 #include "runtime/Lookup.h"
 #include "store/VariantStore.h"
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {

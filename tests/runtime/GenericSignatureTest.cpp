@@ -16,7 +16,7 @@
 #include "runtime/GenericSignature.h"
 #include "store/Sqlite.h"
 #include "store/KernelCache.h"
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {

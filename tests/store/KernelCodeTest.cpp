@@ -13,7 +13,7 @@
 #include "store/KernelCache.h"
 #include "store/KernelCode.h"
 #include "store/Sha256.h"
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {

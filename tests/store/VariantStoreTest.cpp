@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "store/KernelCache.h"
 #include "store/VariantStore.h"
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {

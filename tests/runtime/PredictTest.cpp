@@ -12,7 +12,7 @@
 #include "core/OpLibrary.h"
 #include "core/Schedule.h"
 #include "core/Shape.h"
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 #include "tuner/Predict.h"
 #include "core/TilingSpace.h"
 #include "tuner/Tuner.h"

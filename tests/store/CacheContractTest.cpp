@@ -11,7 +11,7 @@
 
 #include "store/KernelCache.h"
 #include "store/MemoryCache.h"
-#include "tests/db/DbTestSupport.h"
+#include "tests/store/DbTestSupport.h"
 
 namespace opgen::db {
 namespace {
