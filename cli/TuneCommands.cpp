@@ -122,6 +122,8 @@ nlohmann::json run_json(const tuner::TuneResult &r) {
     j["failed"] = r.failed;
     j["worker_restarts"] = r.worker_restarts;
     j["retimed"] = r.retimed;
+    j["final_held"] = r.final_held;
+    j["final_other_load"] = r.final_other_load;
     j["prior_model"] = r.prior_model;
     j["reference_ms"] = r.reference_ms;
     j["elapsed_s"] = r.elapsed_s;

@@ -5,6 +5,7 @@
 #include "codegen/CodeStore.h"
 #include "tuner/Features.h"
 #include "tuner/ModelStore.h"
+#include "tuner/QuietHold.h"
 #include "tuner/RunRecord.h"
 #include "tuner/Search.h"
 #include "tuner/TaskScorer.h"
@@ -23,6 +24,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 namespace opgen::tuner {
 
@@ -509,6 +511,19 @@ std::pair<size_t, double> final_rounds(const Task &t, RunState &s, Runner &runne
     return {ok[winner], winner_ms};
 }
 
+// Says when the finalists were timed without the hold lock or on a machine that was not quiet.
+void say_hold(const TuneOptions &o, const TuneResult &r) {
+    if (!r.final_held) say(o, "warning: the finalists were timed without the hold lock (tuner/QuietHold.h)");
+    if (r.final_other_load > kQuietLoadCores) {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "warning: the machine was not quiet while the finalists were timed: other processes "
+                      "used %.2f cores",
+                      r.final_other_load);
+        say(o, text);
+    }
+}
+
 // Names the winner by the final rounds (one pass of a noisy clock does not survive
 // re-measurement) and prints its schedule; leaves `found` false when no candidate was correct.
 void name_winner(const Task &t, RunState &s, Runner &runner) {
@@ -520,8 +535,16 @@ void name_winner(const Task &t, RunState &s, Runner &runner) {
         say(t.o, "no candidate produced a correct result");
         return;
     }
-    auto [winner, time_ms] = final_rounds(t, s, runner, std::move(ok));
     TuneResult &r = s.result;
+    size_t winner = 0;
+    double time_ms = 0;
+    {
+        QuietHold hold;  // no other tune times its finalists meanwhile; other load is watched
+        std::tie(winner, time_ms) = final_rounds(t, s, runner, std::move(ok));
+        r.final_held = !hold.lock_path().empty();
+        r.final_other_load = hold.other_load();
+    }
+    say_hold(t.o, r);
     r.best = r.trials[winner].point;
     r.best_result = r.trials[winner].result;
     if (std::isfinite(time_ms) && s.scale.ref_ms > 0) {

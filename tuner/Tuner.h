@@ -101,6 +101,11 @@ struct TuneResult {
     int failed = 0;           // trials whose status is not ok
     int worker_restarts = 0;
     int retimed = 0;          // would-be bests timed again to confirm them (not counted as trials)
+    // The finalists' re-timing (tuner/QuietHold.h): whether it held the machine's hold lock, and
+    // the cores' worth of CPU other processes used meanwhile (above kQuietLoadCores the tune warns
+    // that the machine was not quiet).
+    bool final_held = false;
+    double final_other_load = 0;
     std::string prior_model;  // the default model file the run started from; empty: none
     double reference_ms = 0;  // the reference kernel's time all throughputs are scaled to
     double elapsed_s = 0;
