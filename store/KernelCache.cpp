@@ -32,6 +32,15 @@
 
 namespace opgen::db {
 
+std::string now_utc_iso8601() {
+    std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
+
 namespace {
 
 // The names of the dtype table (base/DType.h) in name order: the order rows of several dtypes come
@@ -69,15 +78,6 @@ std::string errno_reason(int error) {
         reason[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(reason[0])));
     }
     return reason;
-}
-
-std::string now_utc_iso8601() {
-    std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
 }
 
 // Features are stored as float32 little-endian whatever the host, so that a cache file can move

@@ -269,6 +269,9 @@ public:
 std::unique_ptr<KernelCache> open_kernel_cache(const std::string &path,
                                                OpenMode mode = OpenMode::ReadWrite);
 
+// The current UTC time as the records' created_at carry it: ISO-8601, "2026-11-28T06:07:40Z".
+std::string now_utc_iso8601();
+
 // The schema version this build writes (PRAGMA user_version).
 int kernel_cache_schema_version();
 

@@ -3,7 +3,6 @@
 #include "store/VariantStore.h"
 
 #include <cmath>
-#include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
@@ -27,15 +26,6 @@ Fields generic_order(const KernelKey &k) {
     return {k.target, k.op_name, k.dtype, k.op_hash, k.halide_version, k.tuner_version, k.shape};
 }
 
-std::string now_utc() {
-    std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
-}
-
 bool positive_finite(double v) { return v > 0 && std::isfinite(v); }
 
 class MemoryKernelCache final : public KernelCache {
@@ -49,7 +39,7 @@ public:
         // As the SQLite upsert: the old winner stays unless the new one is strictly faster.
         if (it != kernels_.end() && !(record.time_ms < it->second.time_ms)) return false;
         KernelRecord stored = record;
-        if (stored.created_at.empty()) stored.created_at = now_utc();
+        if (stored.created_at.empty()) stored.created_at = now_utc_iso8601();
         kernels_[winner_order(record.key)] = stored;
         ops_.insert({record.key.op_name, record.key.op_hash});
         targets_.insert(record.key.target);
@@ -79,7 +69,7 @@ public:
         auto kernel = kernels_.find(winner_order(key));
         if (kernel == kernels_.end() || kernel->second.schedule_json != code.schedule_json) return false;
         KernelCode stored = code;
-        if (stored.created_at.empty()) stored.created_at = now_utc();
+        if (stored.created_at.empty()) stored.created_at = now_utc_iso8601();
         code_[winner_order(key)] = stored;
         return true;
     }
@@ -104,7 +94,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         check_code(record.code, true, "storing the generic code of op '" + record.key.op_name + "'");
         GenericCodeRecord stored = record;
-        if (stored.code.created_at.empty()) stored.code.created_at = now_utc();
+        if (stored.code.created_at.empty()) stored.code.created_at = now_utc_iso8601();
         generic_[generic_order(record.key)] = stored;
     }
 
@@ -130,7 +120,7 @@ public:
                 fail("storing a generic kernel timing: its times and ratio must be positive");
             }
         }
-        const std::string now = now_utc();
+        const std::string now = now_utc_iso8601();
         for (const GenericTimingRecord &t : records) {
             GenericTimingRecord stored = t;
             if (stored.created_at.empty()) stored.created_at = now;
@@ -153,7 +143,7 @@ public:
         TuningRun stored = run;
         stored.id = int64_t(runs_.size()) + 1;
         stored.status = "running";
-        if (stored.started_at.empty()) stored.started_at = now_utc();
+        if (stored.started_at.empty()) stored.started_at = now_utc_iso8601();
         if (stored.options_json.empty()) stored.options_json = "{}";
         std::string &source = sources_[{run.key.op_name, run.key.op_hash}];
         if (source.empty()) source = run.op_source;
@@ -176,7 +166,7 @@ public:
         run.status = status;
         run.trials = trials;
         run.error = error;
-        run.finished_at = now_utc();
+        run.finished_at = now_utc_iso8601();
     }
 
     std::vector<TuningRun> runs_for(const KernelKey &key) override {
@@ -232,7 +222,7 @@ public:
     void put_model(const ModelRecord &record) override {
         std::lock_guard<std::mutex> lock(mutex_);
         ModelRecord stored = record;
-        if (stored.created_at.empty()) stored.created_at = now_utc();
+        if (stored.created_at.empty()) stored.created_at = now_utc_iso8601();
         models_.push_back(stored);
     }
 
@@ -248,7 +238,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         check_variant_time(name_, record);
         VariantRecord stored = record;
-        if (stored.created_at.empty()) stored.created_at = now_utc();
+        if (stored.created_at.empty()) stored.created_at = now_utc_iso8601();
         variants_[{winner_order(record.key), record.level}] = stored;
     }
 
