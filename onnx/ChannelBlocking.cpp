@@ -23,8 +23,8 @@ std::string shape_text(const std::vector<std::pair<std::string, int64_t>> &value
     return s;
 }
 
-// The epilogue steps of a convolution op named "conv2d[_bias][_add][_relu]" (Partition's names;
-// conv2d_nchw is the bundled one without any); false for any other name.
+// The epilogue steps of a convolution op named "conv2d[_bias][_add][_relu|_relu6]" (Partition's
+// names; conv2d_nchw is the bundled one without any); false for any other name.
 bool conv_steps(const std::string &op, std::vector<std::string> &steps) {
     if (op == "conv2d_nchw") return true;
     if (op.rfind("conv2d", 0) != 0) return false;
@@ -32,7 +32,7 @@ bool conv_steps(const std::string &op, std::vector<std::string> &steps) {
     std::string part;
     while (std::getline(rest, part, '_')) {
         if (part.empty()) continue;
-        if (part != "bias" && part != "add" && part != "relu") return false;
+        if (part != "bias" && part != "add" && part != "relu" && part != "relu6") return false;
         steps.push_back(part);
     }
     return true;
@@ -47,7 +47,10 @@ std::string conv_text(const std::string &name, bool nchw_in, const std::vector<s
                     : "# from blocked X, weights as OIhw16i16o (F/fb x C/cb x KH x KW x cb x fb)";
     text += "; reads outside X are zero";
     for (const auto &s : steps)
-        text += s == "bias" ? ", then adds a per-channel bias" : s == "add" ? ", then adds the blocked residual R" : ", then applies ReLU";
+        text += s == "bias"    ? ", then adds a per-channel bias"
+                : s == "add"   ? ", then adds the blocked residual R"
+                : s == "relu6" ? ", then applies ReLU6 (clamps to [0, 6])"
+                               : ", then applies ReLU";
     text += ".\nop " + name + "\n";
     text += nchw_in ? "param N, C, H, W, FB, KH, KW, fb = 16\n" : "param N, CB, H, W, FB, KH, KW, cb = 16, fb = 16\n";
     text += "attr stride = 1, pad = 0, dilation = 1\n";
@@ -68,7 +71,10 @@ std::string conv_text(const std::string &name, bool nchw_in, const std::vector<s
     text += "Z[" + at + "] = " + sum + "\n";
     std::string e = "Z[" + at + "]";
     for (const auto &s : steps)
-        e = s == "bias" ? e + " + bias[fo, fi]" : s == "add" ? e + " + R[" + at + "]" : "max(" + e + ", 0.0)";
+        e = s == "bias"    ? e + " + bias[fo, fi]"
+            : s == "add"   ? e + " + R[" + at + "]"
+            : s == "relu6" ? "min(max(" + e + ", 0.0), 6.0)"
+                           : "max(" + e + ", 0.0)";
     return text + "Y[" + at + "] = " + e + "\n";
 }
 

@@ -71,6 +71,7 @@ std::string epilogue(std::string e, const std::vector<Step> &steps, const std::s
         if (s.kind == "bias") e = e + " + bias[" + channel + "]";
         else if (s.kind == "add") e = e + " + R[" + at + "]";
         else if (s.kind == "relu") e = "max(" + e + ", 0.0)";
+        else if (s.kind == "relu6") e = "min(max(" + e + ", 0.0), 6.0)";
         else if (s.kind == "tanh") e = "tanh(" + e + ")";
         else if (s.kind == "gelu") e = "0.5 * (" + e + ") * (1.0 + erf((" + e + ") * 0.7071067811865476))";
         else if (s.kind == "scale") e = "(" + e + ") * " + literal(s.value);
@@ -90,6 +91,7 @@ std::string epilogue_doc(const std::vector<Step> &steps) {
         if (s.kind == "bias") parts.push_back("adds a per-channel bias");
         else if (s.kind == "add") parts.push_back("adds the residual R");
         else if (s.kind == "relu") parts.push_back("applies ReLU");
+        else if (s.kind == "relu6") parts.push_back("applies ReLU6 (clamps to [0, 6])");
         else if (s.kind == "tanh") parts.push_back("applies tanh");
         else if (s.kind == "gelu") parts.push_back("applies the exact GELU 0.5 x (1 + erf(x / sqrt 2))");
         else if (s.kind == "scale") parts.push_back("scales by " + literal(s.value));
@@ -170,6 +172,16 @@ private:
         return true;
     }
 
+    // Whether `n` is a Clip to [0, 6]: ReLU6 as exporters write it (MobileNet), with the bounds as
+    // attributes (opset 6) or as constant inputs (opset 11 on).
+    bool is_relu6(const GraphNode &n) const {
+        if (n.op_type != "Clip") return false;
+        double lo = n.float_attr("min", -1), hi = n.float_attr("max", -1);
+        if (n.inputs.size() > 1 && !n.inputs[1].empty() && !scalar(n.inputs[1], lo)) return false;
+        if (n.inputs.size() > 2 && !n.inputs[2].empty() && !scalar(n.inputs[2], hi)) return false;
+        return lo == 0.0 && hi == 6.0;
+    }
+
     std::string other_input(const GraphNode &n, const std::string &t) const {
         return n.inputs.size() == 2 ? (n.inputs[0] == t ? n.inputs[1] : n.inputs[0]) : "";
     }
@@ -238,6 +250,8 @@ private:
                 s = {"add", other, 1.0, {}};
             } else if ((n->op_type == "Relu" || n->op_type == "Tanh") && allowed.count(n->op_type == "Relu" ? "relu" : "tanh")) {
                 s = {n->op_type == "Relu" ? "relu" : "tanh", "", 1.0, {}};
+            } else if (is_relu6(*n) && allowed.count("relu6")) {
+                s = {"relu6", "", 1.0, {}};
             } else if ((n->op_type == "Mul" || (n->op_type == "Div" && n->inputs[0] == t)) && allowed.count("scale") &&
                        !has("scale") && scalar(other, c) && c != 0) {
                 s = {"scale", "", n->op_type == "Mul" ? c : 1.0 / c, {}};
@@ -364,7 +378,7 @@ private:
         bool bias = n.inputs.size() > 2 && !n.inputs[2].empty();
         if (bias) steps.push_back({"bias", n.inputs[2], 1.0, {}});
         std::string y = n.outputs[0];
-        steps = absorb(y, {"bias", "add", "relu"}, steps, wd[0], 1, nodes);
+        steps = absorb(y, {"bias", "add", "relu", "relu6"}, steps, wd[0], 1, nodes);
 
         std::string name = std::string(depthwise ? "depthwise_conv2d" : "conv2d") + step_suffix(steps);
         SubgraphKernel k;
@@ -428,7 +442,7 @@ private:
         if ((nt ? bd[1] : bd[0]) != k_) throw Unsupported{"inner sizes differ"};
         std::vector<int> nodes = {n.index};
         std::string y = n.outputs[0];
-        steps = absorb(y, {"bias", "add", "relu", "tanh", "gelu"}, steps, n_, dims(y).size() - 1, nodes);
+        steps = absorb(y, {"bias", "add", "relu", "relu6", "tanh", "gelu"}, steps, n_, dims(y).size() - 1, nodes);
         // B^T of a weight is laid out once, at compile time: the kernel then reads B's rows
         // contiguously along N, which a GEMV streams and a GEMM packs as it does any matmul.
         if (nt) b = relaid(b, "transpose"), nt = false;

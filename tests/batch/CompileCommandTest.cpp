@@ -5,6 +5,7 @@
 // the errors (unsupported operators with counts, dynamic dimensions, memory, a folder that is not
 // ours), none of which leaves anything written. That the subgraphs compute the model is shown
 // against ONNX Runtime by tests/models/ort_reference_test.py.
+#include "onnx/Npy.h"
 #include "tests/batch/CommandRun.h"
 
 #include <gtest/gtest.h>
@@ -226,6 +227,37 @@ TEST_F(Compile, BertAttentionReadsThroughTransposesAndGeluFuses) {
     }
     CommandRun b = run_opgen("batch out/manifest.json --ops-dir out/ops --dry-run --threads 1", dir);
     ASSERT_EQ(b.status, 0) << b.err;
+}
+
+// MobileNet's ReLU6 as exporters write it (Clip to [0, 6], the bounds as constant inputs) fuses into
+// the convolution before it, blocked or depthwise, and the partitioned model, evaluated by the
+// reference interpreter, computes numpy's output (both bounds clip on this input).
+TEST_F(Compile, ClipToZeroSixFusesAsReLU6) {
+    CommandRun r = compile("relu6.onnx", "--check-with '" + (models / "relu6.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_nchwc_bias_relu6", 2},
+                                                            {"depthwise_conv2d_bias_relu6", 1},
+                                                            {"reorder_nchw_nchwc", 2},
+                                                            {"reorder_nchwc_nchw", 2}}));
+    expect_nodes_covered_once(g);
+    for (const auto &k : g["kernels"]) {
+        if (k["op"].get<std::string>().find("relu6") == std::string::npos) continue;
+        EXPECT_EQ(k["onnx_ops"], json({"Conv", "Clip"}));
+    }
+    std::string dw = slurp(dir / "out/ops/depthwise_conv2d_bias_relu6.op");
+    EXPECT_NE(dw.find("Y[n, c, y, x] = min(max(Z[n, c, y, x] + bias[c], 0.0), 6.0)"), std::string::npos) << dw;
+    opgen::HostTensor got = opgen::onnx_import::read_npy((dir / "out/check/y.npy").string());
+    opgen::HostTensor want = opgen::onnx_import::read_npy((models / "relu6.expected/y.npy").string());
+    ASSERT_EQ(got.dims, want.dims);
+    int zeros = 0, sixes = 0;
+    for (size_t i = 0; i < want.data.size(); i++) {
+        EXPECT_NEAR(got.data[i], want.data[i], 1e-4) << "element " << i;
+        zeros += want.data[i] == 0.0f;
+        sixes += want.data[i] == 6.0f;
+    }
+    EXPECT_GT(zeros, 0);
+    EXPECT_GT(sixes, 0);
 }
 
 TEST_F(Compile, UnsupportedOperatorsAreCountedInOneErrorAndNothingIsWritten) {

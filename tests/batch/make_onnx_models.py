@@ -2,7 +2,10 @@
 """Builds the small ONNX models the extract tests read (Debian's python3-onnx), into OUTDIR:
 cnn.onnx (symbolic batch dimension 'batch'; Conv, depthwise and grouped Conv, Relu, MaxPool,
 GlobalAveragePool, Flatten, Gemm, Softmax) and transformer.onnx (MatMul, broadcast Add,
-LayerNormalization, Reshape, Transpose, batched MatMul, Softmax, Erf, Mul).
+LayerNormalization, Reshape, Transpose, batched MatMul, Softmax, Erf, Mul), and relu6.onnx
+(MobileNet's ReLU6 as exporters write it: Clip to [0, 6] after a convolution, its bounds as
+constant inputs), with a seeded input in relu6.inputs/x.npy and numpy's output in
+relu6.expected/y.npy.
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -67,9 +70,65 @@ def transformer():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def conv_nchw(x, w, b, pad, group=1):
+    """Cross-correlation of NCHW x with OIHW w (stride 1), as ONNX's Conv computes it."""
+    n, c, h, wd = x.shape
+    f, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, f, oh, ow), dtype=np.float64)
+    per = f // group
+    for o in range(f):
+        g = o // per
+        for ci in range(cg):
+            for ry in range(kh):
+                for rx in range(kw):
+                    y[:, o] += w[o, ci, ry, rx] * xp[:, g * cg + ci, ry:ry + oh, rx:rx + ow]
+    return y + b.reshape(1, f, 1, 1)
+
+
+def relu6():
+    """Conv 3x3 -> Clip(0, 6) -> depthwise 3x3 -> Clip(0, 6) -> Conv 1x1 -> Clip(0, 6), weights
+    large enough that both bounds clip."""
+    rng = np.random.default_rng(6)
+    x = rng.normal(0, 1, (1, 16, 8, 8)).astype(np.float32)
+    w1 = rng.normal(0, 0.5, (16, 16, 3, 3)).astype(np.float32)
+    b1 = rng.normal(0, 1, (16,)).astype(np.float32)
+    wd = rng.normal(0, 1, (16, 1, 3, 3)).astype(np.float32)
+    bd = rng.normal(0, 1, (16,)).astype(np.float32)
+    w2 = rng.normal(0, 0.5, (16, 16, 1, 1)).astype(np.float32)
+    b2 = rng.normal(0, 1, (16,)).astype(np.float32)
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        n("Clip", ["c1", "zero", "six"], ["r1"], name="relu6_1"),
+        n("Conv", ["r1", "wd", "bd"], ["c2"], name="dw", pads=[1, 1, 1, 1], group=16),
+        n("Clip", ["c2", "zero", "six"], ["r2"], name="relu6_2"),
+        n("Conv", ["r2", "w2", "b2"], ["c3"], name="conv2"),
+        n("Clip", ["c3", "zero", "six"], ["y"], name="relu6_3"),
+    ]
+    weights = [numpy_helper.from_array(a, name) for name, a in
+               (("w1", w1), ("b1", b1), ("wd", wd), ("bd", bd), ("w2", w2), ("b2", b2),
+                ("zero", np.array(0, dtype=np.float32)), ("six", np.array(6, dtype=np.float32)))]
+    graph = helper.make_graph(
+        nodes, "relu6",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])], weights)
+    r1 = np.clip(conv_nchw(x, w1, b1, 1), 0, 6)
+    r2 = np.clip(conv_nchw(r1, wd, bd, 1, group=16), 0, 6)
+    y = np.clip(conv_nchw(r2, w2, b2, 0), 0, 6).astype(np.float32)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x, y
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
+    model, x, y = relu6()
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "relu6.onnx"))
+    for folder, name, array in (("relu6.inputs", "x", x), ("relu6.expected", "y", y)):
+        os.makedirs(os.path.join(out, folder), exist_ok=True)
+        np.save(os.path.join(out, folder, name + ".npy"), array)
     for name, model in (("cnn", cnn()), ("transformer", transformer())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
