@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
+#include <utility>
 
 namespace opgen::onnx_import {
 
@@ -332,7 +334,9 @@ private:
         if (t == "Slice") return slice(n);
         if (t == "Transpose") return transpose(n);
         if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Relu" || t == "Sigmoid" || t == "Tanh" ||
-            t == "Erf" || t == "Exp" || t == "Log" || t == "Sqrt" || t == "Abs" || t == "Neg")
+            t == "Erf" || t == "Exp" || t == "Log" || t == "Sqrt" || t == "Abs" || t == "Neg" || t == "Clip" ||
+            t == "LeakyRelu" || t == "Elu" || t == "Selu" || t == "Celu" || t == "HardSigmoid" || t == "HardSwish" ||
+            t == "Softplus" || t == "Softsign" || t == "Reciprocal")
             return elementwise(n);
         throw Unsupported{"no opgen op"};
     }
@@ -702,6 +706,67 @@ private:
 
     // An elementwise node left alone: bundled add, mul, relu and sigmoid; other unary functions,
     // Sub and Div, and an operand that is a scalar constant get a generated op on M x N.
+    // The bounds of a Clip: attributes up to opset 6, constant inputs from opset 11 (an empty or
+    // absent input: no bound). Unsupported when a bound is computed at run time.
+    std::pair<std::optional<double>, std::optional<double>> clip_bounds(const GraphNode &n) const {
+        std::optional<double> lo, hi;
+        if (n.has("min")) lo = n.float_attr("min", 0);
+        if (n.has("max")) hi = n.float_attr("max", 0);
+        for (size_t i = 1; i < std::min<size_t>(n.inputs.size(), 3); i++) {
+            if (n.inputs[i].empty()) continue;
+            double v = 0;
+            if (!scalar(n.inputs[i], v)) throw Unsupported{"clip bounds computed at run time"};
+            (i == 1 ? lo : hi) = v;
+        }
+        return {lo, hi};
+    }
+
+    // The op-language expression of an activation ONNX node `n` applied to `x`, and its op name;
+    // false for a node that is not one of them. The formulas are ONNX's (opset 17) with its
+    // attribute defaults; softplus in the form that does not overflow.
+    bool activation(const GraphNode &n, const std::string &x, std::string &expr, std::string &name) const {
+        const std::string &t = n.op_type;
+        auto a = [&](const char *attr, double fallback) { return literal(n.float_attr(attr, fallback)); };
+        const std::string softplus = "max(" + x + ", 0.0) + log(1.0 + exp(-abs(" + x + ")))";
+        if (t == "Clip") {
+            auto [lo, hi] = clip_bounds(n);
+            expr = x;
+            if (lo) expr = "max(" + expr + ", " + literal(*lo) + ")";
+            if (hi) expr = "min(" + expr + ", " + literal(*hi) + ")";
+            name = "clip";
+        } else if (t == "LeakyRelu") {
+            expr = "select(" + x + " > 0.0, " + x + ", " + a("alpha", 0.01) + " * " + x + ")";
+            name = "leaky_relu";
+        } else if (t == "Elu" || t == "Selu") {
+            std::string alpha = t == "Elu" ? a("alpha", 1.0) : a("alpha", 1.67326319217681884765625);
+            expr = "select(" + x + " > 0.0, " + x + ", " + alpha + " * (exp(" + x + ") - 1.0))";
+            if (t == "Selu") expr = a("gamma", 1.05070102214813232421875) + " * " + expr;
+            name = t == "Elu" ? "elu" : "selu";
+        } else if (t == "Celu") {
+            std::string alpha = a("alpha", 1.0);
+            expr = "max(" + x + ", 0.0) + min(0.0, " + alpha + " * (exp(" + x + " / " + alpha + ") - 1.0))";
+            name = "celu";
+        } else if (t == "HardSigmoid") {
+            expr = "max(0.0, min(1.0, " + a("alpha", 0.2) + " * " + x + " + " + a("beta", 0.5) + "))";
+            name = "hard_sigmoid";
+        } else if (t == "HardSwish") {
+            expr = x + " * max(0.0, min(1.0, " + x + " / 6.0 + 0.5))";
+            name = "hard_swish";
+        } else if (t == "Softplus") {
+            expr = softplus;
+            name = "softplus";
+        } else if (t == "Softsign") {
+            expr = x + " / (1.0 + abs(" + x + "))";
+            name = "softsign";
+        } else if (t == "Reciprocal") {
+            expr = "1.0 / " + x;
+            name = "reciprocal";
+        } else {
+            return false;
+        }
+        return true;
+    }
+
     void elementwise(const GraphNode &n) {
         static const std::map<std::string, std::string> unary = {
             {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Erf", "erf"}, {"Exp", "exp"},
@@ -714,7 +779,12 @@ private:
         k.shape = shape_text({{"M", product(d, 0, d.size() - 1)}, {"N", d.back()}});
         std::string name, expr, doc;
         std::vector<std::string> operands;
-        if (unary.count(n.op_type)) {
+        if (activation(n, "X[m, n]", expr, name)) {
+            require_float(n.inputs[0]);
+            doc = "# " + n.op_type + " of every element of X (M x N): " + expr + ".\n";
+            operands = {"X"};
+            k.args = {{"X", n.inputs[0]}};
+        } else if (unary.count(n.op_type)) {
             require_float(n.inputs[0]);
             name = unary.at(n.op_type);
             if (name == "relu" || name == "sigmoid") {

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -258,6 +260,41 @@ TEST_F(Compile, ClipToZeroSixFusesAsReLU6) {
     }
     EXPECT_GT(zeros, 0);
     EXPECT_GT(sixes, 0);
+}
+
+// The activations exporters write (Clip with any constant bounds, LeakyRelu, Elu, Selu, Celu,
+// HardSigmoid, HardSwish, Softplus, Softsign, Reciprocal) compile as generated elementwise ops
+// with ONNX's formulas and attribute defaults; evaluated by the reference interpreter they give
+// numpy's values on an input wide enough to take every branch.
+TEST_F(Compile, ActivationsCompileWithOnnxFormulas) {
+    CommandRun r = compile("activations.onnx", "--check-with '" + (models / "activations.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"clip", 1},
+                                                            {"clip_2", 1},
+                                                            {"leaky_relu", 1},
+                                                            {"elu", 1},
+                                                            {"selu", 1},
+                                                            {"celu", 1},
+                                                            {"hard_sigmoid", 1},
+                                                            {"hard_swish", 1},
+                                                            {"softplus", 1},
+                                                            {"softsign", 1},
+                                                            {"reciprocal", 1}}));
+    expect_nodes_covered_once(g);
+    int compared = 0;
+    for (const auto &e : fs::directory_iterator(models / "activations.expected")) {
+        const std::string name = e.path().filename().string();
+        opgen::HostTensor want = opgen::onnx_import::read_npy(e.path().string());
+        opgen::HostTensor got = opgen::onnx_import::read_npy((dir / "out/check" / name).string());
+        ASSERT_EQ(got.dims, want.dims) << name;
+        for (size_t i = 0; i < want.data.size(); i++) {
+            double tolerance = 1e-5 * std::max(1.0, std::fabs(double(want.data[i])));
+            ASSERT_NEAR(got.data[i], want.data[i], tolerance) << name << " element " << i;
+        }
+        compared++;
+    }
+    EXPECT_EQ(compared, 11);
 }
 
 TEST_F(Compile, UnsupportedOperatorsAreCountedInOneErrorAndNothingIsWritten) {

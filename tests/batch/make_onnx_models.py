@@ -5,7 +5,9 @@ GlobalAveragePool, Flatten, Gemm, Softmax) and transformer.onnx (MatMul, broadca
 LayerNormalization, Reshape, Transpose, batched MatMul, Softmax, Erf, Mul), and relu6.onnx
 (MobileNet's ReLU6 as exporters write it: Clip to [0, 6] after a convolution, its bounds as
 constant inputs), with a seeded input in relu6.inputs/x.npy and numpy's output in
-relu6.expected/y.npy.
+relu6.expected/y.npy; activations.onnx (Clip with one and with two bounds, LeakyRelu, Elu, Selu,
+Celu, HardSigmoid, HardSwish, Softplus, Softsign, Reciprocal, each on the same input), with
+its input and numpy's outputs likewise.
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -120,6 +122,40 @@ def relu6():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x, y
 
 
+def activations():
+    """Every activation the partitioner writes as an elementwise op, each an output of its own."""
+    rng = np.random.default_rng(7)
+    x = (rng.normal(0, 4, (5, 37)) + 0.05).astype(np.float32)  # wide: every branch of each formula
+    xd = x.astype(np.float64)
+    softplus = np.log1p(np.exp(-np.abs(xd))) + np.maximum(xd, 0)
+    sel_a, sel_g = 1.67326319217681884765625, 1.05070102214813232421875
+    cases = [  # (name, node op, attributes, extra inputs, numpy)
+        ("clip2", "Clip", {}, ["lo", "hi"], np.clip(xd, -1.5, 2.5)),
+        ("clip_lo", "Clip", {}, ["lo"], np.maximum(xd, -1.5)),
+        ("leaky", "LeakyRelu", {"alpha": 0.1}, [], np.where(xd > 0, xd, 0.1 * xd)),
+        ("elu", "Elu", {}, [], np.where(xd > 0, xd, np.exp(xd) - 1)),
+        ("selu", "Selu", {}, [], sel_g * np.where(xd > 0, xd, sel_a * (np.exp(xd) - 1))),
+        ("celu", "Celu", {"alpha": 2.0}, [], np.maximum(xd, 0) + np.minimum(0, 2.0 * (np.exp(xd / 2.0) - 1))),
+        ("hsig", "HardSigmoid", {}, [], np.clip(0.2 * xd + 0.5, 0, 1)),
+        ("hswish", "HardSwish", {}, [], xd * np.clip(xd / 6 + 0.5, 0, 1)),
+        ("softplus", "Softplus", {}, [], softplus),
+        ("softsign", "Softsign", {}, [], xd / (1 + np.abs(xd))),
+        ("recip", "Reciprocal", {}, [], 1 / xd),
+    ]
+    nodes, outputs, expected = [], [], {}
+    for name, op, attrs, extra, want in cases:
+        inputs = ["x"] + extra
+        if op == "Clip" and len(extra) == 1:
+            inputs = ["x", "lo", ""]
+        nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(x.shape)))
+        expected[name] = want.astype(np.float32)
+    bounds = [numpy_helper.from_array(np.array(v, dtype=np.float32), n) for n, v in (("lo", -1.5), ("hi", 2.5))]
+    graph = helper.make_graph(nodes, "activations",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))], outputs, bounds)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x, expected
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -129,6 +165,14 @@ def main():
     for folder, name, array in (("relu6.inputs", "x", x), ("relu6.expected", "y", y)):
         os.makedirs(os.path.join(out, folder), exist_ok=True)
         np.save(os.path.join(out, folder, name + ".npy"), array)
+    model, x, expected = activations()
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "activations.onnx"))
+    os.makedirs(os.path.join(out, "activations.inputs"), exist_ok=True)
+    os.makedirs(os.path.join(out, "activations.expected"), exist_ok=True)
+    np.save(os.path.join(out, "activations.inputs", "x.npy"), x)
+    for name, y in expected.items():
+        np.save(os.path.join(out, "activations.expected", name + ".npy"), y)
     for name, model in (("cnn", cnn()), ("transformer", transformer())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
