@@ -207,17 +207,31 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
     return Lexer(text, file).run();
 }
 
+// The functions in the order messages list them: the math, then a cast per type of the dtype
+// table (base/DType.h), each name with its arity.
+const std::vector<std::pair<std::string, int>> &function_table() {
+    static const std::vector<std::pair<std::string, int>> f = [] {
+        std::vector<std::pair<std::string, int>> t = {{"exp", 1}, {"log", 1}, {"tanh", 1}, {"sqrt", 1}, {"erf", 1},
+                                                      {"abs", 1}, {"max", 2}, {"min", 2}, {"select", 3}};
+        for (const DTypeInfo &d : dtype_table()) t.push_back({d.name, 1});
+        return t;
+    }();
+    return f;
+}
+
 const std::map<std::string, int> &functions() {
     // name -> arity
-    static const std::map<std::string, int> f = {
-        {"exp", 1}, {"log", 1},    {"tanh", 1}, {"sqrt", 1}, {"erf", 1}, {"abs", 1}, {"max", 2},
-        {"min", 2}, {"select", 3}, {"f32", 1},  {"f16", 1},  {"i8", 1},  {"i32", 1},
-    };
+    static const std::map<std::string, int> f(function_table().begin(), function_table().end());
     return f;
 }
 
 const char *function_list() {
-    return "exp, log, tanh, sqrt, erf, abs, max, min, select, f32, f16, i8, i32";
+    static const std::string list = [] {
+        std::string s;
+        for (const auto &[name, arity] : function_table()) s += (s.empty() ? "" : ", ") + name;
+        return s;
+    }();
+    return list.c_str();
 }
 
 bool is_keyword(const std::string &s) {
