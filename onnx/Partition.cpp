@@ -336,7 +336,7 @@ private:
         if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Relu" || t == "Sigmoid" || t == "Tanh" ||
             t == "Erf" || t == "Exp" || t == "Log" || t == "Sqrt" || t == "Abs" || t == "Neg" || t == "Clip" ||
             t == "LeakyRelu" || t == "Elu" || t == "Selu" || t == "Celu" || t == "HardSigmoid" || t == "HardSwish" ||
-            t == "Softplus" || t == "Softsign" || t == "Reciprocal")
+            t == "Softplus" || t == "Softsign" || t == "Reciprocal" || t == "Max" || t == "Min")
             return elementwise(n);
         throw Unsupported{"no opgen op"};
     }
@@ -767,6 +767,55 @@ private:
         return true;
     }
 
+    // A binary node whose operands broadcast by numpy's rules (right-aligned; an axis of extent 1
+    // stretches): an op over the output's axes D0..Dr-1 in which each operand is read at its own
+    // axes, at index 0 where it stretches. `op` is an infix operator or a two-argument function
+    // (max, min). The name carries each operand's pattern over the output's axes ("f": its own
+    // extent, "1": stretched or absent), so one generated op serves every shape of that pattern.
+    void broadcast_binary(const GraphNode &n, const std::string &base, const std::string &op, bool infix) {
+        const Dims &d = dims(n.outputs[0]);
+        const size_t r = d.size();
+        std::string name = base + "_b", expr_args[2], decls;
+        for (int side = 0; side < 2; side++) {
+            const std::string &t = n.inputs[size_t(side)];
+            require_float(t);
+            const Dims &dt = dims(t);
+            if (dt.empty() || dt.size() > r) throw Unsupported{"broadcasting a scalar or a higher-rank operand"};
+            const size_t offset = r - dt.size();
+            std::string pattern(r, '1'), index, shape;
+            for (size_t j = 0; j < dt.size(); j++) {
+                const size_t axis = offset + j;
+                const bool own = dt[j] == d[axis];
+                if (!own && dt[j] != 1) throw Unsupported{"operand extents that do not broadcast"};
+                if (own) pattern[axis] = 'f';
+                index += std::string(j ? ", " : "") + (own ? "i" + std::to_string(axis) : "0");
+                shape += std::string(j ? ", " : "") + (own ? "D" + std::to_string(axis) : "1");
+            }
+            const std::string operand = side == 0 ? "A" : "B";
+            name += (side ? "_" : "") + pattern;
+            expr_args[side] = operand + "[" + index + "]";
+            decls += "input  " + operand + ": f32[" + shape + "]\n";
+        }
+        std::string params, vars, out_shape;
+        std::vector<std::pair<std::string, int64_t>> values;
+        for (size_t i = 0; i < r; i++) {
+            params += std::string(i ? ", " : "") + "D" + std::to_string(i);
+            vars += std::string(i ? ", " : "") + "i" + std::to_string(i);
+            values.push_back({"D" + std::to_string(i), d[i]});
+        }
+        const std::string expr = infix ? expr_args[0] + " " + op + " " + expr_args[1]
+                                       : op + "(" + expr_args[0] + ", " + expr_args[1] + ")";
+        SubgraphKernel k;
+        k.kind = "elementwise";
+        k.shape = shape_text(values);
+        k.args = {{"A", n.inputs[0]}, {"B", n.inputs[1]}, {"C", n.outputs[0]}};
+        std::string text = std::string(kHeader) + "# Elementwise " + n.op_type +
+                           " with numpy broadcasting over " + std::to_string(r) + " axes: C = " + expr + ".\n";
+        text += "op " + name + "\nparam " + params + "\n" + decls + "output C: f32[" + params + "]\n";
+        text += "C[" + vars + "] = " + expr + "\n";
+        emit_generated(k, name, text, {n.index});
+    }
+
     void elementwise(const GraphNode &n) {
         static const std::map<std::string, std::string> unary = {
             {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Erf", "erf"}, {"Exp", "exp"},
@@ -774,6 +823,10 @@ private:
         static const std::map<std::string, std::string> binary = {{"Add", "+"}, {"Sub", "-"}, {"Mul", "*"}, {"Div", "/"}};
         const Dims &d = dims(n.outputs[0]);
         if (d.empty()) throw Unsupported{"a scalar"};
+        if (n.op_type == "Max" || n.op_type == "Min") {
+            if (n.inputs.size() != 2) throw Unsupported{"Max or Min of other than two inputs"};
+            return broadcast_binary(n, n.op_type == "Max" ? "max" : "min", n.op_type == "Max" ? "max" : "min", false);
+        }
         SubgraphKernel k;
         k.kind = "elementwise";
         k.shape = shape_text({{"M", product(d, 0, d.size() - 1)}, {"N", d.back()}});
@@ -825,7 +878,8 @@ private:
                 operands = {"B"};
                 k.args = {{"B", b}};
             } else {
-                throw Unsupported{"broadcasting"};
+                const char *base = n.op_type == "Add" ? "add" : n.op_type == "Sub" ? "sub" : n.op_type == "Mul" ? "mul" : "div";
+                return broadcast_binary(n, base, op, true);
             }
             doc = "# Elementwise " + expr + " on M x N.\n";
         }

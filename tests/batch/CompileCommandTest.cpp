@@ -297,6 +297,39 @@ TEST_F(Compile, ActivationsCompileWithOnnxFormulas) {
     EXPECT_EQ(compared, 11);
 }
 
+// Add, Sub, Mul, Div, Max and Min whose operands broadcast by numpy's rules (a trailing row, a
+// column, an axis stretched on both sides, a lower-rank operand on the left, weights) compile as
+// one generated op per broadcast pattern and compute numpy's values.
+TEST_F(Compile, BinaryNodesBroadcastAsNumpyDoes) {
+    CommandRun r = compile("broadcast.onnx", "--check-with '" + (models / "broadcast.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"add_bfff_11f", 1},
+                                                            {"mul_bfff_1f1", 1},
+                                                            {"div_bfff_1f1", 1},
+                                                            {"sub_bf1f_fff", 1},
+                                                            {"max_bfff_1f1", 1},
+                                                            {"min_b1f1_fff", 1},
+                                                            {"add_b1f1_f1f", 1}}));
+    expect_nodes_covered_once(g);
+    std::string min = slurp(dir / "out/ops/min_b1f1_fff.op");
+    EXPECT_NE(min.find("input  A: f32[D1, 1]"), std::string::npos) << min;
+    EXPECT_NE(min.find("C[i0, i1, i2] = min(A[i1, 0], B[i0, i1, i2])"), std::string::npos) << min;
+    int compared = 0;
+    for (const auto &e : fs::directory_iterator(models / "broadcast.expected")) {
+        const std::string name = e.path().filename().string();
+        opgen::HostTensor want = opgen::onnx_import::read_npy(e.path().string());
+        opgen::HostTensor got = opgen::onnx_import::read_npy((dir / "out/check" / name).string());
+        ASSERT_EQ(got.dims, want.dims) << name;
+        for (size_t i = 0; i < want.data.size(); i++) {
+            double tolerance = 1e-6 * std::max(1.0, std::fabs(double(want.data[i])));
+            ASSERT_NEAR(got.data[i], want.data[i], tolerance) << name << " element " << i;
+        }
+        compared++;
+    }
+    EXPECT_EQ(compared, 7);
+}
+
 TEST_F(Compile, UnsupportedOperatorsAreCountedInOneErrorAndNothingIsWritten) {
     CommandRun r = compile("cnn.onnx", "--dim batch=1");
     EXPECT_EQ(r.status, 1);

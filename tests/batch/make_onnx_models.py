@@ -7,7 +7,8 @@ LayerNormalization, Reshape, Transpose, batched MatMul, Softmax, Erf, Mul), and 
 constant inputs), with a seeded input in relu6.inputs/x.npy and numpy's output in
 relu6.expected/y.npy; activations.onnx (Clip with one and with two bounds, LeakyRelu, Elu, Selu,
 Celu, HardSigmoid, HardSwish, Softplus, Softsign, Reciprocal, each on the same input), with
-its input and numpy's outputs likewise.
+its input and numpy's outputs likewise; broadcast.onnx (Add, Sub, Mul, Div, Max and Min whose
+operands broadcast by numpy's rules, from graph inputs and from weights), likewise.
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -156,6 +157,34 @@ def activations():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x, expected
 
 
+def broadcast():
+    """Binary nodes whose operands broadcast: a trailing row, a column, a middle axis stretched on
+    both sides, a lower-rank operand on the left, and weights."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(0, 2, (2, 3, 4)).astype(np.float32)
+    y = (rng.uniform(0.5, 2, (3, 1)) * rng.choice([-1, 1], (3, 1))).astype(np.float32)
+    z = rng.normal(0, 2, (2, 1, 4)).astype(np.float32)
+    row = rng.normal(0, 2, (4,)).astype(np.float32)
+    col = rng.normal(0, 2, (1, 3, 1)).astype(np.float32)
+    n = helper.make_node
+    cases = [  # (output, op, inputs, numpy)
+        ("add_row", "Add", ["x", "row"], x + row),
+        ("mul_col", "Mul", ["x", "col"], x * col),
+        ("div_y", "Div", ["x", "y"], x / y),
+        ("sub_z", "Sub", ["z", "x"], z - x),
+        ("max_y", "Max", ["x", "y"], np.maximum(x, y)),
+        ("min_yx", "Min", ["y", "x"], np.minimum(y, x)),
+        ("add_yz", "Add", ["y", "z"], y + z),
+    ]
+    nodes = [n(op, inputs, [out], name=out) for out, op, inputs, _ in cases]
+    outputs = [helper.make_tensor_value_info(out, TensorProto.FLOAT, list(want.shape)) for out, _, _, want in cases]
+    inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, list(a.shape)) for name, a in (("x", x), ("y", y), ("z", z))]
+    weights = [numpy_helper.from_array(row, "row"), numpy_helper.from_array(col, "col")]
+    graph = helper.make_graph(nodes, "broadcast", inputs, outputs, weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model, {"x": x, "y": y, "z": z}, {out: want.astype(np.float32) for out, _, _, want in cases}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -173,6 +202,13 @@ def main():
     np.save(os.path.join(out, "activations.inputs", "x.npy"), x)
     for name, y in expected.items():
         np.save(os.path.join(out, "activations.expected", name + ".npy"), y)
+    model, ins, expected = broadcast()
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "broadcast.onnx"))
+    for folder, arrays in (("broadcast.inputs", ins), ("broadcast.expected", expected)):
+        os.makedirs(os.path.join(out, folder), exist_ok=True)
+        for name, a in arrays.items():
+            np.save(os.path.join(out, folder, name + ".npy"), a)
     for name, model in (("cnn", cnn()), ("transformer", transformer())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
