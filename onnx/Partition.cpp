@@ -336,7 +336,7 @@ private:
         if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Relu" || t == "Sigmoid" || t == "Tanh" ||
             t == "Erf" || t == "Exp" || t == "Log" || t == "Sqrt" || t == "Abs" || t == "Neg" || t == "Clip" ||
             t == "LeakyRelu" || t == "Elu" || t == "Selu" || t == "Celu" || t == "HardSigmoid" || t == "HardSwish" ||
-            t == "Softplus" || t == "Softsign" || t == "Reciprocal" || t == "Max" || t == "Min")
+            t == "Softplus" || t == "Softsign" || t == "Reciprocal" || t == "Max" || t == "Min" || t == "Pow")
             return elementwise(n);
         throw Unsupported{"no opgen op"};
     }
@@ -721,6 +721,22 @@ private:
         return {lo, hi};
     }
 
+    // x to a Pow node's constant exponent: products for the small integers (any sign of base, as
+    // ONNX computes them), sqrt for 0.5, else exp(e log x) (NaN for a negative base, as pow gives
+    // for a fractional exponent). Unsupported for an exponent computed at run time or a large
+    // integer one.
+    std::string power(const GraphNode &n, const std::string &x) const {
+        double e = 0;
+        if (n.inputs.size() != 2 || !scalar(n.inputs[1], e)) throw Unsupported{"an exponent computed at run time"};
+        if (e == 0.5) return "sqrt(" + x + ")";
+        if (e != std::floor(e)) return "exp(" + literal(e) + " * log(" + x + "))";
+        if (std::fabs(e) > 4) throw Unsupported{"an integer exponent beyond 4"};
+        if (e == 0) return "1.0";
+        std::string product = x;
+        for (int i = 1; i < int(std::fabs(e)); i++) product += " * " + x;
+        return e > 0 ? product : "1.0 / (" + product + ")";
+    }
+
     // The op-language expression of an activation ONNX node `n` applied to `x`, and its op name;
     // false for a node that is not one of them. The formulas are ONNX's (opset 17) with its
     // attribute defaults; softplus in the form that does not overflow.
@@ -761,6 +777,9 @@ private:
         } else if (t == "Reciprocal") {
             expr = "1.0 / " + x;
             name = "reciprocal";
+        } else if (t == "Pow") {
+            expr = power(n, x);
+            name = "pow";
         } else {
             return false;
         }

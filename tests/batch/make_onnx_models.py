@@ -6,7 +6,8 @@ LayerNormalization, Reshape, Transpose, batched MatMul, Softmax, Erf, Mul), and 
 (MobileNet's ReLU6 as exporters write it: Clip to [0, 6] after a convolution, its bounds as
 constant inputs), with a seeded input in relu6.inputs/x.npy and numpy's output in
 relu6.expected/y.npy; activations.onnx (Clip with one and with two bounds, LeakyRelu, Elu, Selu,
-Celu, HardSigmoid, HardSwish, Softplus, Softsign, Reciprocal, each on the same input), with
+Celu, HardSigmoid, HardSwish, Softplus, Softsign, Reciprocal, Pow by a constant, each on the same
+input), with
 its input and numpy's outputs likewise; broadcast.onnx (Add, Sub, Mul, Div, Max and Min whose
 operands broadcast by numpy's rules, from graph inputs and from weights), likewise.
 usage: make_onnx_models.py OUTDIR
@@ -142,6 +143,9 @@ def activations():
         ("softplus", "Softplus", {}, [], softplus),
         ("softsign", "Softsign", {}, [], xd / (1 + np.abs(xd))),
         ("recip", "Reciprocal", {}, [], 1 / xd),
+        ("cube", "Pow", {}, ["three"], xd ** 3),
+        ("inv_square", "Pow", {}, ["minus_two"], xd ** -2.0),
+        ("root", "Pow", {}, ["half"], np.sqrt(np.where(xd < 0, np.nan, xd))),  # NaN below 0, as pow
     ]
     nodes, outputs, expected = [], [], {}
     for name, op, attrs, extra, want in cases:
@@ -151,7 +155,8 @@ def activations():
         nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
         outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(x.shape)))
         expected[name] = want.astype(np.float32)
-    bounds = [numpy_helper.from_array(np.array(v, dtype=np.float32), n) for n, v in (("lo", -1.5), ("hi", 2.5))]
+    bounds = [numpy_helper.from_array(np.array(v, dtype=np.float32), n)
+              for n, v in (("lo", -1.5), ("hi", 2.5), ("three", 3), ("minus_two", -2), ("half", 0.5))]
     graph = helper.make_graph(nodes, "activations",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))], outputs, bounds)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x, expected
