@@ -332,6 +332,9 @@ private:
         if (t == "Softmax") return softmax(n);
         if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool" || t == "GlobalMaxPool") return pool(n);
         if (t == "Slice") return slice(n);
+        if (t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax" || t == "ReduceMin" || t == "ReduceSumSquare" ||
+            t == "ReduceL1" || t == "ReduceL2")
+            return reduce(n);
         if (t == "Transpose") return transpose(n);
         if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Relu" || t == "Sigmoid" || t == "Tanh" ||
             t == "Erf" || t == "Exp" || t == "Log" || t == "Sqrt" || t == "Abs" || t == "Neg" || t == "Clip" ||
@@ -908,6 +911,78 @@ private:
         std::string text = std::string(kHeader) + doc + "op " + name + "\nparam M, N\n";
         for (const auto &o : operands) text += "input  " + o + ": f32[M, N]\n";
         text += "output " + out + ": f32[M, N]\n" + out + "[m, n] = " + expr + "\n";
+        emit_generated(k, name, text, {n.index});
+    }
+
+    // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL1 and ReduceL2 over any
+    // axes (the attribute, or the input of opset 13's ReduceSum; none: every axis unless
+    // noop_with_empty_axes), keepdims or not: an op over the input's axes D0..Dr-1 whose name
+    // carries which axes it reduces ("r") and keeps ("k"), and whether it keeps them as extent 1.
+    void reduce(const GraphNode &n) {
+        static const std::map<std::string, std::string> kinds = {
+            {"ReduceSum", "sum"}, {"ReduceMean", "mean"}, {"ReduceMax", "max"}, {"ReduceMin", "min"},
+            {"ReduceSumSquare", "sum_square"}, {"ReduceL1", "l1"}, {"ReduceL2", "l2"}};
+        const std::string kind = kinds.at(n.op_type);
+        const std::string &x = n.inputs[0];
+        require_float(x);
+        const Dims &d = dims(x);
+        const int64_t r = int64_t(d.size());
+        std::vector<int64_t> axes = n.ints_attr("axes", {});
+        if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+            if (!g_.is_weight(n.inputs[1])) throw Unsupported{"axes computed at run time"};
+            for (double v : g_.tensor(n.inputs[1]).values) axes.push_back(int64_t(v));
+        }
+        if (axes.empty()) {
+            if (n.int_attr("noop_with_empty_axes", 0) != 0) throw Unsupported{"a reduction over no axis"};
+            for (int64_t i = 0; i < r; i++) axes.push_back(i);
+        }
+        std::vector<bool> reduced(size_t(r), false);
+        for (int64_t a : axes) {
+            if (a < -r || a >= r) throw Unsupported{"an axis out of range"};
+            reduced[size_t(a < 0 ? a + r : a)] = true;
+        }
+        const bool keep = n.int_attr("keepdims", 1) != 0;
+        std::string pattern, params, out_dims, out_vars, reducers, index, count;
+        std::vector<std::pair<std::string, int64_t>> values;
+        for (int64_t i = 0; i < r; i++) {
+            const std::string D = "D" + std::to_string(i), sep = i ? ", " : "";
+            const bool red = reduced[size_t(i)];
+            pattern += red ? 'r' : 'k';
+            params += sep + D;
+            values.push_back({D, d[size_t(i)]});
+            index += sep + (red ? "r" : "i") + std::to_string(i);
+            if (red) {
+                reducers += std::string(reducers.empty() ? "" : ", ") + "r" + std::to_string(i) + ": " + D;
+                count += std::string(count.empty() ? "" : " * ") + D;
+            }
+            if (!red || keep) {
+                out_dims += std::string(out_dims.empty() ? "" : ", ") + (red ? "1" : D);
+                out_vars += std::string(out_vars.empty() ? "" : ", ") + (red ? "o" : "i") + std::to_string(i);
+            }
+        }
+        if (out_dims.empty()) throw Unsupported{"a scalar result"};
+        const std::string name = "reduce_" + kind + "_" + pattern + (keep ? "_keep" : "");
+        const std::string read = "X[" + index + "]";
+        const std::string op = kind == "max" || kind == "min" ? kind : "sum";
+        std::string body = kind == "mean"         ? read + " / (" + count + ")"
+                           : kind == "sum_square" || kind == "l2" ? read + " * " + read
+                           : kind == "l1"         ? "abs(" + read + ")"
+                                                  : read;
+        std::string text = std::string(kHeader) + "# " + n.op_type + " of X over the axes marked r in " + pattern +
+                           (keep ? ", kept as extent 1" : "") + ".\n";
+        text += "op " + name + "\nparam " + params + "\ninput  X: f32[" + params + "]\n";
+        if (kind == "l2") {
+            text += "local  S: f32[" + out_dims + "]\noutput Y: f32[" + out_dims + "]\n";
+            text += "S[" + out_vars + "] = sum(" + reducers + ") " + body + "\n";
+            text += "Y[" + out_vars + "] = sqrt(S[" + out_vars + "])\n";
+        } else {
+            text += "output Y: f32[" + out_dims + "]\n";
+            text += "Y[" + out_vars + "] = " + op + "(" + reducers + ") " + body + "\n";
+        }
+        SubgraphKernel k;
+        k.kind = "reduce";
+        k.shape = shape_text(values);
+        k.args = {{"X", x}, {"Y", n.outputs[0]}};
         emit_generated(k, name, text, {n.index});
     }
 

@@ -52,6 +52,29 @@ int leftovers(const fs::path &dir) {
     return n;
 }
 
+// Compares every expected/<output>.npy with got/<output>.npy within `relative` of each value (NaN
+// where NaN is expected); returns how many outputs it compared.
+int expect_outputs_match(const fs::path &expected, const fs::path &got_dir, double relative) {
+    int compared = 0;
+    for (const auto &e : fs::directory_iterator(expected)) {
+        const std::string name = e.path().filename().string();
+        opgen::HostTensor want = opgen::onnx_import::read_npy(e.path().string());
+        opgen::HostTensor got = opgen::onnx_import::read_npy((got_dir / name).string());
+        EXPECT_EQ(got.dims, want.dims) << name;
+        if (got.dims != want.dims) continue;
+        for (size_t i = 0; i < want.data.size(); i++) {
+            if (std::isnan(want.data[i])) {  // a fractional power of a negative base
+                EXPECT_TRUE(std::isnan(got.data[i])) << name << " element " << i;
+                continue;
+            }
+            double tolerance = relative * std::max(1.0, std::fabs(double(want.data[i])));
+            EXPECT_NEAR(got.data[i], want.data[i], tolerance) << name << " element " << i;
+        }
+        compared++;
+    }
+    return compared;
+}
+
 class Compile : public ::testing::Test {
 protected:
     static fs::path models;
@@ -285,23 +308,7 @@ TEST_F(Compile, ActivationsCompileWithOnnxFormulas) {
                                                             {"pow_2", 1},
                                                             {"pow_3", 1}}));
     expect_nodes_covered_once(g);
-    int compared = 0;
-    for (const auto &e : fs::directory_iterator(models / "activations.expected")) {
-        const std::string name = e.path().filename().string();
-        opgen::HostTensor want = opgen::onnx_import::read_npy(e.path().string());
-        opgen::HostTensor got = opgen::onnx_import::read_npy((dir / "out/check" / name).string());
-        ASSERT_EQ(got.dims, want.dims) << name;
-        for (size_t i = 0; i < want.data.size(); i++) {
-            if (std::isnan(want.data[i])) {  // a fractional power of a negative base
-                EXPECT_TRUE(std::isnan(got.data[i])) << name << " element " << i;
-                continue;
-            }
-            double tolerance = 1e-5 * std::max(1.0, std::fabs(double(want.data[i])));
-            ASSERT_NEAR(got.data[i], want.data[i], tolerance) << name << " element " << i;
-        }
-        compared++;
-    }
-    EXPECT_EQ(compared, 14);
+    EXPECT_EQ(expect_outputs_match(models / "activations.expected", dir / "out/check", 1e-5), 14);
 }
 
 // Add, Sub, Mul, Div, Max and Min whose operands broadcast by numpy's rules (a trailing row, a
@@ -322,19 +329,26 @@ TEST_F(Compile, BinaryNodesBroadcastAsNumpyDoes) {
     std::string min = slurp(dir / "out/ops/min_b1f1_fff.op");
     EXPECT_NE(min.find("input  A: f32[D1, 1]"), std::string::npos) << min;
     EXPECT_NE(min.find("C[i0, i1, i2] = min(A[i1, 0], B[i0, i1, i2])"), std::string::npos) << min;
-    int compared = 0;
-    for (const auto &e : fs::directory_iterator(models / "broadcast.expected")) {
-        const std::string name = e.path().filename().string();
-        opgen::HostTensor want = opgen::onnx_import::read_npy(e.path().string());
-        opgen::HostTensor got = opgen::onnx_import::read_npy((dir / "out/check" / name).string());
-        ASSERT_EQ(got.dims, want.dims) << name;
-        for (size_t i = 0; i < want.data.size(); i++) {
-            double tolerance = 1e-6 * std::max(1.0, std::fabs(double(want.data[i])));
-            ASSERT_NEAR(got.data[i], want.data[i], tolerance) << name << " element " << i;
-        }
-        compared++;
-    }
-    EXPECT_EQ(compared, 7);
+    EXPECT_EQ(expect_outputs_match(models / "broadcast.expected", dir / "out/check", 1e-6), 7);
+}
+
+// ReduceSum (its axes an input), ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL1 and
+// ReduceL2 over single, several, negative and all axes, with and without keepdims, compute
+// numpy's values.
+TEST_F(Compile, ReductionsOverAnyAxesKeepingThemOrNot) {
+    CommandRun r = compile("reductions.onnx", "--check-with '" + (models / "reductions.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"reduce_mean_kkkr_keep", 1},
+                                                            {"reduce_sum_krkr", 1},
+                                                            {"reduce_max_rkrk_keep", 1},
+                                                            {"reduce_min_krkk", 1},
+                                                            {"reduce_sum_square_kkrr_keep", 1},
+                                                            {"reduce_l1_rkkk", 1},
+                                                            {"reduce_l2_kkkr", 1},
+                                                            {"reduce_mean_rrrr_keep", 1}}));
+    expect_nodes_covered_once(g);
+    EXPECT_EQ(expect_outputs_match(models / "reductions.expected", dir / "out/check", 1e-5), 8);
 }
 
 TEST_F(Compile, UnsupportedOperatorsAreCountedInOneErrorAndNothingIsWritten) {

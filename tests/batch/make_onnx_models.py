@@ -9,7 +9,9 @@ relu6.expected/y.npy; activations.onnx (Clip with one and with two bounds, Leaky
 Celu, HardSigmoid, HardSwish, Softplus, Softsign, Reciprocal, Pow by a constant, each on the same
 input), with
 its input and numpy's outputs likewise; broadcast.onnx (Add, Sub, Mul, Div, Max and Min whose
-operands broadcast by numpy's rules, from graph inputs and from weights), likewise.
+operands broadcast by numpy's rules, from graph inputs and from weights), likewise; and
+reductions.onnx (ReduceSum with its axes as an input, ReduceMean, ReduceMax, ReduceMin,
+ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise.
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -190,6 +192,35 @@ def broadcast():
     return model, {"x": x, "y": y, "z": z}, {out: want.astype(np.float32) for out, _, _, want in cases}
 
 
+def reductions():
+    """Reductions over single, several, negative and all axes, keeping them or not."""
+    rng = np.random.default_rng(9)
+    x = rng.normal(0, 2, (2, 3, 4, 5)).astype(np.float32)
+    xd = x.astype(np.float64)
+    cases = [  # (output, op, attributes, axes as an input, numpy)
+        ("mean_last", "ReduceMean", {"axes": [-1], "keepdims": 1}, None, xd.mean(axis=3, keepdims=True)),
+        ("sum_13", "ReduceSum", {"keepdims": 0}, [1, 3], xd.sum(axis=(1, 3))),
+        ("max_02", "ReduceMax", {"axes": [0, 2], "keepdims": 1}, None, xd.max(axis=(0, 2), keepdims=True)),
+        ("min_1", "ReduceMin", {"axes": [1], "keepdims": 0}, None, xd.min(axis=1)),
+        ("sumsq_23", "ReduceSumSquare", {"axes": [2, 3]}, None, (xd * xd).sum(axis=(2, 3), keepdims=True)),
+        ("l1_0", "ReduceL1", {"axes": [0], "keepdims": 0}, None, np.abs(xd).sum(axis=0)),
+        ("l2_3", "ReduceL2", {"axes": [3], "keepdims": 0}, None, np.sqrt((xd * xd).sum(axis=3))),
+        ("mean_all", "ReduceMean", {}, None, xd.mean(axis=(0, 1, 2, 3), keepdims=True)),
+    ]
+    nodes, outputs, weights = [], [], []
+    for out, op, attrs, axes_input, want in cases:
+        inputs = ["x"]
+        if axes_input is not None:
+            weights.append(numpy_helper.from_array(np.array(axes_input, dtype=np.int64), out + "_axes"))
+            inputs.append(out + "_axes")
+        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, list(want.shape)))
+    graph = helper.make_graph(nodes, "reductions", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              outputs, weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model, {"x": x}, {out: want.astype(np.float32) for out, _, _, _, want in cases}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -207,13 +238,14 @@ def main():
     np.save(os.path.join(out, "activations.inputs", "x.npy"), x)
     for name, y in expected.items():
         np.save(os.path.join(out, "activations.expected", name + ".npy"), y)
-    model, ins, expected = broadcast()
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "broadcast.onnx"))
-    for folder, arrays in (("broadcast.inputs", ins), ("broadcast.expected", expected)):
-        os.makedirs(os.path.join(out, folder), exist_ok=True)
-        for name, a in arrays.items():
-            np.save(os.path.join(out, folder, name + ".npy"), a)
+    for stem, make in (("broadcast", broadcast), ("reductions", reductions)):
+        model, ins, expected = make()
+        onnx.checker.check_model(model)
+        onnx.save(model, os.path.join(out, stem + ".onnx"))
+        for folder, arrays in ((stem + ".inputs", ins), (stem + ".expected", expected)):
+            os.makedirs(os.path.join(out, folder), exist_ok=True)
+            for name, a in arrays.items():
+                np.save(os.path.join(out, folder, name + ".npy"), a)
     for name, model in (("cnn", cnn()), ("transformer", transformer())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
