@@ -28,8 +28,7 @@ void bind_op_filter(SqliteQuery &query, const std::string &target, const std::st
 void write_generic_code(SqliteConnection &connection, const GenericCodeRecord &record,
                         const std::string &what) {
     const KernelCode &code = record.code;
-    if (!code.generic || code.size < 0 || uint64_t(code.size) != code.bytes.size() ||
-        code_digest(code) != code.digest) {
+    if (!code.generic || !code_matches_itself(code)) {
         throw DbError("database '" + connection.path() + "': " + what +
                       ": the code is not generic or does not match its own size or digest");
     }

@@ -374,8 +374,7 @@ WHERE excluded.time_ms < kernels.time_ms
         std::lock_guard<std::mutex> lock(mutex_);
         const std::string what = "storing the code of the kernel for " + describe(key);
         require_writable(what);
-        if (code.size < 0 || uint64_t(code.size) != code.bytes.size() ||
-            code_digest(code) != code.digest) {
+        if (!code_matches_itself(code)) {
             throw DbError(quoted_database(path()) + ": " + what +
                           ": the code does not match its own size or digest");
         }

@@ -112,6 +112,10 @@ std::string code_digest(const KernelCode &code) {
     return hash.hex();
 }
 
+bool code_matches_itself(const KernelCode &code) {
+    return code.size >= 0 && uint64_t(code.size) == code.bytes.size() && code_digest(code) == code.digest;
+}
+
 std::optional<std::vector<CodeArgument>> parse_signature(const std::string &signature) {
     if (signature.empty()) {
         return std::nullopt;

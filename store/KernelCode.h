@@ -79,6 +79,9 @@ std::optional<ArgumentFields> split_argument(const std::string &text);
 // fields only for generic code, so that exact code keeps the digest it was stored with).
 std::string code_digest(const KernelCode &code);
 
+// Whether `code` matches its own size and digest: what every cache checks before storing code.
+bool code_matches_itself(const KernelCode &code);
+
 // Parses a signature: arguments separated by ';'. nullopt when it is not one (empty, a bad field,
 // a dimension not in 1..2^31-1, a tensor of 2^31 elements or more, more than 16 dimensions or
 // 64 arguments, not exactly one output, the output not last, a dtype other than f32, i32, i8, f16).

@@ -276,8 +276,7 @@ private:
 
     // Refuses code that does not match its own size or digest (or, for generic code, is not generic).
     void check_code(const KernelCode &code, bool generic, const std::string &what) const {
-        if ((generic && !code.generic) || code.size < 0 || uint64_t(code.size) != code.bytes.size() ||
-            code_digest(code) != code.digest) {
+        if ((generic && !code.generic) || !code_matches_itself(code)) {
             fail(what + ": the code " + std::string(generic ? "is not generic or " : "") +
                  "does not match its own size or digest");
         }
