@@ -174,14 +174,30 @@ private:
         return true;
     }
 
-    // Whether `n` is a Clip to [0, 6]: ReLU6 as exporters write it (MobileNet), with the bounds as
-    // attributes (opset 6) or as constant inputs (opset 11 on).
+    struct ClipBounds {
+        std::optional<double> lo, hi;  // absent: no bound on that side
+    };
+
+    // The bounds of a Clip: attributes up to opset 6, constant inputs from opset 11 (an empty or
+    // absent input: no bound); nullopt when a bound is computed at run time.
+    std::optional<ClipBounds> clip_bounds(const GraphNode &n) const {
+        ClipBounds b;
+        if (n.has("min")) b.lo = n.float_attr("min", 0);
+        if (n.has("max")) b.hi = n.float_attr("max", 0);
+        for (size_t i = 1; i < std::min<size_t>(n.inputs.size(), 3); i++) {
+            if (n.inputs[i].empty()) continue;
+            double v = 0;
+            if (!scalar(n.inputs[i], v)) return std::nullopt;
+            (i == 1 ? b.lo : b.hi) = v;
+        }
+        return b;
+    }
+
+    // Whether `n` is a Clip to [0, 6]: ReLU6 as exporters write it (MobileNet).
     bool is_relu6(const GraphNode &n) const {
         if (n.op_type != "Clip") return false;
-        double lo = n.float_attr("min", -1), hi = n.float_attr("max", -1);
-        if (n.inputs.size() > 1 && !n.inputs[1].empty() && !scalar(n.inputs[1], lo)) return false;
-        if (n.inputs.size() > 2 && !n.inputs[2].empty() && !scalar(n.inputs[2], hi)) return false;
-        return lo == 0.0 && hi == 6.0;
+        std::optional<ClipBounds> b = clip_bounds(n);
+        return b && b->lo == 0.0 && b->hi == 6.0;
     }
 
     std::string other_input(const GraphNode &n, const std::string &t) const {
@@ -709,21 +725,6 @@ private:
 
     // An elementwise node left alone: bundled add, mul, relu and sigmoid; other unary functions,
     // Sub and Div, and an operand that is a scalar constant get a generated op on M x N.
-    // The bounds of a Clip: attributes up to opset 6, constant inputs from opset 11 (an empty or
-    // absent input: no bound). Unsupported when a bound is computed at run time.
-    std::pair<std::optional<double>, std::optional<double>> clip_bounds(const GraphNode &n) const {
-        std::optional<double> lo, hi;
-        if (n.has("min")) lo = n.float_attr("min", 0);
-        if (n.has("max")) hi = n.float_attr("max", 0);
-        for (size_t i = 1; i < std::min<size_t>(n.inputs.size(), 3); i++) {
-            if (n.inputs[i].empty()) continue;
-            double v = 0;
-            if (!scalar(n.inputs[i], v)) throw Unsupported{"clip bounds computed at run time"};
-            (i == 1 ? lo : hi) = v;
-        }
-        return {lo, hi};
-    }
-
     // x to a Pow node's constant exponent: products for the small integers (any sign of base, as
     // ONNX computes them), sqrt for 0.5, else exp(e log x) (NaN for a negative base, as pow gives
     // for a fractional exponent). Unsupported for an exponent computed at run time or a large
@@ -748,10 +749,11 @@ private:
         auto a = [&](const char *attr, double fallback) { return literal(n.float_attr(attr, fallback)); };
         const std::string softplus = "max(" + x + ", 0.0) + log(1.0 + exp(-abs(" + x + ")))";
         if (t == "Clip") {
-            auto [lo, hi] = clip_bounds(n);
+            std::optional<ClipBounds> b = clip_bounds(n);
+            if (!b) throw Unsupported{"clip bounds computed at run time"};
             expr = x;
-            if (lo) expr = "max(" + expr + ", " + literal(*lo) + ")";
-            if (hi) expr = "min(" + expr + ", " + literal(*hi) + ")";
+            if (b->lo) expr = "max(" + expr + ", " + literal(*b->lo) + ")";
+            if (b->hi) expr = "min(" + expr + ", " + literal(*b->hi) + ")";
             name = "clip";
         } else if (t == "LeakyRelu") {
             expr = "select(" + x + " > 0.0, " + x + ", " + a("alpha", 0.01) + " * " + x + ")";
@@ -842,12 +844,17 @@ private:
         static const std::map<std::string, std::string> unary = {
             {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Erf", "erf"}, {"Exp", "exp"},
             {"Log", "log"},   {"Sqrt", "sqrt"},       {"Abs", "abs"},   {"Neg", "neg"}};
-        static const std::map<std::string, std::string> binary = {{"Add", "+"}, {"Sub", "-"}, {"Mul", "*"}, {"Div", "/"}};
+        struct Binary {
+            std::string op, name;  // the infix operator, the op name
+        };
+        static const std::map<std::string, Binary> binary = {
+            {"Add", {"+", "add"}}, {"Sub", {"-", "sub"}}, {"Mul", {"*", "mul"}}, {"Div", {"/", "div"}}};
         const Dims &d = dims(n.outputs[0]);
         if (d.empty()) throw Unsupported{"a scalar"};
         if (n.op_type == "Max" || n.op_type == "Min") {
             if (n.inputs.size() != 2) throw Unsupported{"Max or Min of other than two inputs"};
-            return broadcast_binary(n, n.op_type == "Max" ? "max" : "min", n.op_type == "Max" ? "max" : "min", false);
+            const std::string fn = n.op_type == "Max" ? "max" : "min";
+            return broadcast_binary(n, fn, fn, false);
         }
         SubgraphKernel k;
         k.kind = "elementwise";
@@ -873,40 +880,37 @@ private:
             k.args = {{"X", n.inputs[0]}};
         } else {
             const std::string &a = n.inputs[0], &b = n.inputs[1];
-            std::string op = binary.at(n.op_type);
+            const std::string &op = binary.at(n.op_type).op, &base = binary.at(n.op_type).name;
             double c = 0;
             if (!g_.is_weight(a) && !g_.is_weight(b) && dims(a) == d && dims(b) == d) {
                 require_float(a), require_float(b);
                 if (n.op_type == "Add" || n.op_type == "Mul") {
-                    k.op = n.op_type == "Add" ? "add" : "mul";
+                    k.op = base;
                     k.args = {{"A", a}, {"B", b}, {"C", n.outputs[0]}};
                     return emit(k, {n.index});
                 }
-                name = n.op_type == "Sub" ? "sub" : "div";
+                name = base;
                 expr = "A[m, n] " + op + " B[m, n]";
                 operands = {"A", "B"};
                 k.args = {{"A", a}, {"B", b}};
             } else if (dims(a) == d && scalar(b, c)) {
                 require_float(a);
-                name = std::string(n.op_type == "Add" ? "add" : n.op_type == "Sub" ? "sub" : n.op_type == "Mul" ? "mul" : "div") +
-                       "_constant";
+                name = base + "_constant";
                 expr = "A[m, n] " + op + " " + literal(c);
                 operands = {"A"};
                 k.args = {{"A", a}};
             } else if (dims(b) == d && scalar(a, c)) {
                 require_float(b);
-                name = std::string("constant_") + (n.op_type == "Add" ? "add" : n.op_type == "Sub" ? "sub" : n.op_type == "Mul" ? "mul" : "div");
+                name = "constant_" + base;
                 expr = literal(c) + " " + op + " B[m, n]";
                 operands = {"B"};
                 k.args = {{"B", b}};
             } else {
-                const char *base = n.op_type == "Add" ? "add" : n.op_type == "Sub" ? "sub" : n.op_type == "Mul" ? "mul" : "div";
                 return broadcast_binary(n, base, op, true);
             }
             doc = "# Elementwise " + expr + " on M x N.\n";
         }
-        k.args.push_back({n.op_type == "Sub" || n.op_type == "Div" || n.op_type == "Add" || n.op_type == "Mul" ? "C" : "Y",
-                          n.outputs[0]});
+        k.args.push_back({binary.count(n.op_type) ? "C" : "Y", n.outputs[0]});
         std::string out = k.args.back().first;
         std::string text = std::string(kHeader) + doc + "op " + name + "\nparam M, N\n";
         for (const auto &o : operands) text += "input  " + o + ": f32[M, N]\n";

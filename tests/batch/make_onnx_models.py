@@ -123,7 +123,7 @@ def relu6():
     r1 = np.clip(conv_nchw(x, w1, b1, 1), 0, 6)
     r2 = np.clip(conv_nchw(r1, wd, bd, 1, group=16), 0, 6)
     y = np.clip(conv_nchw(r2, w2, b2, 0), 0, 6).astype(np.float32)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x, y
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), {"x": x}, {"y": y}
 
 
 def activations():
@@ -161,7 +161,7 @@ def activations():
               for n, v in (("lo", -1.5), ("hi", 2.5), ("three", 3), ("minus_two", -2), ("half", 0.5))]
     graph = helper.make_graph(nodes, "activations",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))], outputs, bounds)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x, expected
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), {"x": x}, expected
 
 
 def broadcast():
@@ -224,21 +224,9 @@ def reductions():
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    model, x, y = relu6()
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "relu6.onnx"))
-    for folder, name, array in (("relu6.inputs", "x", x), ("relu6.expected", "y", y)):
-        os.makedirs(os.path.join(out, folder), exist_ok=True)
-        np.save(os.path.join(out, folder, name + ".npy"), array)
-    model, x, expected = activations()
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "activations.onnx"))
-    os.makedirs(os.path.join(out, "activations.inputs"), exist_ok=True)
-    os.makedirs(os.path.join(out, "activations.expected"), exist_ok=True)
-    np.save(os.path.join(out, "activations.inputs", "x.npy"), x)
-    for name, y in expected.items():
-        np.save(os.path.join(out, "activations.expected", name + ".npy"), y)
-    for stem, make in (("broadcast", broadcast), ("reductions", reductions)):
+    # Models with inputs and numpy's outputs: STEM.onnx, STEM.inputs/*.npy, STEM.expected/*.npy.
+    for stem, make in (("relu6", relu6), ("activations", activations), ("broadcast", broadcast),
+                       ("reductions", reductions)):
         model, ins, expected = make()
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, stem + ".onnx"))
