@@ -8,7 +8,8 @@ packages=(
     libhalide14-0-dev llvm-14-dev zlib1g-dev libpng-dev libjpeg-dev libxml2-dev
     libxgboost-dev xgboost libsqlite3-dev sqlite3 xz-utils libcli11-dev nlohmann-json3-dev libgtest-dev
     libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
-    libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
+    libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx libonnx-testdata
+    libsodium-dev
 )
 # Node.js and npm run ONNX Runtime from the npm registry (scripts/ort-setup.sh), the whole-model
 # reference and anchor. A Node.js that already brings its own npm (NodeSource's nodejs package
