@@ -200,6 +200,7 @@ void run(const BatchArgs &a) {
     set_threads(threads);
     tuner::BatchOptions o = batch_options(a, tasks, threads);
     auto cache = db::open_kernel_cache(a.common.db_path, db::OpenMode::ReadWrite);
+    cache->set_signing_key(signing_key_of(a.common.signing_key));
     // One set of measurement workers for every task of the batch (docs/design.md §7.3).
     int jobs = o.tune.jobs > 0 ? o.tune.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
     tuner::WorkerPool pool(jobs);
@@ -234,6 +235,7 @@ void add_batch(CLI::App &app) {
     cmd->add_flag("--dry-run", a->dry_run, "list this shard's tasks and stop");
     a->flags = std::make_unique<TuneFlags>(cmd);
     add_common_options(cmd, a->common, true);
+    add_signing_key_option(cmd, a->common.signing_key);
     cmd->callback([a] { run(*a); });
 }
 

@@ -23,6 +23,7 @@ struct Common {
     std::string target = "host";
     std::string db_path = "opgen.db";
     int threads = 0;
+    std::string signing_key;  // commands that store code: --signing-key (add_signing_key_option)
 };
 
 void add_common_options(CLI::App *cmd, Common &c, bool with_db);
@@ -77,6 +78,14 @@ void add_extract_command(CLI::App &app);  // extract (ExtractCommand.cpp)
 void add_library_command(CLI::App &app);  // library (LibraryCommand.cpp)
 void add_compile_command(CLI::App &app);  // compile (CompileCommand.cpp)
 void add_run_command(CLI::App &app);      // run (RunCommand.cpp)
+void add_key_commands(CLI::App &app);     // key new/public (KeyCommands.cpp)
+void add_signing_commands(CLI::App *db_cmd);  // db sign/verify (KeyCommands.cpp)
+
+// --signing-key FILE on a command that stores code (KeyCommands.cpp), and the key it names, else
+// OPGEN_SIGNING_KEY's; nullopt when neither names one. Raises KeyFileError for a key file that is
+// open to others or holds no key.
+void add_signing_key_option(CLI::App *cmd, std::string &path);
+std::optional<db::SigningKey> signing_key_of(const std::string &path);
 
 }  // namespace opgen::cli
 

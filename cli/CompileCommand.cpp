@@ -68,6 +68,7 @@ onnx_import::DeployOptions deploy_options(const CompileArgs &a) {
     Target target = load_target(a.common.target);
     onnx_import::DeployOptions o;
     o.db_path = a.common.db_path;
+    o.signing_key = signing_key_of(a.common.signing_key);
     o.target = a.common.target;
     o.ops_dirs = a.common.ops_dirs;
     o.threads = threads_of(a.common, target);
@@ -156,6 +157,7 @@ void add_compile(CLI::App &app) {
         ->required();
     cmd->add_option("--dim", a->dims, "value of a symbolic dimension, e.g. --dim batch=1 (repeatable)");
     add_common_options(cmd, a->common, true);
+    add_signing_key_option(cmd, a->common.signing_key);
     a->flags = std::make_unique<TuneFlags>(cmd);
     cmd->add_flag("--partition-only", a->partition_only,
                   "stop after partitioning: manifest.json, graph.json and ops/, no library");

@@ -69,15 +69,23 @@ void add_stats(CLI::App *db_cmd) {
 void add_merge(CLI::App *db_cmd) {
     struct Args {
         std::vector<std::string> inputs;
-        std::string output;
+        std::string output, key;
     };
     auto a = std::make_shared<Args>();
     auto *cmd = db_cmd->add_subcommand(
-        "merge", "merge caches into a new one: the best kernel per key, every measurement kept");
+        "merge", "merge caches into a new one: the best kernel per key, every measurement kept, signatures kept");
     cmd->add_option("inputs", a->inputs, "input cache files")->required();
     cmd->add_option("-o,--output", a->output, "the new cache file (must not exist)")->required();
+    add_signing_key_option(cmd, a->key);
     cmd->callback([a] {
+        std::optional<db::SigningKey> key = signing_key_of(a->key);  // a bad key fails before any write
         db::MergeReport r = db::merge_kernel_caches(a->inputs, a->output);
+        if (key) {
+            // Signed rows keep their signer; code that came in unsigned is vouched for by this key.
+            db::CodeSigningReport s = db::open_kernel_cache(a->output, db::OpenMode::ReadWrite)->sign_code_rows(*key, true);
+            std::printf("%s: signed %lld unsigned code row(s), kept %lld signed ones\n", a->output.c_str(),
+                        static_cast<long long>(s.signed_rows), static_cast<long long>(s.kept));
+        }
         std::printf("%s: %lld kernels (best of %lld from %zu inputs; %lld with code), %lld measurements, "
                     "%lld tuning runs, %lld variants, %lld models\n",
                     a->output.c_str(), static_cast<long long>(r.kernels), static_cast<long long>(r.kernels_read),
@@ -135,10 +143,17 @@ void add_compile(CLI::App *db_cmd) {
                   "compile shape-generic kernels from each tuned kernel's schedule, checked against the reference, "
                   "and time each at the op's tuned shapes (at HL_NUM_THREADS threads)");
     cmd->add_option("--op", *ops, "with --generic: only these ops (default: every op)");
-    cmd->callback([c, generic, ops] {
+    auto key_path = std::make_shared<std::string>();
+    add_signing_key_option(cmd, *key_path);
+    cmd->callback([c, generic, ops, key_path] {
         user_check(std::ifstream(c->db_path).good()) << "no cache file '" << c->db_path << "'";
         Target t = load_target(c->target);
+        std::optional<db::SigningKey> key = signing_key_of(*key_path);
         auto cache = db::open_kernel_cache(c->db_path, db::OpenMode::ReadWrite);
+        cache->set_signing_key(key);
+        // The timer runs the code this command signs, besides what the environment trusts.
+        std::vector<std::string> trusted;
+        if (key) trusted.push_back(db::public_key_text(key->public_key));
         if (*generic) {
             opgen::CodeFillReport r = opgen::fill_generic_code(
                 *cache, OpLibrary::standard(c->ops_dirs), t, *ops,
@@ -148,7 +163,7 @@ void add_compile(CLI::App *db_cmd) {
             user_check(r.failed == 0) << r.failed << " generic kernel(s) could not be built; the first: " << r.errors.front();
             // Timed where the truth is known, so that the lookup ranks them by measurement.
             opgen::CodeFillReport timed = tuner::time_generic_code(
-                *cache, OpLibrary::standard(c->ops_dirs), t, *ops, 30,
+                *cache, OpLibrary::standard(c->ops_dirs), t, *ops, trusted, 30,
                 [](const std::string &line) { std::printf("%s\n", line.c_str()); });
             std::printf("%s: stored %d timing(s) of generic kernels at tuned shapes, %d failed\n",
                         c->db_path.c_str(), timed.compiled, timed.failed);
@@ -188,6 +203,7 @@ void add_db_commands(CLI::App &app) {
     add_merge(cmd);
     add_export(cmd);
     add_compile(cmd);
+    add_signing_commands(cmd);
 }
 
 }  // namespace opgen::cli

@@ -203,6 +203,7 @@ void add_tune(CLI::App &app) {
                     "memory (e.g. --cold weight,bias); the winner is cached under the target key with :cold")
         ->delimiter(',');
     add_common_options(cmd, a->common, true);
+    add_signing_key_option(cmd, a->common.signing_key);
     cmd->callback([a] {
         OpLibrary lib = OpLibrary::standard(a->common.ops_dirs);
         Target t = load_target(a->common.target);
@@ -227,11 +228,13 @@ void add_tune(CLI::App &app) {
             vo.keep = a->variant_keep;
             vo.default_model = o.default_model;
             auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadWrite);
+            cache->set_signing_key(signing_key_of(a->common.signing_key));
             tuner::VariantRun run = tuner::tune_variants(def, shape, t, o, vo, *cache, a->common.db_path);
             print_variants(run, a->json_out);
             return;
         }
         auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadWrite);
+        cache->set_signing_key(signing_key_of(a->common.signing_key));
         bool cached = false;
         tuner::TuneResult run;
         db::KernelRecord r = tuner::tune_into_cache(def, shape, t, o, *cache, a->force, &cached, &run);

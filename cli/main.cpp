@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
     cli::add_emit_command(app);
     cli::add_info_commands(app);
     cli::add_db_commands(app);
+    cli::add_key_commands(app);
     cli::add_model_commands(app);
     cli::add_extract_command(app);
     cli::add_library_command(app);

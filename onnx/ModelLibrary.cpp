@@ -78,6 +78,7 @@ void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const
     bool have_cache = fs::exists(o.db_path);
     if (!have_cache && !o.tune) return;
     auto cache = db::open_kernel_cache(o.db_path, o.tune ? db::OpenMode::ReadWrite : db::OpenMode::ReadOnly);
+    cache->set_signing_key(o.signing_key);
     Target target = load_target(o.target);
     std::vector<opgen::BatchTask> missing;
     for (const Distinct &d : kernels) {

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ namespace opgen::onnx_import {
 
 struct DeployOptions {
     std::string db_path = "opgen.db";    // the kernel cache (created when absent and tuning)
+    std::optional<db::SigningKey> signing_key;  // signs the code that tuning stores (CodeSignature.h)
     std::string target = "host";
     std::vector<std::string> ops_dirs;   // where bundled ops come from (as for compile_model)
     int threads = 1;                     // the thread count the kernels are keyed and tuned at

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "runtime/CacheHandle.h"
+#include "store/KeyFiles.h"
 
 namespace {
 
@@ -32,6 +33,31 @@ opgen::db::LookupRequest request_of(const char *op, const char *shape, const cha
     return request;
 }
 
+// The trust an application gives at open (opgen_cache_options). Raises for a key that is not
+// one or a trust file that cannot be read.
+opgen::db::TrustPolicy policy_of(const opgen_cache_options &options) {
+    opgen::db::TrustPolicy policy;
+    if (options.trusted_key_count < 0 || (options.trusted_key_count > 0 && !options.trusted_keys)) {
+        throw opgen::db::DbError("opgen_cache_options: trusted_keys must hold trusted_key_count keys");
+    }
+    for (int i = 0; i < options.trusted_key_count; i++) {
+        const char *text = options.trusted_keys[i];
+        std::optional<opgen::db::PublicKey> key = text ? opgen::db::parse_public_key(text) : std::nullopt;
+        if (!key) {
+            throw opgen::db::DbError("opgen_cache_options: trusted key " + std::to_string(i) + " ('" +
+                                     (text ? text : "NULL") + "') is not ed25519:<64 hex digits>");
+        }
+        policy.keys.push_back(*key);
+    }
+    if (options.trust_file) {
+        for (const opgen::db::PublicKey &key : opgen::db::read_trust_file(options.trust_file)) {
+            policy.keys.push_back(key);
+        }
+    }
+    policy.allow_unsigned = options.allow_unsigned != 0;
+    return policy;
+}
+
 const opgen::db::CodeArgument *argument(const opgen_cache_kernel *kernel, int i) {
     if (!kernel || i < 0 || size_t(i) >= kernel->loaded->arguments().size()) {
         return nullptr;
@@ -44,6 +70,11 @@ const opgen::db::CodeArgument *argument(const opgen_cache_kernel *kernel, int i)
 extern "C" {
 
 int opgen_cache_open(const char *path, opgen_cache **cache_out, char **error_out) {
+    return opgen_cache_open_with(path, nullptr, cache_out, error_out);
+}
+
+int opgen_cache_open_with(const char *path, const opgen_cache_options *options,
+                          opgen_cache **cache_out, char **error_out) {
     if (error_out) {
         *error_out = nullptr;
     }
@@ -56,13 +87,34 @@ int opgen_cache_open(const char *path, opgen_cache **cache_out, char **error_out
             throw opgen::db::DbError("database path is NULL");
         }
         auto cache = std::make_unique<opgen_cache>();
-        cache->lookup = opgen::db::open_kernel_lookup(path);
+        cache->lookup = options ? opgen::db::open_kernel_lookup(path, policy_of(*options))
+                                : opgen::db::open_kernel_lookup(path);
         *cache_out = cache.release();
         return 0;
     } catch (const std::exception &e) {
         if (error_out) {
             *error_out = copy_string(e.what());
         }
+        return -1;
+    }
+}
+
+int opgen_cache_open_trusted(const char *path, const char *const *public_keys, int count,
+                             opgen_cache **cache_out, char **error_out) {
+    opgen_cache_options options{};
+    options.trusted_keys = public_keys;
+    options.trusted_key_count = count;
+    return opgen_cache_open_with(path, &options, cache_out, error_out);
+}
+
+long long opgen_cache_refused_code(opgen_cache *cache) {
+    if (!cache) {
+        return -1;
+    }
+    try {
+        return cache->lookup->refused_code();
+    } catch (const std::exception &e) {
+        cache->error = e.what();
         return -1;
     }
 }

@@ -79,7 +79,12 @@ const std::string &GenericKernels::refusal_of(SqliteConnection &connection, cons
     std::string id = timing_key(row.key, row.code.digest);
     auto found = refusals_.find(id);
     if (found == refusals_.end()) {
-        found = refusals_.emplace(id, code_refusal(full_code(connection, row))).first;
+        std::string refusal = trust_refusal(row.key, row.code, trust_);
+        if (refusal.empty()) {
+            refusal = code_refusal(full_code(connection, row));
+        }
+        refused_ += refusal.empty() ? 0 : 1;
+        found = refusals_.emplace(id, std::move(refusal)).first;
     }
     return found->second;
 }

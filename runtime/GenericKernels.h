@@ -20,6 +20,7 @@
 #define OPGEN_RUNTIME_GENERIC_KERNELS_H
 
 #include "runtime/CodeLoader.h"
+#include "runtime/CodeTrust.h"
 #include "store/KernelCache.h"
 #include "runtime/Lookup.h"
 #include "store/Sqlite.h"
@@ -83,6 +84,11 @@ public:
     std::shared_ptr<const LoadedKernel> kernel(SqliteConnection &connection,
                                                const LookupRequest &request, std::string &why,
                                                const GenericRanking &ranking = {});
+    // Code runs only when `trust` lets it (CodeTrust.h): part of every row's refusal_of.
+    void set_trust(TrustPolicy trust) { trust_ = std::move(trust); }
+    // How many rows were refused (untrusted, or a check of CodeLoader.h failed), each counted once
+    // per reading of the file.
+    int64_t refused() const { return refused_; }
     // Forgets the rows read and their checks (the file changed); loaded code stays, found again
     // by digest once a row of that digest passes its checks again.
     void forget() {
@@ -126,7 +132,8 @@ private:
     std::vector<const GenericCodeRecord *> ranked(std::vector<const GenericCodeRecord *> rows,
                                                   const LookupRequest &request,
                                                   const GenericRanking &ranking) const;
-    // code_refusal of the row (its bytes read), computed once per key and stored digest.
+    // Why the row's code may not run: its trust (trust_refusal), then code_refusal (its bytes
+    // read); computed once per key and stored digest.
     const std::string &refusal_of(SqliteConnection &connection, const GenericCodeRecord &row);
     // The row's code with its bytes (rows_ holds them without), read once per key and stored digest.
     const KernelCode &full_code(SqliteConnection &connection, const GenericCodeRecord &row);
@@ -137,6 +144,8 @@ private:
     std::map<std::string, std::string> refusals_;                        // by key and stored digest
     std::map<std::string, std::string> header_refusals_;                 // by stored digest
     std::map<std::string, KernelCode> full_code_;                        // by key and stored digest
+    TrustPolicy trust_;
+    int64_t refused_ = 0;
 };
 
 } // namespace opgen::db

@@ -166,8 +166,15 @@ struct CandidateGroup {
 
 class SqliteKernelLookup final : public KernelLookup {
 public:
-    explicit SqliteKernelLookup(std::unique_ptr<SqliteConnection> connection)
-        : connection_(std::move(connection)) {}
+    SqliteKernelLookup(std::unique_ptr<SqliteConnection> connection, TrustPolicy trust)
+        : connection_(std::move(connection)), trust_(std::move(trust)) {
+        generic_.set_trust(trust_);
+    }
+
+    int64_t refused_code() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return refused_ + generic_.refused();
+    }
 
     LookupAnswer find(const LookupRequest &request) override {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -468,7 +475,8 @@ private:
             return nullptr;
         }
         static const std::string sql =
-            "SELECT c.digest IS NULL, " + code_columns("c") +
+            std::string("SELECT c.digest IS NULL, k.op_name, k.op_hash, k.shape, k.dtype, k.target, ") +
+            "k.halide_version, k.tuner_version, " + code_columns("c") +
             " FROM kernels AS k LEFT JOIN kernel_code AS c ON " + code_of_kernel("c", "k") +
             " WHERE k.target = ?1 AND k.op_name = ?2 AND k.dtype = ?3 AND k.shape = ?7 AND "
             "(?4 = '' OR k.op_hash = ?4) AND (?5 = '' OR k.halide_version = ?5) AND "
@@ -487,13 +495,24 @@ private:
                   " has no compiled code; run 'opgen db compile' on the cache";
             return nullptr;
         }
-        KernelCode code = read_code(query, 1);
+        KernelKey key = read_key(query, 1);
+        KernelCode code = read_code(query, 8);
+        const std::string where = "database '" + connection_->path() + "': " + what;
+        // Trust first, before the code of the same digest already loaded may answer: a row is
+        // served only when a trusted key vouches for its own key and digest.
+        if (std::string refusal = trust_refusal(key, code, trust_); !refusal.empty()) {
+            refused_++;
+            throw DbError(where + ": refused: " + refusal);
+        }
         std::weak_ptr<const LoadedKernel> &kept = loaded_[code.digest];
         if (std::shared_ptr<const LoadedKernel> same = kept.lock()) {
             return same;
         }
-        std::shared_ptr<const LoadedKernel> loaded =
-            load_kernel_code(code, "database '" + connection_->path() + "': " + what);
+        if (std::string refusal = code_refusal(code); !refusal.empty()) {
+            refused_++;
+            throw DbError(where + ": refused: " + refusal);
+        }
+        std::shared_ptr<const LoadedKernel> loaded = load_checked_kernel_code(code, where);
         kept = loaded;
         return loaded;
     }
@@ -690,6 +709,8 @@ private:
     Clock::time_point kernels_checked_; // when kernel() last asked whether the file changed
     std::unordered_map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
     GenericKernels generic_;
+    const TrustPolicy trust_;
+    int64_t refused_ = 0;  // exact code refused (trust or checks); generic_ counts its own
 };
 
 } // namespace
@@ -719,6 +740,10 @@ std::optional<std::string> sorted_shape(const std::string &shape) {
 }
 
 std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path) {
+    return open_kernel_lookup(path, trust_from_environment());
+}
+
+std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path, const TrustPolicy &trust) {
     // The cache's own read-only open gives every check and message (missing, not a database,
     // corrupt, older or newer schema); the lookup then keeps a lighter connection of its own.
     open_kernel_cache(path, OpenMode::ReadOnly);
@@ -729,7 +754,7 @@ std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path) {
     // the operating system's copy of it. Only the address space is reserved.
     connection->exec("PRAGMA mmap_size = " + std::to_string(kLookupMapBytes),
                      "mapping database '" + path + "' into memory");
-    return std::make_unique<SqliteKernelLookup>(std::move(connection));
+    return std::make_unique<SqliteKernelLookup>(std::move(connection), trust);
 }
 
 } // namespace opgen::db

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "runtime/CodeLoader.h"
+#include "runtime/CodeTrust.h"
 #include "store/KernelCache.h"
 
 namespace opgen::db {
@@ -184,11 +185,19 @@ public:
     // two; a negative or NaN ratio raises std::invalid_argument. Forgets remembered answers.
     virtual void set_measured_good_enough(double ratio) = 0;
     virtual std::string path() const = 0;
+    // How many times kernel() refused code since the lookup was opened: code no trusted key
+    // signed for its row (CodeTrust.h), or that failed a check of CodeLoader.h. An application
+    // watches it to see that a file it was given holds code it will not run.
+    virtual int64_t refused_code() = 0;
 };
 
-// Opens the cache at `path` read-only for lookups. Raises DbError as open_kernel_cache does in
-// ReadOnly mode (missing, not a database, corrupt, older or newer schema). Thread-safe: calls on
-// one lookup are serialised by a lock.
+// Opens the cache at `path` read-only for lookups; kernel() runs only code that `trust` lets run
+// (CodeTrust.h). Raises DbError as open_kernel_cache does in ReadOnly mode (missing, not a
+// database, corrupt, older or newer schema). Thread-safe: calls on one lookup are serialised by a
+// lock.
+std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path, const TrustPolicy &trust);
+// The same with the environment's policy (trust_from_environment: OPGEN_TRUST_FILE,
+// OPGEN_TRUST_UNSIGNED); without either, no code runs. Raises KeyFileError for a bad trust file.
 std::unique_ptr<KernelLookup> open_kernel_lookup(const std::string &path);
 
 // "N=1,M=2" with names sorted; nullopt when the text is not NAME=INT pairs (unique names).

@@ -13,8 +13,10 @@
  *
  * Callable kernels: opgen_cache_kernel gives the exact answer's compiled code, loaded into
  * executable memory (no compiler in the process; the Halide runtime is inside opgen_cache) after
- * checking its size, digest, format, ABI version, target and the CPU features it needs: code that
- * fails a check is refused with the reason and never runs. A kernel is loaded once per handle and
+ * checking its signature (an Ed25519 signature by a key the application trusts, over the row's key
+ * and the code's digest: runtime/CodeTrust.h), size, digest, format, ABI version, target and the
+ * CPU features it needs: code that fails a check is refused with the reason, counted
+ * (opgen_cache_refused_code) and never runs. A kernel is loaded once per handle and
  * kept: asking again loads nothing. The kernel pointer stays valid until opgen_cache_close of its
  * handle. Calling one kernel from several threads at once is safe (each call uses only the
  * buffers it is given); the lookups themselves are serialised per handle. */
@@ -49,9 +51,34 @@ typedef struct opgen_cache_answer {
     int verified;                /* 1 for a checked kernel (exact; generic: checked when built) */
 } opgen_cache_answer;
 
-/* Opens `path` read-only. On failure returns -1, sets *cache_out to NULL and, when error_out is
- * not NULL, *error_out to a message the caller frees with opgen_cache_free_string. */
+/* Opens `path` read-only. Its code runs when signed by a key of the trust file named by the
+ * environment's OPGEN_TRUST_FILE (one "ed25519:<hex>" a line); without one no code runs. On failure
+ * returns -1, sets *cache_out to NULL and, when error_out is not NULL, *error_out to a message the
+ * caller frees with opgen_cache_free_string. */
 int opgen_cache_open(const char *path, opgen_cache **cache_out, char **error_out);
+
+/* Which code may run, given at open instead of by the environment. */
+typedef struct opgen_cache_options {
+    const char *const *trusted_keys; /* public keys, "ed25519:<64 hex digits>" each */
+    int trusted_key_count;
+    const char *trust_file;          /* a trust file of more keys; NULL for none */
+    int allow_unsigned;              /* 1: unsigned code and unknown signers run too (local
+                                        development only; a signature that does not verify is
+                                        still refused); 0 for an application */
+} opgen_cache_options;
+
+/* opgen_cache_open with the trust of `options` (NULL: the environment's, as opgen_cache_open).
+ * A key that is not one, or a trust file that cannot be read, fails the open. */
+int opgen_cache_open_with(const char *path, const opgen_cache_options *options,
+                          opgen_cache **cache_out, char **error_out);
+/* opgen_cache_open trusting exactly `count` public keys. */
+int opgen_cache_open_trusted(const char *path, const char *const *public_keys, int count,
+                             opgen_cache **cache_out, char **error_out);
+
+/* How many times this handle refused code since it was opened (unsigned, an untrusted signer, a
+ * signature that does not verify, or a failed check of size, digest, target or CPU features);
+ * -1 for NULL. */
+long long opgen_cache_refused_code(opgen_cache *cache);
 void opgen_cache_close(opgen_cache *cache);
 void opgen_cache_free_string(char *text);
 

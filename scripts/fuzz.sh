@@ -35,7 +35,10 @@ if [ "$which" = loader ]; then
     [ -x "$opgen" ] || { echo "fuzz: $opgen not found; build opgen first (scripts/build.sh)" >&2; exit 2; }
     mkdir -p "$build/loader-corpus" "$build/loader-seeds"
     seed_db="$build/loader-seeds/seed.db"
-    rm -f "$seed_db"*
+    rm -f "$seed_db"* "$build/loader-seeds/seed.key"*
+    # The seed rows are signed, as a deployed cache's are (runtime/CodeTrust.h).
+    "$opgen" key new "$build/loader-seeds/seed.key" >/dev/null
+    export OPGEN_SIGNING_KEY="$build/loader-seeds/seed.key"
     "$opgen" tune --op matmul --shape M=24,N=56,K=40 --trials 2 --min-time 5 --threads 1 --jobs 1 \
         --quiet --db "$seed_db" >/dev/null
     "$opgen" db compile --generic --op matmul --db "$seed_db" >/dev/null
@@ -57,8 +60,13 @@ head = "\n".join(str(v) for v in g[:10]) + "\nM=61,N=129,K=67\n" + g[10] + "\n"
 open(sys.argv[2] + "/generic-row", "wb").write(b"\x02" + head.encode() + g[11])
 # And with bit 0 set: the digest recomputed, so every check behind it sees the generic fields.
 open(sys.argv[2] + "/generic-row-checked", "wb").write(b"\x03" + head.encode() + g[11])
+# Bit 3 set: signed by the fuzzer's own trusted key, so the rows get past trust to the loader.
+open(sys.argv[2] + "/row-signed", "wb").write(b"\x08" + open(sys.argv[2] + "/row", "rb").read()[1:])
+open(sys.argv[2] + "/generic-row-signed", "wb").write(b"\x0a" + open(sys.argv[2] + "/generic-row", "rb").read()[1:])
+open(sys.argv[2] + "/generic-row-checked-signed", "wb").write(
+    b"\x0b" + open(sys.argv[2] + "/generic-row-checked", "rb").read()[1:])
 PY
-    rm -f "$seed_db"*
+    rm -f "$seed_db"* "$build/loader-seeds/seed.key"*
     cd "$build"
     echo "fuzz: running code_loader_fuzzer for ${seconds}s (corpus $build/loader-corpus)"
     start=$(date +%s)

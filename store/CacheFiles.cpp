@@ -75,7 +75,8 @@ void merge_code(SqliteConnection &out, const std::string &what) {
              "excluded.halide_target, cpu_features = excluded.cpu_features, code_halide_version = "
              "excluded.code_halide_version, function = excluded.function, signature = "
              "excluded.signature, size = excluded.size, digest = excluded.digest, created_at = "
-             "excluded.created_at, bytes = excluded.bytes WHERE kernel_code.schedule_json <> "
+             "excluded.created_at, signed_by = excluded.signed_by, ed25519_signature = "
+             "excluded.ed25519_signature, bytes = excluded.bytes WHERE kernel_code.schedule_json <> "
              "excluded.schedule_json;\n"
              "DELETE FROM main.kernel_code AS c WHERE NOT EXISTS (SELECT 1 FROM main.kernels AS k "
              "WHERE " + code_of_kernel("c", "k") + ");",
@@ -91,7 +92,8 @@ void merge_generic_code(SqliteConnection &out, const std::string &what) {
              "excluded.abi_version, halide_target = excluded.halide_target, cpu_features = "
              "excluded.cpu_features, code_halide_version = excluded.code_halide_version, function = "
              "excluded.function, signature = excluded.signature, size = excluded.size, digest = "
-             "excluded.digest, created_at = excluded.created_at, bytes = excluded.bytes, symbols = "
+             "excluded.digest, created_at = excluded.created_at, signed_by = excluded.signed_by, "
+             "ed25519_signature = excluded.ed25519_signature, bytes = excluded.bytes, symbols = "
              "excluded.symbols, fixed = excluded.fixed, defaults = excluded.defaults, checked_shapes = "
              "excluded.checked_shapes WHERE generic_code.schedule_json <> excluded.schedule_json;",
              what);
@@ -330,10 +332,10 @@ nlohmann::json exported_generic_code(SqliteConnection &connection) {
     while (query.step()) {
         nlohmann::json row = key_json(read_key(query, 0));
         row.update({{"schedule", json_or_text(query.text(14))},
-                    {"symbols", query.text(19)},
-                    {"fixed", query.text(20)},
-                    {"defaults", query.text(21)},
-                    {"checked_shapes", query.text(22)},
+                    {"symbols", query.text(21)},
+                    {"fixed", query.text(22)},
+                    {"defaults", query.text(23)},
+                    {"checked_shapes", query.text(24)},
                     {"code", code_json(read_code(query, 7))}});
         rows.push_back(row);
     }
@@ -374,6 +376,8 @@ nlohmann::json code_json(const KernelCode &code) {
             {"size", code.size},
             {"digest", code.digest},
             {"created_at", code.created_at},
+            {"signed_by", code.signed_by},
+            {"ed25519_signature", code.ed25519_signature},
             {"bytes_base64", base64(code.bytes)}};
 }
 

@@ -35,18 +35,18 @@ void write_generic_code(SqliteConnection &connection, const GenericCodeRecord &r
     SqliteQuery insert(connection, R"sql(
 INSERT OR REPLACE INTO generic_code (op_name, op_hash, shape, dtype, target, halide_version,
     tuner_version, schedule_json, format, abi_version, halide_target, cpu_features,
-    code_halide_version, function, signature, size, digest, created_at, bytes, symbols, fixed,
-    defaults, checked_shapes)
+    code_halide_version, function, signature, size, digest, created_at, signed_by,
+    ed25519_signature, bytes, symbols, fixed, defaults, checked_shapes)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-    ?20, ?21, ?22, ?23)
+    ?20, ?21, ?22, ?23, ?24, ?25)
 )sql",
                        what);
     bind_key(insert, record.key);
     bind_code(insert, 8, code, code.created_at);
-    insert.bind(20, code.symbols)
-        .bind(21, code.fixed)
-        .bind(22, code.defaults)
-        .bind(23, record.checked_shapes);
+    insert.bind(22, code.symbols)
+        .bind(23, code.fixed)
+        .bind(24, code.defaults)
+        .bind(25, record.checked_shapes);
     insert.run();
 }
 
@@ -73,10 +73,10 @@ std::vector<GenericCodeRecord> read_generic_code(SqliteConnection &connection,
         row.key = read_key(query, 0);
         row.code = read_code(query, 7);
         row.code.generic = true;
-        row.code.symbols = query.text(19);
-        row.code.fixed = query.text(20);
-        row.code.defaults = query.text(21);
-        row.checked_shapes = query.text(22);
+        row.code.symbols = query.text(21);
+        row.code.fixed = query.text(22);
+        row.code.defaults = query.text(23);
+        row.checked_shapes = query.text(24);
         rows.push_back(std::move(row));
     }
     return rows;

@@ -1,5 +1,6 @@
 #include "store/KernelCache.h"
 
+#include "store/CodeRowSigning.h"
 #include "store/GenericCodeRows.h"
 
 #include "base/DType.h"
@@ -379,25 +380,31 @@ WHERE excluded.time_ms < kernels.time_ms
                           ": the code does not match its own size or digest");
         }
         std::string created_at = code.created_at.empty() ? now_utc_iso8601() : code.created_at;
+        KernelCode to_store = code;
+        if (signing_key_) {
+            sign_code(key, to_store, *signing_key_);
+        }
         SqliteTransaction transaction(*connection_, what);
         // Stored only beside the kernel it was compiled for: a faster winner that replaced it in
         // the meantime has another schedule, and the SELECT then gives no row.
         SqliteQuery insert(*connection_, std::string(R"sql(
 INSERT INTO kernel_code (op_name, op_hash, shape, dtype, target, halide_version, tuner_version,
                          schedule_json, format, abi_version, halide_target, cpu_features,
-                         code_halide_version, function, signature, size, digest, created_at, bytes)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19
+                         code_halide_version, function, signature, size, digest, created_at,
+                         signed_by, ed25519_signature, bytes)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21
 FROM kernels WHERE )sql") + kKeyMatches + R"sql( AND schedule_json = ?8
 ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_version) DO UPDATE SET
     schedule_json = excluded.schedule_json, format = excluded.format,
     abi_version = excluded.abi_version, halide_target = excluded.halide_target,
     cpu_features = excluded.cpu_features, code_halide_version = excluded.code_halide_version,
     function = excluded.function, signature = excluded.signature, size = excluded.size,
-    digest = excluded.digest, created_at = excluded.created_at, bytes = excluded.bytes
+    digest = excluded.digest, created_at = excluded.created_at, signed_by = excluded.signed_by,
+    ed25519_signature = excluded.ed25519_signature, bytes = excluded.bytes
 )sql",
                            what);
         bind_key(insert, key);
-        bind_code(insert, 8, code, created_at);
+        bind_code(insert, 8, to_store, created_at);
         insert.run();
         bool stored = connection_->changes() > 0;
         transaction.commit();
@@ -428,6 +435,9 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
         GenericCodeRecord stamped = record;
         if (stamped.code.created_at.empty()) {
             stamped.code.created_at = now_utc_iso8601();
+        }
+        if (signing_key_) {
+            sign_code(stamped.key, stamped.code, *signing_key_);
         }
         SqliteTransaction transaction(*connection_, what);
         write_generic_code(*connection_, stamped, what);
@@ -486,6 +496,27 @@ ON CONFLICT (target, op_name, op_hash, shape, dtype, halide_version, tuner_versi
                               "tuner_version",
                           "listing the kernels without code");
         return read_kernels(query);
+    }
+
+    void set_signing_key(std::optional<SigningKey> key) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        signing_key_ = std::move(key);
+    }
+
+    void visit_code_rows(
+        const std::function<void(const KernelKey &, const KernelCode &)> &visit) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        visit_stored_code(*connection_, visit);
+    }
+
+    CodeSigningReport sign_code_rows(const SigningKey &key, bool only_unsigned) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::string what = "signing the code rows";
+        require_writable(what);
+        SqliteTransaction transaction(*connection_, what);
+        CodeSigningReport report = sign_stored_code(*connection_, key, only_unsigned);
+        transaction.commit();
+        return report;
     }
 
     std::optional<std::string> op_source(const std::string &op_name,
@@ -803,6 +834,7 @@ private:
     }
 
     std::mutex mutex_;
+    std::optional<SigningKey> signing_key_;
     std::unique_ptr<SqliteConnection> connection_;
     OpenMode mode_;
 };

@@ -10,12 +10,14 @@
 #define OPGEN_STORE_KERNEL_CACHE_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "store/CodeSignature.h"
 #include "store/KernelCode.h"
 
 namespace opgen::db {
@@ -129,6 +131,13 @@ struct GenericTimingRecord {
     std::string created_at;  // filled when stored
 };
 
+// What sign_code_rows did.
+struct CodeSigningReport {
+    int64_t signed_rows = 0;     // rows that now carry the key's signature
+    int64_t kept = 0;            // signed rows left as they were (only_unsigned)
+    int64_t not_matching = 0;    // rows whose code does not match its own digest, left unsigned
+};
+
 // One schedule variant of a key (VariantRowStore): the winner measured under one contention level.
 struct VariantRecord {
     KernelKey key;
@@ -197,6 +206,18 @@ public:
                                                                  const std::string &target) = 0;
     // Every kernel without code compiled from its current schedule, in key order.
     virtual std::vector<KernelRecord> kernels_without_code() = 0;
+
+    // Signs the code this store stores from now on (put_code, put_generic_code) with `key`, as
+    // the row of its key (CodeSignature.h); nullopt, the default, stores code unsigned.
+    virtual void set_signing_key(std::optional<SigningKey> key) = 0;
+    // Every code row, exact (kernel_code) then generic, in key order, with its bytes: `visit`
+    // gets the row's key and code.
+    virtual void visit_code_rows(
+        const std::function<void(const KernelKey &, const KernelCode &)> &visit) = 0;
+    // Signs every code row with `key`, or with `only_unsigned` only the rows without a signature,
+    // in one transaction. Rows whose code does not match its own size and digest are left
+    // unsigned: a signature vouches for code, and that code is not what was stored.
+    virtual CodeSigningReport sign_code_rows(const SigningKey &key, bool only_unsigned) = 0;
 };
 
 // Tuning runs and every measured candidate: resuming a killed run, and the cost model's training

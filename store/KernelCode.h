@@ -41,6 +41,11 @@ struct KernelCode {
     std::string digest;          // code_digest() when stored
     std::vector<uint8_t> bytes;
     std::string created_at;      // ISO-8601 UTC; filled by put_code when empty
+    // Who vouches for it (CodeSignature.h): the signer's public key ("ed25519:<hex>") and the
+    // Ed25519 signature (hex) over the row's key and `digest`; both empty for unsigned code. Not
+    // covered by the digest: signing adds them to code already stored.
+    std::string signed_by;
+    std::string ed25519_signature;
     // A shape-generic kernel (GenericCode.h) serves every shape of its op that has its `fixed`
     // values: its signature's dims are expressions of `symbols` ("M,K"), which the call's buffers
     // carry. An exact kernel leaves these empty and its dims are numbers.

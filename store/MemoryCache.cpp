@@ -70,6 +70,7 @@ public:
         if (kernel == kernels_.end() || kernel->second.schedule_json != code.schedule_json) return false;
         KernelCode stored = code;
         if (stored.created_at.empty()) stored.created_at = now_utc_iso8601();
+        if (signing_key_) sign_code(key, stored, *signing_key_);
         code_[winner_order(key)] = stored;
         return true;
     }
@@ -95,7 +96,38 @@ public:
         check_code(record.code, true, "storing the generic code of op '" + record.key.op_name + "'");
         GenericCodeRecord stored = record;
         if (stored.code.created_at.empty()) stored.code.created_at = now_utc_iso8601();
+        if (signing_key_) sign_code(stored.key, stored.code, *signing_key_);
         generic_[generic_order(record.key)] = stored;
+    }
+
+    void set_signing_key(std::optional<SigningKey> key) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        signing_key_ = std::move(key);
+    }
+
+    void visit_code_rows(
+        const std::function<void(const KernelKey &, const KernelCode &)> &visit) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const auto &[order, code] : code_) visit(kernels_.at(order).key, code);
+        for (const auto &[order, row] : generic_) visit(row.key, row.code);
+    }
+
+    CodeSigningReport sign_code_rows(const SigningKey &key, bool only_unsigned) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        CodeSigningReport report;
+        auto sign = [&](const KernelKey &row_key, KernelCode &code) {
+            if (only_unsigned && !(code.signed_by.empty() && code.ed25519_signature.empty())) {
+                report.kept++;
+            } else if (!code_matches_itself(code)) {
+                report.not_matching++;
+            } else {
+                sign_code(row_key, code, key);
+                report.signed_rows++;
+            }
+        };
+        for (auto &[order, code] : code_) sign(kernels_.at(order).key, code);
+        for (auto &[order, row] : generic_) sign(row.key, row.code);
+        return report;
     }
 
     std::vector<GenericCodeRecord> generic_code_for(const std::string &op_name,
@@ -302,6 +334,7 @@ private:
 
     const std::string name_;
     std::mutex mutex_;
+    std::optional<SigningKey> signing_key_;
     std::map<Fields, KernelRecord> kernels_;
     std::map<Fields, KernelCode> code_;
     std::map<Fields, GenericCodeRecord> generic_;

@@ -58,7 +58,9 @@ void bind_code(SqliteQuery &query, int first, const KernelCode &code, const std:
         .bind(first + 8, code.size)
         .bind(first + 9, code.digest)
         .bind(first + 10, created_at)
-        .bind_blob(first + 11, code.bytes);
+        .bind(first + 11, code.signed_by)
+        .bind(first + 12, code.ed25519_signature)
+        .bind_blob(first + 13, code.bytes);
 }
 
 KernelCode read_code(const SqliteQuery &query, int first_column) {
@@ -74,7 +76,9 @@ KernelCode read_code(const SqliteQuery &query, int first_column) {
     code.size = query.integer(first_column + 8);
     code.digest = query.text(first_column + 9);
     code.created_at = query.text(first_column + 10);
-    code.bytes = query.blob(first_column + 11);
+    code.signed_by = query.text(first_column + 11);
+    code.ed25519_signature = query.text(first_column + 12);
+    code.bytes = query.blob(first_column + 13);
     return code;
 }
 

@@ -25,7 +25,7 @@ inline constexpr const char *kRecordColumns = "schedule_json, schedule_source, t
 // The KernelCode fields, as a SELECT list (of table `kernel_code`), in the order read_code reads.
 inline constexpr const char *kCodeColumns =
     "format, abi_version, halide_target, cpu_features, code_halide_version, function, signature, "
-    "schedule_json, size, digest, created_at, bytes";
+    "schedule_json, size, digest, created_at, signed_by, ed25519_signature, bytes";
 // The same list with every column prefixed by `alias` and a dot, for joins.
 std::string code_columns(const std::string &alias);
 // kernel_code's columns matching kernels' on the key, `code` and `kernel` the two tables' aliases,
@@ -45,7 +45,8 @@ std::vector<KernelRecord> read_kernels(SqliteQuery &query);
 // Binds a key's seven fields to parameters 1 to 7, in kKeyColumns' order.
 void bind_key(SqliteQuery &query, const KernelKey &key);
 // Binds a code's schedule_json, format, abi_version, halide_target, cpu_features, halide_version,
-// function, signature, size, digest, `created_at` and bytes to the twelve parameters from `first`.
+// function, signature, size, digest, `created_at`, signed_by, ed25519_signature and bytes to the
+// fourteen parameters from `first`.
 void bind_code(SqliteQuery &query, int first, const KernelCode &code, const std::string &created_at);
 // Reads the kCodeColumns starting at `first_column`.
 KernelCode read_code(const SqliteQuery &query, int first_column);

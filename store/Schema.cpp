@@ -248,6 +248,16 @@ CREATE TABLE generic_timings (
     PRIMARY KEY (target, op_name, dtype, op_hash, halide_version, tuner_version, shape, at_shape)
 );
 )sql",
+    // Version 7. Signed code (store/CodeSignature.h, docs/design.md §2.9): a code row's digest
+    // guards against corruption only, since it sits beside the bytes; the signer's public key and
+    // an Ed25519 signature over the row's key and digest say who vouches for the code. Empty in
+    // rows stored unsigned, which a trusting application refuses.
+    R"sql(
+ALTER TABLE kernel_code ADD COLUMN signed_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE kernel_code ADD COLUMN ed25519_signature TEXT NOT NULL DEFAULT '';
+ALTER TABLE generic_code ADD COLUMN signed_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE generic_code ADD COLUMN ed25519_signature TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kCurrentVersion = static_cast<int>(std::size(kSchemaSteps));

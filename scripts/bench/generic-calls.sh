@@ -14,6 +14,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${OPGEN_BUILD_DIR:-$root/build}"
 work="${OPGEN_BENCH_WORK:-$build/generic-bench}"
 opgen="$build/bin/opgen"
+source "$root/scripts/bench/signing.sh"
 bench="$build/tests/runtime/opgen_kernel_bench"
 db="$work/all.db"
 [ -f "$db" ] || { echo "error: no campaign cache '$db' (run scripts/bench/generic.sh tune first)" >&2; exit 1; }

@@ -36,6 +36,7 @@ build="${OPGEN_BUILD_DIR:-$root/build}"
 work="${OPGEN_BENCH_WORK:-$build/generic-bench}"
 read -r -a ops <<<"${OPGEN_BENCH_OPS:-matmul conv2d_nchw softmax}"
 opgen="$build/bin/opgen"
+source "$root/scripts/bench/signing.sh"
 trials="${OPGEN_BENCH_TRIALS:-24}"
 mkdir -p "$work"
 # Tuned shapes that are never bench shapes.

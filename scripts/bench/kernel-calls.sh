@@ -13,6 +13,7 @@ cmake -S "$root" -B "$build" -DOPGEN_BUILD_CACHE_BENCH=ON >/dev/null
 cmake --build "$build" -j2 --target opgen_kernel_bench opgen >/dev/null
 db="$build/kernel-bench.db"
 opgen="$build/bin/opgen"
+source "$root/scripts/bench/signing.sh"
 bench="$build/tests/runtime/opgen_kernel_bench"
 matmul="M=64,N=64,K=64"
 conv="N=1,C=16,H=14,W=14,F=16,KH=3,KW=3,stride=1,pad=1,dilation=1"

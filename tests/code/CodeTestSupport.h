@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <filesystem>
 #include <functional>
@@ -18,8 +19,10 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "store/CodeSignature.h"
 #include "store/KernelCache.h"
 #include "store/KernelCode.h"
+#include "store/KeyFiles.h"
 #include "tests/batch/CommandRun.h"
 #include "tests/support/KernelFixtures.h"
 
@@ -65,19 +68,41 @@ inline db::KernelKey tuned_key(const std::string &path) {
     return cache->kernels_for("matmul", tuned_target(path)).at(0).key;
 }
 
-// Rewrites the tuned matmul's code row after `edit`; with `fix_digest` the digest is recomputed,
-// so that the check under test, not the digest, is what must refuse it.
+// The tests' signing key and trusted keys (OPGEN_SIGNING_KEY, OPGEN_TRUST_FILE: tests/CMakeLists.txt).
+inline db::SigningKey test_signing_key() {
+    const char *path = std::getenv("OPGEN_SIGNING_KEY");
+    if (!path) throw std::runtime_error("OPGEN_SIGNING_KEY is not set: run the tests through ctest");
+    return db::read_signing_key_file(path);
+}
+inline std::string test_public_key() { return db::public_key_text(test_signing_key().public_key); }
+
+// The cache at `path` opened read-write, signing the code it stores with the tests' key, as the
+// opgen command does under OPGEN_SIGNING_KEY.
+inline std::unique_ptr<db::KernelCache> signing_cache(const std::string &path) {
+    std::unique_ptr<db::KernelCache> cache = db::open_kernel_cache(path, db::OpenMode::ReadWrite);
+    cache->set_signing_key(test_signing_key());
+    return cache;
+}
+
+// Rewrites the tuned matmul's code row after `edit`; with `fix_digest` the digest is recomputed
+// and the row signed again with the tests' key, so that the check under test, not the digest or
+// the signature, is what must refuse it.
 inline void edit_code(const std::string &path, const std::function<void(db::KernelCode &)> &edit,
                       bool fix_digest) {
-    db::KernelCode code = *db::open_kernel_cache(path, db::OpenMode::ReadOnly)->code_for(tuned_key(path));
+    db::KernelKey key = tuned_key(path);
+    db::KernelCode code = *db::open_kernel_cache(path, db::OpenMode::ReadOnly)->code_for(key);
     edit(code);
-    if (fix_digest) code.digest = db::code_digest(code);
+    if (fix_digest) {
+        code.digest = db::code_digest(code);
+        db::sign_code(key, code, test_signing_key());
+    }
     sqlite3 *db = nullptr;
     sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
     sqlite3_stmt *s = nullptr;
     sqlite3_prepare_v2(db,
                        "UPDATE kernel_code SET halide_target = ?1, cpu_features = ?2, abi_version = ?3, "
-                       "format = ?4, size = ?5, digest = ?6, bytes = ?7 WHERE op_name = 'matmul'",
+                       "format = ?4, size = ?5, digest = ?6, bytes = ?7, signed_by = ?8, "
+                       "ed25519_signature = ?9 WHERE op_name = 'matmul'",
                        -1, &s, nullptr);
     sqlite3_bind_text(s, 1, code.halide_target.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 2, code.cpu_features.c_str(), -1, SQLITE_TRANSIENT);
@@ -86,6 +111,8 @@ inline void edit_code(const std::string &path, const std::function<void(db::Kern
     sqlite3_bind_int64(s, 5, code.size);
     sqlite3_bind_text(s, 6, code.digest.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_blob(s, 7, code.bytes.data(), int(code.bytes.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 8, code.signed_by.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 9, code.ed25519_signature.c_str(), -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(s);
     sqlite3_finalize(s);
     sqlite3_close_v2(db);

@@ -101,7 +101,7 @@ protected:
     void edit_generic(const std::function<void(db::KernelCode &)> &edit, bool fix_digest) {
         db::GenericCodeRecord row;
         {
-            auto cache = db::open_kernel_cache(path_);
+            auto cache = signing_cache(path_);
             row = cache->generic_code_for("matmul", target_).at(0);
         }
         edit(row.code);
@@ -149,7 +149,7 @@ protected:
     // The stored generic matmul row (`near`) and a copy of it from a far tuned shape with a
     // schedule and digest of its own (`far`), stored too.
     void add_far_copy(db::GenericCodeRecord &near, db::GenericCodeRecord &far) {
-        auto cache = db::open_kernel_cache(path_);
+        auto cache = signing_cache(path_);
         near = cache->generic_code_for("matmul", target_).at(0);
         far = near;
         nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
@@ -163,7 +163,7 @@ protected:
     // Timings of `near` and `far` at near's tuned shape (the one nearest the tests' request).
     void time_rows(const db::GenericCodeRecord &near, double near_ratio, const db::GenericCodeRecord &far,
                    double far_ratio) {
-        auto cache = db::open_kernel_cache(path_);
+        auto cache = signing_cache(path_);
         std::vector<db::GenericTimingRecord> t(2);
         for (int i = 0; i < 2; i++) {
             const db::GenericCodeRecord &row = i == 0 ? near : far;
@@ -205,7 +205,7 @@ protected:
         ASSERT_TRUE(found) << row.code.schedule_json;
         row.code.schedule_json = schedule.dump();
         row.code.digest = db::code_digest(row.code);
-        db::open_kernel_cache(path_)->put_generic_code(row);
+        signing_cache(path_)->put_generic_code(row);
     }
 
     fs::path dir_;
@@ -396,7 +396,7 @@ TEST_F(GenericKernelTest, RanksCandidatesWithTheModelNotByDistance) {
     drop_timings();  // no measured evidence: the model ranks
     db::GenericCodeRecord far;
     {
-        auto cache = db::open_kernel_cache(path_);
+        auto cache = signing_cache(path_);
         far = cache->generic_code_for("matmul", target_).at(0);
         nlohmann::json schedule = nlohmann::json::parse(far.code.schedule_json);
         schedule["marker"] = true;  // the same code, told apart by its schedule
@@ -406,7 +406,7 @@ TEST_F(GenericKernelTest, RanksCandidatesWithTheModelNotByDistance) {
         cache->put_generic_code(far);
     }
     const std::string near_digest = [&] {
-        auto cache = db::open_kernel_cache(path_);
+        auto cache = signing_cache(path_);
         for (const db::GenericCodeRecord &r : cache->generic_code_for("matmul", target_))
             if (r.key.shape != far.key.shape) return r.code.digest;
         return std::string();
@@ -466,7 +466,7 @@ TEST_F(GenericKernelTest, CompileTimesEveryGenericKernelAtTheTunedShapes) {
     std::string command = "HL_NUM_THREADS=1 '" + std::string(OPGEN_EXE) + "' db compile --generic --op matmul --db g.db";
     CommandRun r = run_in(dir_, command);
     ASSERT_EQ(r.status, 0) << r.err << r.out;
-    auto cache = db::open_kernel_cache(path_);
+    auto cache = signing_cache(path_);
     std::vector<db::GenericCodeRecord> generic = cache->generic_code_for("matmul", target_);
     std::vector<db::KernelRecord> tuned = cache->kernels_for("matmul", target_);
     ASSERT_FALSE(generic.empty());
@@ -501,14 +501,14 @@ TEST_F(GenericKernelTest, TimingRunsTheStoredCodeOfBothKernels) {
     EXPECT_NE(r.status, 0) << r.out;
     EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("no stored code (run 'opgen db compile' on the cache)"), std::string::npos) << r.err;
-    EXPECT_TRUE(db::open_kernel_cache(path_)->generic_timings_for("matmul", target_).empty());
+    EXPECT_TRUE(signing_cache(path_)->generic_timings_for("matmul", target_).empty());
 
     ASSERT_EQ(run_in(dir_, "'" + std::string(OPGEN_EXE) + "' db compile --db g.db").status, 0);
     raw_sql(path_, "UPDATE kernel_code SET bytes = CAST(zeroblob(size) AS BLOB) WHERE op_name = 'matmul'");
     r = run_in(dir_, command);
     EXPECT_NE(r.status, 0) << r.out;
     EXPECT_NE(r.err.find("digest"), std::string::npos) << r.err;
-    EXPECT_TRUE(db::open_kernel_cache(path_)->generic_timings_for("matmul", target_).empty());
+    EXPECT_TRUE(signing_cache(path_)->generic_timings_for("matmul", target_).empty());
 }
 
 // Measured evidence ranks first: a generic kernel measured near a full tune (at most 2.0x at the

@@ -16,10 +16,18 @@
 // bind_generic see them too; a binding that succeeds must give every dim within 1..2^31-1, and the
 // lookup's register-tile overwork at that shape (runtime/GenericFit.h) must come out finite and >= 0.
 // The second seed is a real generic row (`opgen db compile --generic` of the seed's matmul).
+//
+// Signed rows (runtime/CodeTrust.h): with bit 2 set two more lines follow, the signer's public key
+// and the signature (as a row stores them); with bit 3 set the row is signed with the fuzzer's own
+// key instead. Every row then goes through trust_refusal with that key trusted, as the lookup
+// does before it loads anything: a row the fuzzer did not sign must never pass (no signature is
+// forged from fuzzed text), one it signed must, and only rows that pass are loaded.
 #include "runtime/CodeLoader.h"
 #include "runtime/GenericFit.h"
 #include "runtime/GenericSignature.h"
 #include "runtime/HostCpu.h"
+#include "runtime/CodeTrust.h"
+#include "store/CodeSignature.h"
 #include "store/KernelCache.h"
 #include "store/KernelCode.h"
 
@@ -57,12 +65,19 @@ int64_t number(const std::string &text) {
     return std::strtoll(text.c_str(), nullptr, 10);
 }
 
+// The fuzzer's signing key, made once per process, and trusted alone.
+const SigningKey &fuzzer_key() {
+    static const SigningKey key = new_signing_key();
+    return key;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
-    bool fix_digest = (data[0] & 1) != 0;
-    bool generic = (data[0] & 2) != 0;
+    const uint8_t flags = data[0];
+    bool fix_digest = (flags & 1) != 0;
+    bool generic = (flags & 2) != 0;
     data++;
     size--;
     KernelCode code;
@@ -81,6 +96,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         code.defaults = next_line(data, size);
         shape = next_line(data, size);
         code.schedule_json = next_line(data, size);
+    }
+    bool fuzzed_signature = (flags & 4) != 0;
+    bool signed_here = (flags & 8) != 0;
+    if (fuzzed_signature) {
+        code.signed_by = next_line(data, size);
+        code.ed25519_signature = next_line(data, size);
     }
     code.function = "opgen_matmul";
     code.bytes.assign(data, data + size);
@@ -110,6 +131,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     if (fix_digest) {
         code.digest = code_digest(code);
+    }
+    const KernelKey key{"matmul", "fuzz", shape, "f32", "fuzz-target", "14", "fuzz"};
+    if (signed_here) sign_code(key, code, fuzzer_key());
+    TrustPolicy trust;
+    trust.keys = {fuzzer_key().public_key};
+    const std::string distrust = trust_refusal(key, code, trust);
+    check(distrust.empty() == signed_here, "a row passes trust exactly when the trusted key signed it");
+    if (!distrust.empty()) return 0;
+
+    if (fix_digest) {
         std::string refusal = code_refusal(code);
         if (refusal.empty()) {
             check(uint64_t(code.size) == code.bytes.size(), "accepted code has its size");

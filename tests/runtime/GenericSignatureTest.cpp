@@ -172,7 +172,8 @@ TEST(GenericSignature, UpgradesVersion4AddingTheGenericTableKeepingKernelCode) {
     {
         // The file as the version-4 build left it: the same tables but generic_code.
         RawDb raw(path);
-        raw.exec("DROP TABLE generic_code; DROP TABLE generic_timings; PRAGMA user_version = 4;");
+        raw.exec("DROP TABLE generic_code; DROP TABLE generic_timings; ALTER TABLE kernel_code DROP COLUMN "
+                 "signed_by; ALTER TABLE kernel_code DROP COLUMN ed25519_signature; PRAGMA user_version = 4;");
     }
     auto cache = open_kernel_cache(path);
     EXPECT_EQ(cache->stats().schema_version, kernel_cache_schema_version());
@@ -280,6 +281,11 @@ TEST(GenericSignature, UpgradesVersion5AddingTheTimingsTableKeepingGenericCode) 
         // The file as the version-5 build left it: the same tables but generic_timings.
         RawDb raw(path);
         raw.exec("DROP TABLE generic_timings; PRAGMA user_version = 5;");
+        for (const char *table : {"kernel_code", "generic_code"}) {
+            for (const char *column : {"signed_by", "ed25519_signature"}) {
+                raw.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);
+            }
+        }
     }
     auto cache = open_kernel_cache(path);
     EXPECT_EQ(cache->stats().schema_version, kernel_cache_schema_version());

@@ -251,7 +251,7 @@ TEST(KernelCache, MeasurementsOnIncludesThoseUnderLoadOfTheSameTarget) {
 TEST(KernelCache, WritesSchemaVersion) {
     ScratchDir dir;
     std::string path = dir.file("cache.db");
-    EXPECT_EQ(kernel_cache_schema_version(), 6);
+    EXPECT_EQ(kernel_cache_schema_version(), 7);
     EXPECT_EQ(open_kernel_cache(path)->stats().schema_version, kernel_cache_schema_version());
 
     RawDb raw(path);
