@@ -129,7 +129,8 @@ db::GenericTimingRecord timing_record(const db::GenericCodeRecord &row, const St
 // (`families`) that it has none at yet, one timer run per family.
 std::vector<db::GenericTimingRecord> time_target_key(
     db::KernelCache &cache, const std::string &op, const std::string &target_key,
-    const std::map<std::string, std::vector<db::KernelRecord>> &families, double min_ms, const FailureLog &fail,
+    const std::map<std::string, std::vector<db::KernelRecord>> &families,
+    const std::vector<std::string> &trusted_keys, double min_ms, const FailureLog &fail,
     const std::function<void(const std::string &)> &log) {
     std::set<std::pair<std::string, std::string>> timed;  // (digest, at_shape)
     for (const db::GenericTimingRecord &t : cache.generic_timings_for(op, target_key)) {
@@ -147,6 +148,7 @@ std::vector<db::GenericTimingRecord> time_target_key(
         }
         StoredTimingJob job = family_job(cache, family_rows.front().key, ordered, family_rows, timed, min_ms);
         if (job.pairs.empty()) continue;
+        job.trusted_keys = trusted_keys;
         std::map<std::string, int> per_row;  // timings stored, by generic shape
         for (const StoredTimingResult &r : run_timer(job)) {
             auto row = rows.find(r.pair.generic_shape + '\n' + r.pair.digest);
@@ -178,14 +180,15 @@ int key_threads(const std::string &target_key) {
 }
 
 CodeFillReport time_generic_code(db::KernelCache &cache, const OpLibrary &library, const Target &target,
-                                 const std::vector<std::string> &ops, double min_ms,
+                                 const std::vector<std::string> &ops,
+                                 const std::vector<std::string> &trusted_keys, double min_ms,
                                  const std::function<void(const std::string &)> &log) {
     CodeFillReport report;
     const FailureLog fail{report, log};
     const int threads = process_threads();
     for (const std::string &op : ops.empty() ? library.list() : ops) {
         for (const auto &[target_key, families] : tuned_rows_of(cache, op, target, threads)) {
-            std::vector<db::GenericTimingRecord> stored = time_target_key(cache, op, target_key, families, min_ms, fail, log);
+            std::vector<db::GenericTimingRecord> stored = time_target_key(cache, op, target_key, families, trusted_keys, min_ms, fail, log);
             cache.put_generic_timings(stored);
             report.compiled += int(stored.size());
         }

@@ -33,10 +33,12 @@ namespace opgen::tuner {
 // put_generic_timings), one op at a time. `compiled` counts the timings stored; a pair that cannot
 // be timed (code missing or refused, a failed call, a wrong result) counts in `failed` with the
 // reason, and nothing of it is stored. `min_ms`: the least time the generic kernel's calls add up
-// to per timing. `log` gets one line per generic kernel. Raises UserError when the timer cannot be
-// started or fails as a whole.
+// to per timing. `log` gets one line per generic kernel. The timer runs only code signed by a key
+// of its environment's trust (runtime/CodeTrust.h) or of `trusted_keys` ("ed25519:<hex>" each).
+// Raises UserError when the timer cannot be started or fails as a whole.
 CodeFillReport time_generic_code(db::KernelCache &cache, const OpLibrary &library, const Target &target,
-                                 const std::vector<std::string> &ops, double min_ms = 30,
+                                 const std::vector<std::string> &ops,
+                                 const std::vector<std::string> &trusted_keys, double min_ms = 30,
                                  const std::function<void(const std::string &)> &log = {});
 
 // The thread count of a target key ("x86-64-avx512:t4" gives 4), 0 when it names none.

@@ -1,6 +1,8 @@
 #include "tuner/StoredCodeTimer.h"
 
 #include "runtime/CodeLoader.h"
+#include "runtime/CodeTrust.h"
+#include "store/KeyFiles.h"
 #include "store/KernelCache.h"
 #include "tuner/LoadedKernelTensors.h"
 #include "tuner/PairedSteps.h"
@@ -89,7 +91,8 @@ db::KernelKey key_at(const StoredTimingJob &job, const std::string &shape) {
 // reason every pair that needs it reports.
 class StoredKernels {
 public:
-    StoredKernels(db::KernelCache &cache, const StoredTimingJob &job) : cache_(cache), job_(job) {
+    StoredKernels(db::KernelCache &cache, const StoredTimingJob &job)
+        : cache_(cache), job_(job), trust_(trust_of(job)) {
         for (db::GenericCodeRecord &row : cache.generic_code_for(job.family.op_name, job.family.target)) {
             if (key_family(row.key) == key_family(job.family)) rows_.push_back(std::move(row));
         }
@@ -101,7 +104,7 @@ public:
         if (fresh) it->second = load([&] {
             std::optional<db::KernelCode> code = cache_.code_for(key_at(job_, shape));
             if (!code) throw std::runtime_error("no stored code (run 'opgen db compile' on the cache)");
-            return db::load_kernel_code(*code, "its code");
+            return load_trusted(key_at(job_, shape), *code);
         });
         why = it->second.second.empty() ? "" : "the tuned kernel at " + shape + ": " + it->second.second;
         return it->second.first;
@@ -117,7 +120,7 @@ public:
             return nullptr;
         }
         auto [it, fresh] = generic_.try_emplace(pair.digest);
-        if (fresh) it->second = load([&] { return db::load_kernel_code(row->code, "its code"); });
+        if (fresh) it->second = load([&] { return load_trusted(row->key, row->code); });
         if (!it->second.first) {
             why = "the generic kernel from " + pair.generic_shape + ": " + it->second.second;
             return nullptr;
@@ -128,6 +131,21 @@ public:
     }
 
 private:
+    // The environment's trust and the job's keys (the key the command signed with).
+    static db::TrustPolicy trust_of(const StoredTimingJob &job) {
+        db::TrustPolicy trust = db::trust_from_environment();
+        for (const db::PublicKey &key : db::read_trusted_keys(job.trusted_keys)) trust.keys.push_back(key);
+        return trust;
+    }
+
+    // The code of the row `key`, loaded when the trust lets it run and it passes CodeLoader's checks.
+    Kernel load_trusted(const db::KernelKey &key, const db::KernelCode &code) const {
+        if (std::string refusal = db::trust_refusal(key, code, trust_); !refusal.empty()) {
+            throw std::runtime_error("its code: " + refusal);
+        }
+        return db::load_kernel_code(code, "its code");
+    }
+
     template <class F>
     static std::pair<Kernel, std::string> load(F f) {
         try {
@@ -139,6 +157,7 @@ private:
 
     db::KernelCache &cache_;
     const StoredTimingJob &job_;
+    const db::TrustPolicy trust_;
     std::vector<db::GenericCodeRecord> rows_;
     std::map<std::string, std::pair<Kernel, std::string>> tuned_;    // by shape
     std::map<std::string, std::pair<Kernel, std::string>> generic_;  // unbound, by digest

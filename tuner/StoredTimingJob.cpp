@@ -32,7 +32,8 @@ nlohmann::json to_json(const StoredTimingJob &job) {
             {"min_ms", job.min_ms},
             {"min_runs", job.min_runs},
             {"pairs", pairs},
-            {"results", job.results}};
+            {"results", job.results},
+            {"trusted_keys", job.trusted_keys}};
 }
 
 StoredTimingJob stored_timing_job(const nlohmann::json &j) {
@@ -49,6 +50,7 @@ StoredTimingJob stored_timing_job(const nlohmann::json &j) {
     job.min_runs = j.at("min_runs").get<int>();
     for (const nlohmann::json &p : j.at("pairs")) job.pairs.push_back(pair_of(p));
     job.results = j.at("results").get<std::string>();
+    job.trusted_keys = j.at("trusted_keys").get<std::vector<std::string>>();
     return job;
 }
 

@@ -34,6 +34,9 @@ struct StoredTimingJob {
     int min_runs = 5;
     std::vector<StoredTimingPair> pairs;
     std::string results;
+    // Public keys ("ed25519:<hex>") whose code the timer runs besides those of its environment
+    // (runtime/CodeTrust.h): the key the command signed the code with.
+    std::vector<std::string> trusted_keys;
 };
 
 // One pair's outcome: times and the median of the per-step ratios, or `error` (the pair was not
