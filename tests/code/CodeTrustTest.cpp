@@ -220,6 +220,31 @@ TEST_F(CodeTrustTest, DbVerifyListsEachRowAndDbSignVouchesForIt) {
     EXPECT_EQ(run.status, 0) << run.out;
 }
 
+// Generic code is held to the same rule: unsigned generic rows serve no shape, neither as an
+// answer nor as a kernel, and each refused row is counted.
+TEST_F(CodeTrustTest, UnsignedGenericCodeServesNoShape) {
+    fs::copy_file(generic_cache_folder() / "g.db", path_, fs::copy_options::overwrite_existing);
+    db::LookupRequest never_tuned = request("matmul", "M=20,N=50,K=30");
+    EXPECT_TRUE(db::open_kernel_lookup(path_, trusted_)->kernel(never_tuned));
+    raw_sql(path_, "UPDATE generic_code SET signed_by = '', ed25519_signature = ''");
+    int mapped = mapped_kernel_files();
+    auto lookup = db::open_kernel_lookup(path_, trusted_);
+    // Each raises the refusal, as the lookup does when only refused code could have answered.
+    for (bool as_kernel : {false, true}) {
+        try {
+            if (as_kernel) {
+                EXPECT_FALSE(lookup->kernel(never_tuned)) << "unsigned generic code was served";
+            } else {
+                EXPECT_NE(lookup->find(never_tuned).kind, db::AnswerKind::Generic);
+            }
+        } catch (const db::DbError &e) {
+            EXPECT_NE(std::string(e.what()).find("refused: it is unsigned"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_GE(lookup->refused_code(), 1);
+    EXPECT_EQ(mapped_kernel_files(), mapped) << "refused code was mapped";
+}
+
 // A file of schema version 6 (before signatures) upgrades with its code rows unsigned: refused
 // until `opgen db sign` vouches for them.
 TEST_F(CodeTrustTest, AnUpgradedFileHoldsUnsignedCodeUntilSigned) {
