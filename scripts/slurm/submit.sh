@@ -3,6 +3,8 @@
 # shard to succeed. Prints the two job ids ("ARRAY_ID MERGE_ID").
 #   scripts/slurm/submit.sh MANIFEST OUTDIR N [opgen batch flags...]
 # Paths should be on storage every node sees. Extra sbatch options: SBATCH_EXTRA="--partition=x".
+# The jobs inherit the environment: with OPGEN_SIGNING_KEY set (a key file every node can read,
+# mode 0600), each shard signs the code it stores and the merge keeps the signatures.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ $# -lt 3 ]; then
