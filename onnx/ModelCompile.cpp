@@ -59,11 +59,14 @@ void bind_kernel(CompiledModel &m, size_t i, const OpLibrary &lib, std::map<std:
         def = it->second;
     }
     BoundShape bound = bind_shape(def, k.shape);
+    // A model whose tensors disagree with its nodes' attributes (a weight of the wrong size for
+    // the kernel shape and channels) binds an op that does not fit them: bad input, refused.
     for (const auto &[op_tensor, graph_tensor] : k.args)
-        internal_check(bound.elements(op_tensor) == m.graph.tensor(graph_tensor).elements())
-            << "kernel " << i << " (" << k.op << " at " << k.shape << "): op tensor '" << op_tensor << "' has "
-            << bound.elements(op_tensor) << " elements, graph tensor '" << graph_tensor << "' "
-            << m.graph.tensor(graph_tensor).elements();
+        user_check(bound.elements(op_tensor) == m.graph.tensor(graph_tensor).elements())
+            << "model '" << m.graph.path << "': tensor '" << graph_tensor << "' has "
+            << m.graph.tensor(graph_tensor).elements() << " elements, but its node makes kernel " << i << " ("
+            << k.op << " at " << k.shape << ") whose '" << op_tensor << "' has " << bound.elements(op_tensor)
+            << ": the model's shapes disagree with its attributes";
     m.canonical.push_back(bound.canonical);
     m.flops.push_back(flop_count(def, bound));
     m.defs.push_back(def);

@@ -172,6 +172,36 @@ bool ModelGraph::is_weight(const std::string &name) const {
     return it != tensors.end() && it->second.kind == TensorKind::Weight;
 }
 
+namespace {
+
+// The most elements one tensor may have: far beyond any model that fits a machine, and small
+// enough that a tensor's bytes cannot overflow int64.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+// A tensor's dims as the file gives them must be sizes (>= 0) of at most kMaxTensorElements
+// elements together, counted without overflow; a cut or edited file can hold any integers here.
+void check_dims(const std::vector<int64_t> &dims, const std::string &tensor, const std::string &path) {
+    int64_t elements = 1;
+    for (int64_t d : dims) {
+        user_check(d >= 0) << "model '" << path << "': tensor '" << tensor << "' has a negative dimension (" << d << ")";
+        user_check(d == 0 || elements <= kMaxTensorElements / d)
+            << "model '" << path << "': tensor '" << tensor << "' has more than 2^40 elements";
+        elements *= d;
+    }
+}
+
+// No tensor is written twice (onnx/ModelCheck.h has checked, before inference, that every node
+// reads only what is defined before it).
+void check_node_wiring(const ModelGraph &g, const GraphNode &node, const std::string &path) {
+    for (const std::string &o : node.outputs) {
+        user_check(o.empty() || !g.tensors.count(o))
+            << "model '" << path << "': node '" << node.name << "' (" << node.op_type << ") writes '" << o
+            << "', which the graph already defines";
+    }
+}
+
+}  // namespace
+
 ModelGraph read_model_graph(const std::string &path, const std::map<std::string, int64_t> &dims,
                             bool with_weights) {
     onnx::ModelProto model = read_onnx_with_shapes(path);
@@ -182,10 +212,14 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
     ModelGraph out;
     out.path = path;
     out.opset = onnx_opset(model);
-    for (const auto &t : g.initializer()) out.tensors[t.name()] = weight_of(t, with_weights);
+    for (const auto &t : g.initializer()) {
+        check_dims({t.dims().begin(), t.dims().end()}, t.name(), path);
+        out.tensors[t.name()] = weight_of(t, with_weights);
+    }
     for (const auto &v : g.input()) {
         if (out.tensors.count(v.name())) continue;  // older exporters list weights as inputs too
         user_check(shapes.has(v.name())) << "model '" << path << "': input '" << v.name() << "' has no tensor shape";
+        check_dims(shapes.dims(v.name()), v.name(), path);
         out.tensors[v.name()] = {v.name(), shapes.dims(v.name()), TensorKind::Input, shapes.elem_type(v.name()), {}, {}, {}};
         out.inputs.push_back(v.name());
     }
@@ -194,6 +228,7 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
         if (n.op_type() == "Constant" && n.domain().empty() && n.output_size() == 1) {
             for (const auto &a : n.attribute())
                 if (a.name() == "value" && a.has_t()) {
+                    check_dims({a.t().dims().begin(), a.t().dims().end()}, n.output(0), path);
                     GraphTensor w = weight_of(a.t(), with_weights);
                     w.name = n.output(0);
                     out.tensors[w.name] = w;
@@ -209,11 +244,13 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
         node.inputs.assign(n.input().begin(), n.input().end());
         node.outputs.assign(n.output().begin(), n.output().end());
         for (const auto &a : n.attribute()) node.attrs[a.name()] = attr_of(a);
+        check_node_wiring(out, node, path);
         for (const auto &o : node.outputs) {
             if (o.empty()) continue;
             user_check(shapes.has(o)) << "model '" << path << "': the shape of '" << o << "' (output of node '"
                                       << node.name << "', " << node.op_type
                                       << ") is unknown after shape inference; compiling needs static shapes";
+            check_dims(shapes.dims(o), o, path);
             out.tensors[o] = {o, shapes.dims(o), TensorKind::Intermediate, shapes.elem_type(o), {}, {}, {}};
             out.producer[o] = node.index;
         }

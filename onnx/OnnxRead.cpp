@@ -1,8 +1,9 @@
 #include "onnx/OnnxRead.h"
 
-#include "base/Error.h"
+#include "onnx/IsolatedInference.h"
+#include "onnx/ModelCheck.h"
 
-#include <onnx/shape_inference/implementation.h>
+#include "base/Error.h"
 
 #include <fstream>
 
@@ -15,14 +16,8 @@ onnx::ModelProto read_onnx_with_shapes(const std::string &path) {
     user_check(model.ParseFromIstream(&in)) << "model '" << path << "': not an ONNX model (protobuf parse failed)";
     user_check(model.has_graph() && model.graph().node_size() > 0)
         << "model '" << path << "': not an ONNX model (no graph or no nodes)";
-    try {
-        onnx::ShapeInferenceOptions options(false, 1, true);
-        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception &e) {
-        std::string msg = e.what();
-        while (!msg.empty() && (msg.back() == '\n' || msg.back() == '.')) msg.pop_back();
-        user_check(false) << "model '" << path << "': shape inference failed: " << msg;
-    }
+    check_model_file(model, path);
+    infer_shapes_isolated(model, path);
     return model;
 }
 

@@ -7,6 +7,9 @@
 #                                  generic row: the main build's opgen (build/, or
 #                                  $OPGEN_BUILD_DIR) tunes a small matmul and builds its generic
 #                                  code, and both rows are written out as the fuzzer's input format
+#   scripts/fuzz.sh 600 onnx       the model compiler's front half (read, shape inference, folding,
+#                                  partition, binding) on model files, seeded with the ONNX backend
+#                                  test cases' models and tests/models
 # Configures tests/fuzz with clang in its own build folder (build-fuzz, or $OPGEN_FUZZ_BUILD),
 # builds the fuzzer with AddressSanitizer and UBSan and runs it on one core. The corpus grows in
 # <build>/corpus (<build>/loader-corpus) across runs; a crash leaves its input as
@@ -15,8 +18,9 @@ set -euo pipefail
 
 seconds="${1:-60}"
 which="${2:-parser}"
-if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ] || { [ "$which" != parser ] && [ "$which" != loader ]; }; then
-    echo "usage: scripts/fuzz.sh SECONDS [parser|loader]" >&2
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ] || { [ "$which" != parser ] && [ "$which" != loader ] &&
+    [ "$which" != onnx ]; }; then
+    echo "usage: scripts/fuzz.sh SECONDS [parser|loader|onnx]" >&2
     exit 2
 fi
 
@@ -24,6 +28,20 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${OPGEN_FUZZ_BUILD:-$root/build-fuzz}"
 clang_cxx="${CLANGXX:-clang++}"
 command -v "$clang_cxx" >/dev/null || { echo "fuzz: $clang_cxx not found (apt-get install clang)" >&2; exit 2; }
+
+# run_fuzzer NAME CORPUS SEEDS [libFuzzer flags...]: runs ./NAME in $build for $seconds seconds,
+# reports the time and exits with the fuzzer's status (non-zero when it found a crash).
+run_fuzzer() {
+    local name="$1" corpus="$2" seeds="$3"
+    shift 3
+    cd "$build"
+    echo "fuzz: running $name for ${seconds}s (corpus $build/$corpus, seeds $build/$seeds)"
+    local start status=0
+    start=$(date +%s)
+    "./$name" "$corpus" "$seeds" -max_total_time="$seconds" -print_final_stats=1 "$@" || status=$?
+    echo "fuzz: ran $(($(date +%s) - start))s, exit status $status"
+    exit "$status"
+}
 
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
@@ -67,27 +85,24 @@ open(sys.argv[2] + "/generic-row-checked-signed", "wb").write(
     b"\x0b" + open(sys.argv[2] + "/generic-row-checked", "rb").read()[1:])
 PY
     rm -f "$seed_db"* "$build/loader-seeds/seed.key"*
-    cd "$build"
-    echo "fuzz: running code_loader_fuzzer for ${seconds}s (corpus $build/loader-corpus)"
-    start=$(date +%s)
-    status=0
-    ./code_loader_fuzzer loader-corpus loader-seeds -max_total_time="$seconds" -max_len=65536 \
-        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 || status=$?
-    end=$(date +%s)
-    echo "fuzz: ran $((end - start))s, exit status $status"
-    exit "$status"
+    run_fuzzer code_loader_fuzzer loader-corpus loader-seeds -max_len=65536 -timeout=10 -rss_limit_mb=2048
+fi
+if [ "$which" = onnx ]; then
+    cmake --build "$build" -j2 --target onnx_model_fuzzer
+    # Seeds: the ONNX backend test cases' models (libonnx-testdata) and the test models.
+    mkdir -p "$build/onnx-corpus" "$build/onnx-seeds"
+    data="$(dpkg -L libonnx-testdata 2>/dev/null | grep -m1 '/backend/test/data$' || true)"
+    [ -n "$data" ] || { echo "fuzz: libonnx-testdata is not installed (scripts/setup.sh)" >&2; exit 2; }
+    i=0
+    for model in "$data"/*/*/model.onnx "$root"/tests/models/*.onnx; do
+        [ -f "$model" ] && cp "$model" "$build/onnx-seeds/seed-$((i++)).onnx"
+    done
+    echo "fuzz: $i seed models"
+    run_fuzzer onnx_model_fuzzer onnx-corpus onnx-seeds -max_len=1048576 -timeout=20 -rss_limit_mb=3072
 fi
 cmake --build "$build" -j2 --target parser_fuzzer
 
 mkdir -p "$build/corpus" "$build/seeds"
 cp "$root"/ops/*.op "$build/seeds/"
-
-cd "$build"
-echo "fuzz: running parser_fuzzer for ${seconds}s (corpus $build/corpus, seeds from ops/)"
-start=$(date +%s)
-status=0
-./parser_fuzzer corpus seeds -dict="$root/tests/fuzz/op.dict" -max_total_time="$seconds" \
-    -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 || status=$?
-end=$(date +%s)
-echo "fuzz: ran $((end - start))s, exit status $status"
-exit "$status"
+run_fuzzer parser_fuzzer corpus seeds -dict="$root/tests/fuzz/op.dict" -max_len=4096 -timeout=10 \
+    -rss_limit_mb=2048
