@@ -11,7 +11,8 @@ input), with
 its input and numpy's outputs likewise; broadcast.onnx (Add, Sub, Mul, Div, Max and Min whose
 operands broadcast by numpy's rules, from graph inputs and from weights), likewise; and
 reductions.onnx (ReduceSum with its axes as an input, ReduceMean, ReduceMax, ReduceMin,
-ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise.
+ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise; and
+refused.onnx (ConvTranspose and Sin, which the op language cannot express yet).
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -51,6 +52,23 @@ def cnn():
          helper.make_tensor_value_info("grp", TensorProto.FLOAT, ["batch", 8, 14, 14])],
         [init("w1", [16, 3, 3, 3]), init("wdw", [16, 1, 3, 3]), init("wasym", [8, 16, 1, 1]),
          init("wgroup", [8, 4, 3, 3]), init("w2", [32, 16, 3, 3]), init("wfc", [10, 32]), init("bfc", [10])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def refused():
+    """Operators the op language cannot express: a transposed convolution and two sines."""
+    n = helper.make_node
+    nodes = [
+        n("ConvTranspose", ["x", "w"], ["up"], name="up"),
+        n("Sin", ["x"], ["s1"], name="sin1"),
+        n("Sin", ["s1"], ["s2"], name="sin2"),
+    ]
+    graph = helper.make_graph(
+        nodes, "refused",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 10, 10]),
+         helper.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [init("w", [4, 4, 3, 3])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -234,7 +252,7 @@ def main():
             os.makedirs(os.path.join(out, folder), exist_ok=True)
             for name, a in arrays.items():
                 np.save(os.path.join(out, folder, name + ".npy"), a)
-    for name, model in (("cnn", cnn()), ("transformer", transformer())):
+    for name, model in (("cnn", cnn()), ("transformer", transformer()), ("refused", refused())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
 
