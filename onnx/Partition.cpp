@@ -318,6 +318,7 @@ private:
             return view(n);
         if (t == "Cast" || t == "CastLike") return cast(n);
         if (t == "Conv") return tuned_or_general([&] { conv(n); }, n, window_kernels);
+        if (t == "ConvTranspose") return emit_family(window_kernels(g_, n), n);
         if ((t == "MatMul" || t == "Gemm") && g_.is_weight(n.inputs[1]))
             return tuned_or_general([&] { dense(n); }, n, gemm_kernels);
         if (t == "MatMul") return tuned_or_general([&] { batched(n); }, n, gemm_kernels);

@@ -68,7 +68,7 @@ SubgraphKernel clip(const ModelGraph &g, const GraphNode &n) {
 
 SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::string> &inputs,
                                 const std::string &output, const std::string &base, const std::string &what,
-                                const Combine &combine) {
+                                const Combine &combine, const std::map<std::string, Dims> &read_as) {
     Dims d = g.tensor(output).dims;
     if (d.empty()) d = {1};  // a scalar result: one element
     const size_t r = d.size();
@@ -78,7 +78,7 @@ SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::stri
     std::vector<std::pair<std::string, std::string>> args;
     for (size_t i = 0; i < inputs.size(); i++) {
         require_float(g, inputs[i]);
-        const Dims &dt = g.tensor(inputs[i]).dims;
+        const Dims &dt = read_as.count(inputs[i]) ? read_as.at(inputs[i]) : g.tensor(inputs[i]).dims;
         if (dt.size() > r) throw Unsupported{"an operand of higher rank than the result"};
         const size_t offset = r - dt.size();
         std::string pattern(r, '1');
@@ -136,10 +136,22 @@ std::vector<SubgraphKernel> broadcast_kernels(const ModelGraph &g, const GraphNo
         const std::string fn = t == "Max" ? "max" : "min";
         return {broadcast_kernel(g, inputs, y, fn, t, [fn](const std::vector<std::string> &r) { return fold(fn, r); })};
     }
-    if (t == "PRelu")
-        return {broadcast_kernel(g, inputs, y, "prelu", t, [](const std::vector<std::string> &r) {
-            return "select(" + r[0] + " < 0.0, " + r[1] + " * " + r[0] + ", " + r[0] + ")";
-        })};
+    if (t == "PRelu") {
+        // Before opset 7 a slope of one value per channel applies along axis 1.
+        std::map<std::string, Dims> read_as;
+        const Dims &xd = g.tensor(inputs[0]).dims, &sd = g.tensor(inputs[1]).dims;
+        if (g.opset < 7 && sd.size() == 1 && xd.size() > 2 && sd[0] == xd[1] && sd[0] != xd.back()) {
+            Dims channel(xd.size() - 1, 1);
+            channel[0] = sd[0];
+            read_as[inputs[1]] = channel;
+        }
+        return {broadcast_kernel(
+            g, inputs, y, "prelu", t,
+            [](const std::vector<std::string> &r) {
+                return "select(" + r[0] + " < 0.0, " + r[1] + " * " + r[0] + ", " + r[0] + ")";
+            },
+            read_as)};
+    }
     if (t == "Pow")
         return {broadcast_kernel(g, inputs, y, "pow", t,
                                  [](const std::vector<std::string> &r) { return power_of(r[0], r[1]); })};

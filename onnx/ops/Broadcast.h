@@ -9,11 +9,15 @@
 #include "onnx/ModelGraph.h"
 #include "onnx/Partition.h"
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace opgen::onnx_import {
+
+using Dims = std::vector<int64_t>;
 
 // The expression of an output element from the operands' reads, in operand order.
 using Combine = std::function<std::string(const std::vector<std::string> &reads)>;
@@ -23,9 +27,11 @@ using Combine = std::function<std::string(const std::vector<std::string> &reads)
 // stretched or absent), so one op serves every shape of that pattern; the first two operands are
 // A and B, the output C. Throws Unsupported for a non-float32 operand, one of higher rank than the
 // output or extents that do not broadcast.
+// `read_as` reads an operand under other dimensions of as many elements (ONNX's legacy
+// broadcasts).
 SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::string> &inputs,
                                 const std::string &output, const std::string &base, const std::string &what,
-                                const Combine &combine);
+                                const Combine &combine, const std::map<std::string, Dims> &read_as = {});
 
 // Whether node `n` is this family's: its operator, and for Pow and Clip operands computed at run
 // time (the partitioner writes constant exponents and bounds into the op text instead).

@@ -157,13 +157,32 @@ SubgraphKernel concat(const ModelGraph &g, const GraphNode &n) {
     return generated_kernel("copy", name, text, shape_text(shape), args);
 }
 
-// ONNX Pad in constant mode (pads and value as attributes before opset 11, as inputs from 11):
-// X read with zero padding at its index less the leading pad, the value where it is outside.
+// The read of X in Pad's reflect or edge mode: on every padded axis k the index of the region
+// i_k falls in (before X, in it, after it), each affine; X is read with zero padding, so the
+// regions not chosen read legally too.
+std::string mirrored_read(const AxisNames &a, const std::vector<bool> &padded, bool reflect, size_t k,
+                          std::vector<std::string> index) {
+    if (k == a.dims.size()) return "X[" + join(index, ", ") + "]";
+    if (!padded[k]) return mirrored_read(a, padded, reflect, k + 1, index);
+    const std::string &i = a.vars[k], &D = a.dims[k], b = "b" + std::to_string(k);
+    auto with = [&](const std::string &e) {
+        std::vector<std::string> at = index;
+        at[k] = e;
+        return mirrored_read(a, padded, reflect, k + 1, at);
+    };
+    const std::string before = reflect ? b + " - " + i : "0", after = reflect ? "2*" + D + " - 2 + " + b + " - " + i : D + " - 1";
+    return "select(" + i + " < " + b + ", " + with(before) + ", select(" + i + " < " + b + " + " + D + ", " +
+           with(i + " - " + b) + ", " + with(after) + "))";
+}
+
+// ONNX Pad (pads and value as attributes before opset 11, as inputs from 11): X read with zero
+// padding at its index less the leading pad; in constant mode the value where it is outside, in
+// reflect and edge modes the mirrored or nearest element.
 SubgraphKernel pad(const ModelGraph &g, const GraphNode &n) {
     const std::string &x = n.inputs[0];
     require_float(g, x);
     const std::string mode = n.has("mode") ? n.attrs.at("mode").s : "constant";
-    if (mode != "constant") throw Unsupported{"mode " + mode};
+    if (mode != "constant" && mode != "reflect" && mode != "edge") throw Unsupported{"mode " + mode};
     const Dims &d = g.tensor(x).dims;
     const size_t r = d.size();
     Dims pads = present(n, 1) ? int_input(g, n, 1, "pads") : n.ints_attr("pads", {});
@@ -188,11 +207,24 @@ SubgraphKernel pad(const ModelGraph &g, const GraphNode &n) {
         shape.push_back({O, d[k] + pads[k] + pads[k + r]});
     }
     for (size_t k = 0; k < r; k++) shape.push_back({"b" + std::to_string(k), pads[k]});
-    const std::string read = "X[" + join(reads, ", ") + "]";
-    const bool zero = value == 0.0;
-    const std::string name = "pad_r" + std::to_string(r) + (zero ? "" : "_value");
-    std::string text = std::string(kGeneratedHeader) + "# X placed at offset b_k on every axis k of Y, " +
-                       (zero ? "zeros" : "the constant " + literal(value)) + " around it (an ONNX Pad).\n";
+    std::string read = "X[" + join(reads, ", ") + "]";
+    const bool zero = value == 0.0 || mode != "constant";
+    std::string name = "pad_r" + std::to_string(r) + (zero ? "" : "_value");
+    std::string around = zero ? "zeros" : "the constant " + literal(value);
+    if (mode != "constant") {
+        std::vector<bool> padded(r);
+        std::string pattern;
+        for (size_t k = 0; k < r; k++) {
+            padded[k] = pads[k] + pads[k + r] > 0;
+            pattern += padded[k] ? '1' : '0';
+            if (mode == "reflect" && (pads[k] >= d[k] || pads[k + r] >= d[k])) throw Unsupported{"reflecting more than once"};
+        }
+        read = mirrored_read(a, padded, mode == "reflect", 0, reads);
+        name += "_" + mode + "_" + pattern;
+        around = mode == "reflect" ? "its reflection" : "its edge repeated";
+    }
+    std::string text = std::string(kGeneratedHeader) + "# X placed at offset b_k on every axis k of Y, " + around +
+                       " around it (an ONNX Pad).\n";
     text += "op " + name + "\nparam " + join(a.dims, ", ") + ", " + join(out_dims, ", ") + "\nattr " + join(attrs, ", ") + "\n";
     text += "input  X: f32[" + join(a.dims, ", ") + "] zero_pad\noutput Y: f32[" + join(out_dims, ", ") + "]\n";
     text += "Y[" + join(a.vars, ", ") + "] = " +

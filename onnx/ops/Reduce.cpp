@@ -10,7 +10,7 @@ namespace {
 
 const std::map<std::string, std::string> &kinds() {
     static const std::map<std::string, std::string> k = {
-        {"ReduceSum", "sum"},         {"ReduceMean", "mean"}, {"ReduceMax", "max"},
+        {"ReduceSum", "sum"},         {"ReduceMean", "mean"}, {"ReduceMax", "max"},     {"ReduceProd", "prod"},
         {"ReduceMin", "min"},         {"ReduceSumSquare", "sum_square"},
         {"ReduceL1", "l1"},           {"ReduceL2", "l2"},     {"ReduceLogSum", "log_sum"},
         {"ReduceLogSumExp", "log_sum_exp"}};
@@ -75,6 +75,16 @@ SubgraphKernel reduce_kernel(const ModelGraph &g, const GraphNode &n) {
         text += "M" + y + " = max" + over + read + "\n";
         text += "S" + y + " = sum" + over + "exp(" + read + " - M" + y + ")\n";
         text += "Y" + y + " = log(S" + y + ") + M" + y + "\n";
+    } else if (kind == "prod") {
+        // The op language reduces by sum, max and min: a product is exp(sum log |x|), negated for
+        // an odd count of negative factors, 0 where a factor is 0.
+        text += "local  Z: f32[" + ydims + "]\nlocal  Q: f32[" + ydims + "]\nlocal  L: f32[" + ydims + "]\n";
+        text += "output Y: f32[" + ydims + "]\n";
+        text += "Z" + y + " = sum" + over + "select(" + read + " == 0.0, 1.0, 0.0)\n";
+        text += "Q" + y + " = sum" + over + "select(" + read + " < 0.0, 1.0, 0.0)\n";
+        text += "L" + y + " = sum" + over + "log(abs(select(" + read + " == 0.0, 1.0, " + read + ")))\n";
+        text += "Y" + y + " = select(Z" + y + " > 0.0, 0.0, (1.0 - 2.0 * (Q" + y + " - 2.0 * i32(Q" + y +
+                " * 0.5))) * exp(L" + y + "))\n";
     } else {
         const std::string op = kind == "max" || kind == "min" ? kind : "sum";
         const std::string body = kind == "mean"         ? read + " / (" + join(count, " * ") + ")"

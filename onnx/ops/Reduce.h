@@ -1,7 +1,7 @@
 // Reductions over any axes (issue 39): ReduceSum (axes as an input or attribute), ReduceMean,
-// ReduceMax, ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum and ReduceLogSumExp,
-// keepdims or not. Each is a generated op over the input's axes D0..Dr-1 whose name carries
-// which axes it reduces ("r") and keeps ("k"), and whether it keeps them as extent 1.
+// ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum and
+// ReduceLogSumExp, keepdims or not. Each is a generated op over the input's axes D0..Dr-1 whose
+// name carries which axes it reduces ("r") and keeps ("k"), and whether it keeps them as extent 1.
 #ifndef OPGEN_ONNX_OPS_REDUCE_H
 #define OPGEN_ONNX_OPS_REDUCE_H
 

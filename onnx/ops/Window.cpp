@@ -135,6 +135,53 @@ SubgraphKernel convolution(const ModelGraph &g, const GraphNode &n) {
     return generated_kernel("conv", name, text, shape, args);
 }
 
+// ConvTranspose at stride 1: a convolution reading X at o + pad - k * dilation (zero outside), W
+// [C, F/G, K...] viewed as [G, CG, FG, K...]. A larger stride would read X at a fraction of the
+// output index, which the op language's affine reads cannot say.
+SubgraphKernel transposed_convolution(const ModelGraph &g, const GraphNode &n) {
+    const std::string &x = n.inputs[0], &w = n.inputs[1];
+    require_float(g, x), require_float(g, w);
+    const Dims &xd = g.tensor(x).dims, &wd = g.tensor(w).dims, &yd = g.tensor(n.outputs[0]).dims;
+    if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size()) throw Unsupported{"not a 1-D, 2-D or 3-D convolution"};
+    const size_t s = xd.size() - 2;
+    const int64_t groups = n.int_attr("group", 1);
+    if (groups <= 0 || xd[1] != wd[0] || xd[1] % groups != 0) throw Unsupported{"channels that do not divide into the groups"};
+    const Dims strides = n.ints_attr("strides", Dims(s, 1)), dilations = n.ints_attr("dilations", Dims(s, 1));
+    if (std::any_of(strides.begin(), strides.end(), [](int64_t v) { return v != 1; }))
+        throw Unsupported{"a stride above 1"};
+    const std::string mode = n.has("auto_pad") ? n.attrs.at("auto_pad").s : "NOTSET";
+    if (mode != "NOTSET" && mode != "VALID") throw Unsupported{"auto_pad " + mode};
+    const Dims pads = mode == "VALID" ? Dims(2 * s, 0) : n.ints_attr("pads", Dims(2 * s, 0));
+    if (dilations.size() != s || pads.size() != 2 * s) throw Unsupported{"dilations or pads not one per spatial axis"};
+    std::vector<WindowAxis> axes(s);
+    for (size_t i = 0; i < s; i++) axes[i] = {xd[i + 2], wd[i + 2], yd[i + 2], 1, dilations[i], pads[i], pads[i + s]};
+    const SpatialDecl d = spatial(axes);
+    const std::vector<AxisText> t = axis_texts(s);
+    std::vector<std::string> reads, kv;
+    for (const AxisText &a : t) reads.push_back(a.ov + " + " + a.pad + " - " + a.kv + "*" + a.dilation), kv.push_back(a.kv);
+    const bool bias = present(n, 2);
+    if (bias) require_float(g, n.inputs[2]);
+    const std::string dim = std::to_string(s), y = "[n, g, f, " + join(d.ov, ", ") + "]";
+    const std::string name = "convolution_transpose_" + dim + "d" + (bias ? "_bias" : "");
+    std::string text = std::string(kGeneratedHeader) + "# " + dim +
+                       "-D transposed convolution at stride 1 (reads outside X are zero), channels in G groups" +
+                       (bias ? ", plus a bias per output channel" : "") + ".\n";
+    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " + join(d.attrs, ", ") + "\n";
+    text += "input  X: f32[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n";
+    text += "input  Wt: f32[G, CG, FG, " + join(d.kernel, ", ") + "]\n";
+    if (bias) text += "input  bias: f32[G, FG]\nlocal  Z: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += "output Y: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += std::string(bias ? "Z" : "Y") + y + " = sum(c: CG, " + join(d.reducers, ", ") + ") X[n, g, c, " +
+            join(reads, ", ") + "] * Wt[g, c, f, " + join(kv, ", ") + "]\n";
+    if (bias) text += "Y" + y + " = Z" + y + " + bias[g, f]\n";
+    std::vector<std::pair<std::string, std::string>> args = {{"X", x}, {"Wt", w}};
+    if (bias) args.push_back({"bias", n.inputs[2]});
+    args.push_back({"Y", n.outputs[0]});
+    const std::string shape =
+        window_shape({{"N", xd[0]}, {"G", groups}, {"CG", xd[1] / groups}, {"FG", wd[1]}}, d);
+    return generated_kernel("conv", name, text, shape, args);
+}
+
 // MaxPool and AveragePool (and the global pools: one window over every spatial position). A max
 // takes the positions inside X; an average divides by the positions counted: inside X, or inside
 // the padded X with count_include_pad.
@@ -184,6 +231,7 @@ SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
 
 std::vector<SubgraphKernel> window_kernels(const ModelGraph &g, const GraphNode &n) {
     if (n.op_type == "Conv") return {convolution(g, n)};
+    if (n.op_type == "ConvTranspose") return {transposed_convolution(g, n)};
     return {pool(g, n)};
 }
 

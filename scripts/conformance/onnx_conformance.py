@@ -332,10 +332,10 @@ def report_text(results):
     reasons = collections.Counter()
     for r in results:
         if r["in_scope"] and r["status"] == "refused":
-            for op in blocking_operators(r["reason"]) or [short_reason(r)[:80]]:
+            for op in blocking_operators(r["reason"]) or [short_reason(r)]:
                 reasons[op] += 1
-    lines += ["", "In-scope cases refused, by the operator named in the refusal (a case may count "
-              "under several):", "", "| operator | cases |", "| --- | --- |"]
+    lines += ["", "In-scope cases refused, by the operator named in the refusal or the reason (a case "
+              "may count under several):", "", "| operator or reason | cases |", "| --- | --- |"]
     for op, count in reasons.most_common():
         lines.append("| %s | %d |" % (op, count))
     failed = collections.Counter(short_reason(r)[:100] for r in results

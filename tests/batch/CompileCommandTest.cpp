@@ -356,7 +356,7 @@ TEST_F(Compile, UnsupportedOperatorsAreCountedInOneErrorAndNothingIsWritten) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "error: model '" + (models / "refused.onnx").string() +
                          "': 3 nodes cannot be compiled (the op language cannot express them yet): ConvTranspose x1 "
-                         "(no opgen op), Sin x2 (no opgen op)\n");
+                         "(a stride above 1), Sin x2 (no opgen op)\n");
     EXPECT_FALSE(fs::exists(dir / "out"));
     EXPECT_EQ(leftovers(dir / "out"), 0);
 }
@@ -391,6 +391,21 @@ TEST_F(Compile, DynamicDimensionsWithoutValueAreRefused) {
                          "': dynamic dimensions without a value: batch (in 'x'); compiling needs static shapes: give "
                          "--dim batch=N\n");
     EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+// Only the input's symbolic dimension needs a value: the Shape -> Gather -> Concat sub-graph is
+// folded into the Reshape's constant target, and the exporter's unk__ dimensions are inferred.
+TEST_F(Compile, ShapeSubgraphsFoldAndOnlyInputDimensionsNeedValues) {
+    CommandRun r = compile("exported_shapes.onnx", "--dim batch=3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"relu", 1}}));
+    EXPECT_EQ(g["summary"]["views"], 1);
+    for (const json &t : g["tensors"]) {
+        if (t["name"] == "y") {
+            EXPECT_EQ(t["dims"], json::array({3, 32})) << t;
+        }
+    }
 }
 
 TEST_F(Compile, ModelLargerThanTheMemoryLimitIsRefusedFirst) {

@@ -12,7 +12,9 @@ its input and numpy's outputs likewise; broadcast.onnx (Add, Sub, Mul, Div, Max 
 operands broadcast by numpy's rules, from graph inputs and from weights), likewise; and
 reductions.onnx (ReduceSum with its axes as an input, ReduceMean, ReduceMax, ReduceMin,
 ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise; and
-refused.onnx (ConvTranspose and Sin, which the op language cannot express yet).
+refused.onnx (a strided ConvTranspose and Sin, which the op language cannot express yet); and
+exported_shapes.onnx (a symbolic batch whose shape the graph computes into a Reshape, with
+exporter-made symbolic dimensions on the intermediates).
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -56,19 +58,43 @@ def cnn():
 
 
 def refused():
-    """Operators the op language cannot express: a transposed convolution and two sines."""
+    """Operators the op language cannot express: a strided transposed convolution and two sines."""
     n = helper.make_node
     nodes = [
-        n("ConvTranspose", ["x", "w"], ["up"], name="up"),
+        n("ConvTranspose", ["x", "w"], ["up"], name="up", strides=[2, 2]),
         n("Sin", ["x"], ["s1"], name="sin1"),
         n("Sin", ["s1"], ["s2"], name="sin2"),
     ]
     graph = helper.make_graph(
         nodes, "refused",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-        [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 10, 10]),
+        [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 17, 17]),
          helper.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 4, 8, 8])],
         [init("w", [4, 4, 3, 3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def exported_shapes():
+    """A symbolic batch as exporters write it: the shape of x computed in the graph (Shape, Gather,
+    Unsqueeze, Concat) feeding a Reshape, and intermediates recorded with exporter-made symbolic
+    dimensions (unk__0, unk__1) that no user knows."""
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["xs"], name="shape"),
+        n("Gather", ["xs", "zero"], ["b"], name="batch", axis=0),
+        n("Unsqueeze", ["b", "zero1"], ["b1"], name="unsqueeze"),
+        n("Concat", ["b1", "rest"], ["target"], name="concat", axis=0),
+        n("Reshape", ["x", "target"], ["flat"], name="flatten"),
+        n("Relu", ["flat"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "exported_shapes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["unk__1", 32])],
+        [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+         numpy_helper.from_array(np.array([0], dtype=np.int64), "zero1"),
+         numpy_helper.from_array(np.array([32], dtype=np.int64), "rest")],
+        value_info=[helper.make_tensor_value_info("flat", TensorProto.FLOAT, ["unk__0", 32])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -252,7 +278,8 @@ def main():
             os.makedirs(os.path.join(out, folder), exist_ok=True)
             for name, a in arrays.items():
                 np.save(os.path.join(out, folder, name + ".npy"), a)
-    for name, model in (("cnn", cnn()), ("transformer", transformer()), ("refused", refused())):
+    for name, model in (("cnn", cnn()), ("transformer", transformer()), ("refused", refused()),
+                        ("exported_shapes", exported_shapes())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
 
