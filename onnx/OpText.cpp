@@ -10,7 +10,8 @@ const char *const kGeneratedHeader =
 
 std::string join(const std::vector<std::string> &parts, const std::string &sep) {
     std::string s;
-    for (size_t i = 0; i < parts.size(); i++) s += (i ? sep : "") + parts[i];
+    for (size_t i = 0; i < parts.size(); i++)
+        s += (i ? sep : "") + parts[i];
     return s;
 }
 
@@ -18,48 +19,56 @@ std::string literal(double v) {
     char buf[64];
     for (int precision = 1; precision <= 9; precision++) {
         std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-        if (std::strtof(buf, nullptr) == float(v)) break;
+        if (std::strtof(buf, nullptr) == float(v))
+            break;
     }
     std::string s = buf;
-    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+    if (s.find_first_of(".eEn") == std::string::npos)
+        s += ".0";
     return s;
 }
 
 std::string digits(const Dims &perm) {
     std::string s;
-    for (auto p : perm) s += std::to_string(p);
+    for (auto p : perm)
+        s += std::to_string(p);
     return s;
 }
 
 int64_t product(const Dims &d, size_t from, size_t to) {
     int64_t p = 1;
-    for (size_t i = from; i < to; i++) p *= d[i];
+    for (size_t i = from; i < to; i++)
+        p *= d[i];
     return p;
 }
 
 std::string shape_text(const std::vector<std::pair<std::string, int64_t>> &values) {
     std::vector<std::string> parts;
-    for (const auto &[k, v] : values) parts.push_back(k + "=" + std::to_string(v));
+    for (const auto &[k, v] : values)
+        parts.push_back(k + "=" + std::to_string(v));
     return join(parts, ",");
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank) {
-    if (axis < -rank || axis >= rank) throw Unsupported{"axis " + std::to_string(axis) + " out of range"};
+    if (axis < -rank || axis >= rank)
+        throw Unsupported{"axis " + std::to_string(axis) + " out of range"};
     return axis < 0 ? axis + rank : axis;
 }
 
 void require_float(const ModelGraph &g, const std::string &t) {
-    if (g.tensor(t).elem_type != 1) throw Unsupported{"tensor '" + t + "' is not float32"};
+    if (g.tensor(t).elem_type != 1)
+        throw Unsupported{"tensor '" + t + "' is not float32"};
 }
 
-std::vector<double> constant_values(const ModelGraph &g, const std::string &t, const std::string &what) {
+std::vector<double> constant_values(const ModelGraph &g, const std::string &t,
+                                    const std::string &what) {
     if (!g.is_weight(t) || (g.tensor(t).values.empty() && g.tensor(t).elements() != 0))
         throw Unsupported{what + " computed at run time"};
     return g.tensor(t).values;
 }
 
-SubgraphKernel generated_kernel(const std::string &kind, const std::string &name, const std::string &text,
-                                const std::string &shape,
+SubgraphKernel generated_kernel(const std::string &kind, const std::string &name,
+                                const std::string &text, const std::string &shape,
                                 std::vector<std::pair<std::string, std::string>> args) {
     SubgraphKernel k;
     k.kind = kind;
@@ -81,4 +90,4 @@ AxisNames axis_names(const Dims &d) {
     return a;
 }
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import

@@ -49,12 +49,13 @@ void require_float(const ModelGraph &g, const std::string &t);
 
 // The values of a constant (a weight of at most 64 elements), or Unsupported naming `what`
 // when they are computed at run time.
-std::vector<double> constant_values(const ModelGraph &g, const std::string &t, const std::string &what);
+std::vector<double> constant_values(const ModelGraph &g, const std::string &t,
+                                    const std::string &what);
 
 // A generated kernel of kind `kind`: op `name` with `text`, bound at `shape`, reading and writing
 // the graph tensors `args` (op tensor -> graph tensor, inputs first, the output last).
-SubgraphKernel generated_kernel(const std::string &kind, const std::string &name, const std::string &text,
-                                const std::string &shape,
+SubgraphKernel generated_kernel(const std::string &kind, const std::string &name,
+                                const std::string &text, const std::string &shape,
                                 std::vector<std::pair<std::string, std::string>> args);
 
 // Names D0..Dn-1 and variables i0..in-1 for a rank-n tensor, with the shape values of `d`.
@@ -64,6 +65,6 @@ struct AxisNames {
 };
 AxisNames axis_names(const Dims &d);
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import
 
 #endif

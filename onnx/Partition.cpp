@@ -335,6 +335,10 @@ private:
             t == "LeakyRelu" || t == "Elu" || t == "Selu" || t == "Celu" || t == "HardSigmoid" || t == "HardSwish" ||
             t == "Softplus" || t == "Softsign" || t == "Reciprocal" || t == "Max" || t == "Min" || t == "Pow")
             return elementwise(n);
+        if (t == "Resize" || t == "Upsample")
+            for (size_t i = 1; i < n.inputs.size(); i++)
+                if (!n.inputs[i].empty() && !g_.is_weight(n.inputs[i]))
+                    throw Unsupported{"roi, scales or sizes computed at run time"};
         throw Unsupported{"no opgen op"};
     }
 

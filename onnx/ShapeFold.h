@@ -27,6 +27,6 @@ namespace opgen::onnx_import {
 void infer_and_fold(onnx::ModelProto &model, const std::map<std::string, int64_t> &dims,
                     const std::function<void(onnx::ModelProto &)> &infer);
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import
 
 #endif

@@ -30,8 +30,9 @@ using Combine = std::function<std::string(const std::vector<std::string> &reads)
 // `read_as` reads an operand under other dimensions of as many elements (ONNX's legacy
 // broadcasts).
 SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::string> &inputs,
-                                const std::string &output, const std::string &base, const std::string &what,
-                                const Combine &combine, const std::map<std::string, Dims> &read_as = {});
+                                const std::string &output, const std::string &base,
+                                const std::string &what, const Combine &combine,
+                                const std::map<std::string, Dims> &read_as = {});
 
 // Whether node `n` is this family's: its operator, and for Pow and Clip operands computed at run
 // time (the partitioner writes constant exponents and bounds into the op text instead).
@@ -41,6 +42,6 @@ bool is_broadcast(const ModelGraph &g, const GraphNode &n);
 // integers (fmod 0).
 std::vector<SubgraphKernel> broadcast_kernels(const ModelGraph &g, const GraphNode &n);
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import
 
 #endif

@@ -17,6 +17,6 @@ namespace opgen::onnx_import {
 // operand, inner extents that differ or batch extents that do not broadcast.
 std::vector<SubgraphKernel> gemm_kernels(const ModelGraph &g, const GraphNode &n);
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import
 
 #endif

@@ -22,6 +22,6 @@ bool is_layout(const std::string &op_type);
 // constant, negative pads, a non-float32 tensor.
 std::vector<SubgraphKernel> layout_kernels(const ModelGraph &g, const GraphNode &n);
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import
 
 #endif

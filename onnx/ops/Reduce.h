@@ -19,6 +19,6 @@ bool is_reduction(const std::string &op_type);
 // reduction over no axis (noop_with_empty_axes), an axis out of range or a non-float32 input.
 SubgraphKernel reduce_kernel(const ModelGraph &g, const GraphNode &n);
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import
 
 #endif

@@ -1,8 +1,9 @@
 // Sliding-window operators in their general forms (issue 39): Conv with any number of spatial
 // axes (1 to 3), groups, per-axis strides and dilations, per-side pads or auto_pad, and weights
 // computed at run time; ConvTranspose at stride 1 likewise; MaxPool, AveragePool, GlobalMaxPool
-// and GlobalAveragePool likewise, with ceil_mode and count_include_pad. The partitioner keeps its tuned 2-D forms (bundled ops,
-// fused epilogues, channel blocking) for the convolutions and pools they fit; the rest come here.
+// and GlobalAveragePool likewise, with ceil_mode and count_include_pad. The partitioner keeps its
+// tuned 2-D forms (bundled ops, fused epilogues, channel blocking) for the convolutions and pools
+// they fit; the rest come here.
 #ifndef OPGEN_ONNX_OPS_WINDOW_H
 #define OPGEN_ONNX_OPS_WINDOW_H
 
@@ -19,6 +20,6 @@ namespace opgen::onnx_import {
 // output, or a non-float32 tensor.
 std::vector<SubgraphKernel> window_kernels(const ModelGraph &g, const GraphNode &n);
 
-}  // namespace opgen::onnx_import
+} // namespace opgen::onnx_import
 
 #endif

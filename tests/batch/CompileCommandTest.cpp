@@ -361,6 +361,15 @@ TEST_F(Compile, UnsupportedOperatorsAreCountedInOneErrorAndNothingIsWritten) {
     EXPECT_EQ(leftovers(dir / "out"), 0);
 }
 
+TEST_F(Compile, InputsAndOutputsOtherThanFloat32AreRefusedInOneError) {
+    CommandRun r = compile("integer_io.onnx");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "error: model '" + (models / "integer_io.onnx").string() +
+                         "': input 'ids' is int64, output 'mask' is bool; a compiled model takes and gives "
+                         "float32 tensors only\n");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 // Per-side pads and a grouped convolution take the general convolution (onnx/ops/Window.h); the
 // others keep their tuned 2-D forms.
 TEST_F(Compile, AsymmetricPadsAndGroupsTakeTheGeneralConvolution) {

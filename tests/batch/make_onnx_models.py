@@ -14,7 +14,8 @@ reductions.onnx (ReduceSum with its axes as an input, ReduceMean, ReduceMax, Red
 ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise; and
 refused.onnx (a strided ConvTranspose and Sin, which the op language cannot express yet); and
 exported_shapes.onnx (a symbolic batch whose shape the graph computes into a Reshape, with
-exporter-made symbolic dimensions on the intermediates).
+exporter-made symbolic dimensions on the intermediates); and integer_io.onnx (an int64 input and a
+bool output).
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -71,6 +72,21 @@ def refused():
         [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 17, 17]),
          helper.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 4, 8, 8])],
         [init("w", [4, 4, 3, 3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def integer_io():
+    """Token ids in, a boolean mask out: types the library's float32 entry points do not take."""
+    n = helper.make_node
+    nodes = [
+        n("Cast", ["ids"], ["f"], name="to_float", to=TensorProto.FLOAT),
+        n("Greater", ["f", "zero"], ["mask"], name="positive"),
+    ]
+    graph = helper.make_graph(
+        nodes, "integer_io",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [4])],
+        [helper.make_tensor_value_info("mask", TensorProto.BOOL, [4])],
+        [numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -279,7 +295,7 @@ def main():
             for name, a in arrays.items():
                 np.save(os.path.join(out, folder, name + ".npy"), a)
     for name, model in (("cnn", cnn()), ("transformer", transformer()), ("refused", refused()),
-                        ("exported_shapes", exported_shapes())):
+                        ("exported_shapes", exported_shapes()), ("integer_io", integer_io())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
 
