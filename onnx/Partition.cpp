@@ -335,6 +335,9 @@ private:
             t == "LeakyRelu" || t == "Elu" || t == "Selu" || t == "Celu" || t == "HardSigmoid" || t == "HardSwish" ||
             t == "Softplus" || t == "Softsign" || t == "Reciprocal" || t == "Max" || t == "Min" || t == "Pow")
             return elementwise(n);
+        // The shape operators fold into constants when their inputs are known (ShapeFold.h).
+        if (t == "Shape" || t == "Size" || t == "ConstantOfShape" || t == "Range")
+            throw Unsupported{"inputs known only at run time"};
         if (t == "Resize" || t == "Upsample")
             for (size_t i = 1; i < n.inputs.size(); i++)
                 if (!n.inputs[i].empty() && !g_.is_weight(n.inputs[i]))

@@ -21,10 +21,15 @@ struct Value {
     int type = onnx::TensorProto::FLOAT;
     Dims dims;
     std::vector<double> v;
+    // The element count; -1 for a negative dimension or a count past any folded value's (an
+    // untrusted file may claim dimensions whose product overflows).
     int64_t count() const {
         int64_t n = 1;
-        for (int64_t d : dims)
+        for (int64_t d : dims) {
+            if (d < 0 || (d > 0 && n > kMaxFoldedElements * 2 / d))
+                return -1;
             n *= d;
+        }
         return n;
     }
     bool integral() const {
@@ -48,7 +53,7 @@ std::optional<Value> read_tensor(const onnx::TensorProto &t) {
     out.type = t.data_type();
     out.dims.assign(t.dims().begin(), t.dims().end());
     const int64_t count = out.count();
-    if (count > kMaxFoldedElements || t.data_location() == onnx::TensorProto::EXTERNAL)
+    if (count < 0 || count > kMaxFoldedElements || t.data_location() == onnx::TensorProto::EXTERNAL)
         return std::nullopt;
     const std::string &raw = t.raw_data();
     switch (t.data_type()) {
