@@ -338,10 +338,6 @@ private:
         // The shape operators fold into constants when their inputs are known (ShapeFold.h).
         if (t == "Shape" || t == "Size" || t == "ConstantOfShape" || t == "Range")
             throw Unsupported{"inputs known only at run time"};
-        if (t == "Resize" || t == "Upsample")
-            for (size_t i = 1; i < n.inputs.size(); i++)
-                if (!n.inputs[i].empty() && !g_.is_weight(n.inputs[i]))
-                    throw Unsupported{"roi, scales or sizes computed at run time"};
         throw Unsupported{"no opgen op"};
     }
 

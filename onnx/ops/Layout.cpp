@@ -282,34 +282,83 @@ SubgraphKernel pad(const ModelGraph &g, const GraphNode &n) {
     return generated_kernel("copy", name, text, shape_text(shape), {{"X", x}, {"Y", n.outputs[0]}});
 }
 
-// ONNX Tile: Y viewed as [R0, D0, R1, D1, ...] (the same row-major bytes as [R0*D0, ...]) reads
-// X[i0, i1, ...] whatever the repeat.
-SubgraphKernel tile(const ModelGraph &g, const GraphNode &n) {
-    const std::string &x = n.inputs[0];
-    require_float(g, x);
-    const Dims &d = g.tensor(x).dims;
-    const Dims repeats = int_input(g, n, 1, "repeats");
-    if (repeats.size() != d.size())
-        throw Unsupported{"repeats not one per axis"};
+// Y = X with every element repeated R_k times along axis k: Y viewed as [R0, D0, R1, D1, ...]
+// (Tile: whole copies side by side) or as [D0, R0, D1, R1, ...] (`inner`: each element repeated
+// in place, a nearest upsampling), the same row-major bytes as [R0*D0, ...], reading X[i0, i1,
+// ...] whatever the repeat.
+SubgraphKernel repeat_copy(const GraphNode &n, const std::string &name, const std::string &doc,
+                           const Dims &d, const Dims &repeats, bool inner) {
     const AxisNames a = axis_names(d);
     std::vector<std::string> params = a.dims, out_dims, out_vars;
     std::vector<std::pair<std::string, int64_t>> shape = a.shape;
     for (size_t k = 0; k < d.size(); k++) {
-        const std::string R = "R" + std::to_string(k);
+        const std::string R = "R" + std::to_string(k), t = "t" + std::to_string(k);
         params.push_back(R);
         shape.push_back({R, repeats[k]});
-        out_dims.push_back(R), out_dims.push_back(a.dims[k]);
-        out_vars.push_back("t" + std::to_string(k)), out_vars.push_back(a.vars[k]);
+        out_dims.insert(out_dims.end(), {inner ? a.dims[k] : R, inner ? R : a.dims[k]});
+        out_vars.insert(out_vars.end(), {inner ? a.vars[k] : t, inner ? t : a.vars[k]});
     }
-    const std::string name = "tile_r" + std::to_string(d.size());
-    std::string text =
-        std::string(kGeneratedHeader) +
-        "# X repeated R_k times along every axis k, the output viewed as [R0, D0, R1, D1, ...].\n";
+    std::string text = std::string(kGeneratedHeader) + "# " + doc + "\n";
     text += "op " + name + "\nparam " + join(params, ", ") + "\ninput  X: f32[" +
             join(a.dims, ", ") + "]\n";
     text += "output Y: f32[" + join(out_dims, ", ") + "]\nY[" + join(out_vars, ", ") + "] = X[" +
             join(a.vars, ", ") + "]\n";
-    return generated_kernel("copy", name, text, shape_text(shape), {{"X", x}, {"Y", n.outputs[0]}});
+    return generated_kernel("copy", name, text, shape_text(shape),
+                            {{"X", n.inputs[0]}, {"Y", n.outputs[0]}});
+}
+
+// ONNX Tile, its repeats a constant input.
+SubgraphKernel tile(const ModelGraph &g, const GraphNode &n) {
+    require_float(g, n.inputs[0]);
+    const Dims &d = g.tensor(n.inputs[0]).dims;
+    const Dims repeats = int_input(g, n, 1, "repeats");
+    if (repeats.size() != d.size())
+        throw Unsupported{"repeats not one per axis"};
+    return repeat_copy(n, "tile_r" + std::to_string(d.size()),
+                       "X repeated R_k times along every axis k, the output viewed as [R0, D0, R1, "
+                       "D1, ...].",
+                       d, repeats, false);
+}
+
+// ONNX Resize in nearest mode by a whole factor per axis, from constant scales or sizes: output
+// index o reads o / R_k, which is what the coordinate modes below give for a whole factor (the
+// default half_pixel with either rounding, pytorch_half_pixel, asymmetric with floor).
+SubgraphKernel resize_nearest(const ModelGraph &g, const GraphNode &n) {
+    const std::string &x = n.inputs[0];
+    require_float(g, x);
+    for (size_t i = 1; i < n.inputs.size(); i++)
+        if (!n.inputs[i].empty() && !g.is_weight(n.inputs[i]))
+            throw Unsupported{"roi, scales or sizes computed at run time"};
+    auto text_attr = [&](const char *attr, const char *fallback) {
+        return n.has(attr) ? n.attrs.at(attr).s : std::string(fallback);
+    };
+    const std::string mode = text_attr("mode", "nearest");
+    const std::string coordinates = text_attr("coordinate_transformation_mode", "half_pixel");
+    const std::string rounding = text_attr("nearest_mode", "round_prefer_floor");
+    if (mode != "nearest")
+        throw Unsupported{"mode " + mode};
+    const bool centred = (coordinates == "half_pixel" || coordinates == "pytorch_half_pixel") &&
+                         (rounding == "round_prefer_floor" || rounding == "round_prefer_ceil");
+    if (!centred && !(coordinates == "asymmetric" && rounding == "floor"))
+        throw Unsupported{"coordinates " + coordinates + " with rounding " + rounding};
+    const Dims &d = g.tensor(x).dims, &out = g.tensor(n.outputs[0]).dims;
+    const std::vector<double> scales = n.inputs.size() > 2 && !n.inputs[2].empty()
+                                           ? constant_values(g, n.inputs[2], "scales")
+                                           : std::vector<double>{};
+    Dims factors;
+    std::string pattern;
+    for (size_t k = 0; k < d.size(); k++) {
+        if (d[k] <= 0 || out[k] % d[k] != 0)
+            throw Unsupported{"a scale that is not a whole number"};
+        factors.push_back(out[k] / d[k]);
+        if (!scales.empty() && scales[k] != double(factors.back()))
+            throw Unsupported{"a scale that is not a whole number"};
+        pattern += factors.back() > 1 ? 'r' : 'k';
+    }
+    return repeat_copy(n, "resize_nearest_" + pattern,
+                       "Nearest-neighbour resize by a whole factor R_k per axis: each element of X "
+                       "repeated in place, the output viewed as [D0, R0, D1, R1, ...].",
+                       d, factors, true);
 }
 
 // DepthToSpace (DCR or CRD) and SpaceToDepth on NCHW with block size B, the spatial side viewed
@@ -355,7 +404,7 @@ SubgraphKernel block_rearrange(const ModelGraph &g, const GraphNode &n) {
 
 bool is_layout(const std::string &t) {
     return t == "Concat" || t == "Split" || t == "Slice" || t == "Pad" || t == "Tile" ||
-           t == "DepthToSpace" || t == "SpaceToDepth";
+           t == "DepthToSpace" || t == "SpaceToDepth" || t == "Resize";
 }
 
 std::vector<SubgraphKernel> layout_kernels(const ModelGraph &g, const GraphNode &n) {
@@ -367,6 +416,8 @@ std::vector<SubgraphKernel> layout_kernels(const ModelGraph &g, const GraphNode 
         return {pad(g, n)};
     if (n.op_type == "Tile")
         return {tile(g, n)};
+    if (n.op_type == "Resize")
+        return {resize_nearest(g, n)};
     if (n.op_type == "DepthToSpace" || n.op_type == "SpaceToDepth")
         return {block_rearrange(g, n)};
     return {slice(g, n)};

@@ -332,6 +332,16 @@ TEST_F(Compile, BinaryNodesBroadcastAsNumpyDoes) {
     EXPECT_EQ(expect_outputs_match(models / "broadcast.expected", dir / "out/check", 1e-6), 7);
 }
 
+// Resize in nearest mode by whole factors (scales or sizes constant) is a copy over the output
+// viewed as [D0, R0, D1, R1, ...]; the reference interpreter computes numpy's repeat exactly.
+TEST_F(Compile, NearestResizeByWholeFactorsRepeatsEachElement) {
+    CommandRun r = compile("resize.onnx", "--check-with '" + (models / "resize.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"resize_nearest_kkrr", 2}}));
+    EXPECT_EQ(expect_outputs_match(models / "resize.expected", dir / "out/check", 0.0), 2);
+}
+
 // ReduceSum (its axes an input), ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL1 and
 // ReduceL2 over single, several, negative and all axes, with and without keepdims, compute
 // numpy's values.

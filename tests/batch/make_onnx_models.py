@@ -11,7 +11,8 @@ input), with
 its input and numpy's outputs likewise; broadcast.onnx (Add, Sub, Mul, Div, Max and Min whose
 operands broadcast by numpy's rules, from graph inputs and from weights), likewise; and
 reductions.onnx (ReduceSum with its axes as an input, ReduceMean, ReduceMax, ReduceMin,
-ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise; and
+ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise;
+resize.onnx (nearest upsampling by whole factors from constant scales and sizes), likewise; and
 refused.onnx (a strided ConvTranspose and Sin, which the op language cannot express yet); and
 exported_shapes.onnx (a symbolic batch whose shape the graph computes into a Reshape, with
 exporter-made symbolic dimensions on the intermediates); and integer_io.onnx (an int64 input and a
@@ -252,6 +253,23 @@ def broadcast():
     return model, {"x": x, "y": y, "z": z}, {out: want.astype(np.float32) for out, _, _, want in cases}
 
 
+def resize():
+    """Nearest-neighbour upsampling by whole factors as exporters write it: scales as a constant
+    (ONNX's default half_pixel coordinates) and sizes as a constant (PyTorch's asymmetric, floor)."""
+    x = np.random.default_rng(10).normal(0, 1, (1, 2, 3, 4)).astype(np.float32)
+    n = helper.make_node
+    nodes = [n("Resize", ["x", "", "scales"], ["up_scales"], name="up_scales", mode="nearest"),
+             n("Resize", ["x", "", "", "sizes"], ["up_sizes"], name="up_sizes", mode="nearest",
+               coordinate_transformation_mode="asymmetric", nearest_mode="floor")]
+    expected = {"up_scales": x.repeat(2, axis=2).repeat(3, axis=3), "up_sizes": x.repeat(3, axis=2).repeat(2, axis=3)}
+    graph = helper.make_graph(
+        nodes, "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in expected.items()],
+        [numpy_helper.from_array(np.array([1, 1, 2, 3], np.float32), "scales"),
+         numpy_helper.from_array(np.array([1, 2, 9, 8], np.int64), "sizes")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), {"x": x}, expected
+
+
 def reductions():
     """Reductions over single, several, negative and all axes, keeping them or not."""
     rng = np.random.default_rng(9)
@@ -286,7 +304,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     # Models with inputs and numpy's outputs: STEM.onnx, STEM.inputs/*.npy, STEM.expected/*.npy.
     for stem, make in (("relu6", relu6), ("activations", activations), ("broadcast", broadcast),
-                       ("reductions", reductions)):
+                       ("reductions", reductions), ("resize", resize)):
         model, ins, expected = make()
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, stem + ".onnx"))
