@@ -14,13 +14,17 @@ namespace opgen::onnx_import {
 
 namespace {
 
-// The child's answer: 'O' and the inferred model, or 'E' and the inference's message.
+// The child's answer: 'O' and what inference adds to the graph (its value_info and its outputs'
+// types, as a GraphProto of just those: the weights stay in the parent), or 'E' and the message.
 std::string infer_in_child(onnx::ModelProto &model) {
     try {
         onnx::ShapeInferenceOptions options(false, 1, true);
         onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+        onnx::GraphProto inferred;
+        *inferred.mutable_value_info() = model.graph().value_info();
+        *inferred.mutable_output() = model.graph().output();
         std::string bytes;
-        if (!model.SerializeToString(&bytes)) return "Ethe inferred model could not be serialized";
+        if (!inferred.SerializeToString(&bytes)) return "Ethe inferred shapes could not be serialized";
         return "O" + bytes;
     } catch (const std::exception &e) {
         return std::string("E") + e.what();
@@ -81,10 +85,11 @@ void infer_shapes_isolated(onnx::ModelProto &model, const std::string &path) {
     user_check(WIFEXITED(status) && WEXITSTATUS(status) == 0 && !answer.empty())
         << "model '" << path << "': ONNX's shape inference died without an answer";
     user_check(answer[0] == 'O') << "model '" << path << "': shape inference failed: " << trimmed(answer.substr(1));
-    onnx::ModelProto inferred;
-    user_check(inferred.ParseFromString(answer.substr(1)))
-        << "model '" << path << "': the inferred model could not be read back";
-    model = std::move(inferred);
+    onnx::GraphProto inferred;
+    user_check(inferred.ParseFromString(answer.substr(1)) && inferred.output_size() == model.graph().output_size())
+        << "model '" << path << "': the inferred shapes could not be read back";
+    *model.mutable_graph()->mutable_value_info() = std::move(*inferred.mutable_value_info());
+    *model.mutable_graph()->mutable_output() = std::move(*inferred.mutable_output());
 }
 
 }  // namespace opgen::onnx_import

@@ -73,6 +73,30 @@ void bind_kernel(CompiledModel &m, size_t i, const OpLibrary &lib, std::map<std:
     m.bounds.push_back(bound);
 }
 
+// ONNX's name of a TensorProto data type.
+std::string onnx_type_name(int elem_type) {
+    static const char *names[] = {"undefined", "float32", "uint8", "int8", "uint16", "int16", "int32", "int64",
+                                  "string", "bool", "float16", "double", "uint32", "uint64", "complex64",
+                                  "complex128", "bfloat16"};
+    return elem_type >= 0 && elem_type < 17 ? names[elem_type] : "type " + std::to_string(elem_type);
+}
+
+// The library's entry points and its runner take and give float32 buffers: any other input or
+// output type is refused, every such tensor named in one error.
+void refuse_non_float_io(const ModelGraph &g) {
+    std::vector<std::string> bad;
+    for (const auto *list : {&g.inputs, &g.outputs})
+        for (const std::string &t : *list)
+            if (g.tensor(t).elem_type != 1)
+                bad.push_back(std::string(list == &g.inputs ? "input" : "output") + " '" + t + "' is " +
+                              onnx_type_name(g.tensor(t).elem_type));
+    if (bad.empty()) return;
+    std::string listed;
+    for (const std::string &b : bad) listed += (listed.empty() ? "" : ", ") + b;
+    user_check(false) << "model '" << g.path << "': " << listed
+                      << "; a compiled model takes and gives float32 tensors only";
+}
+
 void write_text(const fs::path &path, const std::string &text) {
     std::ofstream out(path, std::ios::binary);
     out << text;
@@ -88,6 +112,7 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
                             const OpLibrary &lib, int64_t max_bytes, bool with_weights, bool blocked) {
     CompiledModel m;
     m.graph = read_model_graph(path, dims, with_weights);
+    refuse_non_float_io(m.graph);
     m.partition = partition_graph(m.graph);
     check_memory(m, max_bytes);
     if (blocked) block_channels(m.graph, m.partition);

@@ -204,7 +204,7 @@ void check_node_wiring(const ModelGraph &g, const GraphNode &node, const std::st
 
 ModelGraph read_model_graph(const std::string &path, const std::map<std::string, int64_t> &dims,
                             bool with_weights) {
-    onnx::ModelProto model = read_onnx_with_shapes(path);
+    onnx::ModelProto model = read_onnx_with_shapes(path, dims);
     const onnx::GraphProto &g = model.graph();
     ShapeTable shapes(g, dims);
     refuse_dynamic(path, shapes);

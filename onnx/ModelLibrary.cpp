@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace opgen::onnx_import {
 
@@ -146,6 +147,53 @@ std::vector<opgen::ObjectJob> object_jobs(const CompiledModel &m, const std::vec
     return jobs;
 }
 
+// Objects compiled before, kept in the folder named by $OPGEN_OBJECT_CACHE (unset or empty: no
+// cache): a model compiled again, or many models sharing kernels (the conformance suite), compile
+// each distinct kernel and Halide's runtime once. An object is filed under a hash of everything its
+// worker reads, so a changed op, shape, schedule, target or name is a different file; a worker
+// built by another opgen may differ, so the folder is the caller's to clear when opgen changes.
+std::string object_cache_dir() {
+    const char *dir = std::getenv("OPGEN_OBJECT_CACHE");
+    return dir ? dir : "";
+}
+
+std::string object_cache_file(const std::string &dir, const opgen::ObjectJob &j) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+    for (const std::string &field : {j.op_source, j.shape, j.target, j.point_json, j.function,
+                                     std::string(j.runtime ? "runtime" : "kernel"), std::string(j.generic ? "generic" : "")}) {
+        for (unsigned char c : field) h = (h ^ c) * 1099511628211ull;
+        h = (h ^ 0xff) * 1099511628211ull;  // a separator no text byte is
+    }
+    char name[32];
+    std::snprintf(name, sizeof name, "%016llx.o", static_cast<unsigned long long>(h));
+    return (fs::path(dir) / name).string();
+}
+
+// Copies the cached objects into place; returns the jobs still to compile.
+std::vector<opgen::ObjectJob> jobs_not_cached(const std::vector<opgen::ObjectJob> &jobs, const std::string &dir) {
+    if (dir.empty()) return jobs;
+    std::vector<opgen::ObjectJob> missing;
+    for (const opgen::ObjectJob &j : jobs) {
+        std::error_code ec;
+        fs::copy_file(object_cache_file(dir, j), j.path, fs::copy_options::overwrite_existing, ec);
+        if (ec) missing.push_back(j);
+    }
+    return missing;
+}
+
+// Files the freshly compiled objects, each renamed into place whole so that a concurrent compile
+// never reads half an object. A cache that cannot be written is left as it is.
+void cache_objects(const std::vector<opgen::ObjectJob> &jobs, const std::string &dir) {
+    if (dir.empty()) return;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    for (const opgen::ObjectJob &j : jobs) {
+        const std::string file = object_cache_file(dir, j), partial = file + "." + std::to_string(::getpid());
+        if (fs::copy_file(j.path, partial, fs::copy_options::overwrite_existing, ec)) fs::rename(partial, file, ec);
+        if (ec) fs::remove(partial, ec);
+    }
+}
+
 std::string read_bytes(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream s;
@@ -230,7 +278,10 @@ DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan
     say(o, "compile: " + std::to_string(jobs.size()) + " objects (" + std::to_string(kernels.size()) +
                " distinct kernels and the Halide runtime) in " + std::to_string(std::max(1, o.compile_jobs)) +
                " worker process(es)");
-    opgen::ObjectCompileReport compile = opgen::compile_objects(jobs, o.compile_jobs);
+    const std::vector<opgen::ObjectJob> missing = jobs_not_cached(jobs, object_cache_dir());
+    opgen::ObjectCompileReport compile;
+    if (!missing.empty()) compile = opgen::compile_objects(missing, o.compile_jobs);
+    cache_objects(missing, object_cache_dir());
     std::vector<std::string> functions;
     for (size_t k : of) functions.push_back(kernels[k].function);
     ModelProgram program = model_program(out.name, m, plan, functions);

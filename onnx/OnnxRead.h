@@ -7,13 +7,16 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace opgen::onnx_import {
 
-// The model at `path` with inferred value shapes. Raises UserError naming the file when it cannot
-// be read, is not an ONNX model (no graph or no nodes), or fails shape inference.
-onnx::ModelProto read_onnx_with_shapes(const std::string &path);
+// The model at `path` with inferred value shapes: the inputs' symbolic dimensions take their
+// values from `dims`, and shape sub-graphs are folded into constants (ShapeFold.h). Raises
+// UserError naming the file when it cannot be read, is not an ONNX model (no graph or no nodes),
+// or fails shape inference.
+onnx::ModelProto read_onnx_with_shapes(const std::string &path, const std::map<std::string, int64_t> &dims = {});
 
 // The default-domain opset the model imports; 0 when none.
 int64_t onnx_opset(const onnx::ModelProto &model);

@@ -11,7 +11,12 @@ input), with
 its input and numpy's outputs likewise; broadcast.onnx (Add, Sub, Mul, Div, Max and Min whose
 operands broadcast by numpy's rules, from graph inputs and from weights), likewise; and
 reductions.onnx (ReduceSum with its axes as an input, ReduceMean, ReduceMax, ReduceMin,
-ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise.
+ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise;
+resize.onnx (nearest upsampling by whole factors from constant scales and sizes), likewise; and
+refused.onnx (a strided ConvTranspose and Sin, which the op language cannot express yet); and
+exported_shapes.onnx (a symbolic batch whose shape the graph computes into a Reshape, with
+exporter-made symbolic dimensions on the intermediates); and integer_io.onnx (an int64 input and a
+bool output).
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -51,6 +56,62 @@ def cnn():
          helper.make_tensor_value_info("grp", TensorProto.FLOAT, ["batch", 8, 14, 14])],
         [init("w1", [16, 3, 3, 3]), init("wdw", [16, 1, 3, 3]), init("wasym", [8, 16, 1, 1]),
          init("wgroup", [8, 4, 3, 3]), init("w2", [32, 16, 3, 3]), init("wfc", [10, 32]), init("bfc", [10])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def refused():
+    """Operators the op language cannot express: a strided transposed convolution and two sines."""
+    n = helper.make_node
+    nodes = [
+        n("ConvTranspose", ["x", "w"], ["up"], name="up", strides=[2, 2]),
+        n("Sin", ["x"], ["s1"], name="sin1"),
+        n("Sin", ["s1"], ["s2"], name="sin2"),
+    ]
+    graph = helper.make_graph(
+        nodes, "refused",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 17, 17]),
+         helper.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [init("w", [4, 4, 3, 3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def integer_io():
+    """Token ids in, a boolean mask out: types the library's float32 entry points do not take."""
+    n = helper.make_node
+    nodes = [
+        n("Cast", ["ids"], ["f"], name="to_float", to=TensorProto.FLOAT),
+        n("Greater", ["f", "zero"], ["mask"], name="positive"),
+    ]
+    graph = helper.make_graph(
+        nodes, "integer_io",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [4])],
+        [helper.make_tensor_value_info("mask", TensorProto.BOOL, [4])],
+        [numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def exported_shapes():
+    """A symbolic batch as exporters write it: the shape of x computed in the graph (Shape, Gather,
+    Unsqueeze, Concat) feeding a Reshape, and intermediates recorded with exporter-made symbolic
+    dimensions (unk__0, unk__1) that no user knows."""
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["xs"], name="shape"),
+        n("Gather", ["xs", "zero"], ["b"], name="batch", axis=0),
+        n("Unsqueeze", ["b", "zero1"], ["b1"], name="unsqueeze"),
+        n("Concat", ["b1", "rest"], ["target"], name="concat", axis=0),
+        n("Reshape", ["x", "target"], ["flat"], name="flatten"),
+        n("Relu", ["flat"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "exported_shapes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["unk__1", 32])],
+        [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+         numpy_helper.from_array(np.array([0], dtype=np.int64), "zero1"),
+         numpy_helper.from_array(np.array([32], dtype=np.int64), "rest")],
+        value_info=[helper.make_tensor_value_info("flat", TensorProto.FLOAT, ["unk__0", 32])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -192,6 +253,23 @@ def broadcast():
     return model, {"x": x, "y": y, "z": z}, {out: want.astype(np.float32) for out, _, _, want in cases}
 
 
+def resize():
+    """Nearest-neighbour upsampling by whole factors as exporters write it: scales as a constant
+    (ONNX's default half_pixel coordinates) and sizes as a constant (PyTorch's asymmetric, floor)."""
+    x = np.random.default_rng(10).normal(0, 1, (1, 2, 3, 4)).astype(np.float32)
+    n = helper.make_node
+    nodes = [n("Resize", ["x", "", "scales"], ["up_scales"], name="up_scales", mode="nearest"),
+             n("Resize", ["x", "", "", "sizes"], ["up_sizes"], name="up_sizes", mode="nearest",
+               coordinate_transformation_mode="asymmetric", nearest_mode="floor")]
+    expected = {"up_scales": x.repeat(2, axis=2).repeat(3, axis=3), "up_sizes": x.repeat(3, axis=2).repeat(2, axis=3)}
+    graph = helper.make_graph(
+        nodes, "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in expected.items()],
+        [numpy_helper.from_array(np.array([1, 1, 2, 3], np.float32), "scales"),
+         numpy_helper.from_array(np.array([1, 2, 9, 8], np.int64), "sizes")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), {"x": x}, expected
+
+
 def reductions():
     """Reductions over single, several, negative and all axes, keeping them or not."""
     rng = np.random.default_rng(9)
@@ -226,7 +304,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     # Models with inputs and numpy's outputs: STEM.onnx, STEM.inputs/*.npy, STEM.expected/*.npy.
     for stem, make in (("relu6", relu6), ("activations", activations), ("broadcast", broadcast),
-                       ("reductions", reductions)):
+                       ("reductions", reductions), ("resize", resize)):
         model, ins, expected = make()
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, stem + ".onnx"))
@@ -234,7 +312,8 @@ def main():
             os.makedirs(os.path.join(out, folder), exist_ok=True)
             for name, a in arrays.items():
                 np.save(os.path.join(out, folder, name + ".npy"), a)
-    for name, model in (("cnn", cnn()), ("transformer", transformer())):
+    for name, model in (("cnn", cnn()), ("transformer", transformer()), ("refused", refused()),
+                        ("exported_shapes", exported_shapes()), ("integer_io", integer_io())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
 

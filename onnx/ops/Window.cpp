@@ -1,0 +1,288 @@
+#include "onnx/ops/Window.h"
+
+#include "onnx/OpText.h"
+
+#include <algorithm>
+
+namespace opgen::onnx_import {
+
+namespace {
+
+// One spatial axis of a window: the input extent, the window, the output extent, and where each
+// window starts (output index * stride + window index * dilation - begin pad).
+struct WindowAxis {
+    int64_t in = 1, kernel = 1, out = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+};
+
+// The spatial axes of node `n` reading `x` [N, C, S...] and writing `y`, with `kernel` the window
+// extents; pads from auto_pad (SAME_UPPER, SAME_LOWER, VALID) or the pads attribute.
+std::vector<WindowAxis> window_axes(const ModelGraph &g, const GraphNode &n, const Dims &kernel) {
+    const Dims &xd = g.tensor(n.inputs[0]).dims, &yd = g.tensor(n.outputs[0]).dims;
+    const size_t s = xd.size() - 2;
+    const Dims strides = n.ints_attr("strides", Dims(s, 1)),
+               dilations = n.ints_attr("dilations", Dims(s, 1));
+    const Dims pads = n.ints_attr("pads", Dims(2 * s, 0));
+    const std::string mode = n.has("auto_pad") ? n.attrs.at("auto_pad").s : "NOTSET";
+    if (strides.size() != s || dilations.size() != s || pads.size() != 2 * s || kernel.size() != s)
+        throw Unsupported{"strides, dilations, pads or kernel_shape not one per spatial axis"};
+    std::vector<WindowAxis> axes(s);
+    for (size_t i = 0; i < s; i++) {
+        WindowAxis &a = axes[i];
+        a = {xd[i + 2], kernel[i], yd[i + 2], strides[i], dilations[i], pads[i], pads[i + s]};
+        if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+            const int64_t total = std::max<int64_t>(0, (a.out - 1) * a.stride +
+                                                           (a.kernel - 1) * a.dilation + 1 - a.in);
+            a.pad_begin = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
+            a.pad_end = total - a.pad_begin;
+        } else if (mode == "VALID") {
+            a.pad_begin = a.pad_end = 0;
+        } else if (mode != "NOTSET") {
+            throw Unsupported{"auto_pad " + mode};
+        }
+        if (a.stride <= 0 || a.dilation <= 0)
+            throw Unsupported{"a stride or dilation below 1"};
+        if (a.pad_begin < 0 || a.pad_end < 0)
+            throw Unsupported{"negative pads"};
+    }
+    return axes;
+}
+
+// The names a window op uses for spatial axis i.
+struct AxisText {
+    std::string in, kernel, out, ov, kv, stride, dilation, pad, pad_end;
+    std::string position() const {
+        return ov + "*" + stride + " + " + kv + "*" + dilation;
+    } // before the pad
+};
+
+std::vector<AxisText> axis_texts(size_t s) {
+    std::vector<AxisText> out;
+    for (size_t i = 0; i < s; i++) {
+        const std::string k = std::to_string(i);
+        out.push_back(
+            {"S" + k, "K" + k, "O" + k, "o" + k, "k" + k, "st" + k, "dl" + k, "pb" + k, "pe" + k});
+    }
+    return out;
+}
+
+// The parameters, attributes and shape values of the spatial axes.
+struct SpatialDecl {
+    std::vector<std::string> in, kernel, out, ov, reducers, reads, attrs;
+    std::vector<std::pair<std::string, int64_t>> params, attr_values;
+};
+
+SpatialDecl spatial(const std::vector<WindowAxis> &axes) {
+    SpatialDecl d;
+    const std::vector<AxisText> t = axis_texts(axes.size());
+    for (size_t i = 0; i < axes.size(); i++) {
+        d.in.push_back(t[i].in), d.kernel.push_back(t[i].kernel), d.out.push_back(t[i].out);
+        d.ov.push_back(t[i].ov);
+        d.reducers.push_back(t[i].kv + ": " + t[i].kernel);
+        d.reads.push_back(t[i].position() + " - " + t[i].pad);
+        for (const std::string &attr : {t[i].stride, t[i].dilation})
+            d.attrs.push_back(attr + " = 1");
+        for (const std::string &attr : {t[i].pad, t[i].pad_end})
+            d.attrs.push_back(attr + " = 0");
+        d.params.push_back({t[i].in, axes[i].in});
+        d.params.push_back({t[i].kernel, axes[i].kernel});
+        d.params.push_back({t[i].out, axes[i].out});
+        d.attr_values.insert(d.attr_values.end(), {{t[i].stride, axes[i].stride},
+                                                   {t[i].dilation, axes[i].dilation},
+                                                   {t[i].pad, axes[i].pad_begin},
+                                                   {t[i].pad_end, axes[i].pad_end}});
+    }
+    return d;
+}
+
+// The sizes of a window op: the leading parameters, then the spatial ones and the attributes.
+std::string window_shape(std::vector<std::pair<std::string, int64_t>> lead, const SpatialDecl &d) {
+    lead.insert(lead.end(), d.params.begin(), d.params.end());
+    lead.insert(lead.end(), d.attr_values.begin(), d.attr_values.end());
+    return shape_text(lead);
+}
+
+std::string spatial_params(const SpatialDecl &d) {
+    std::vector<std::string> p;
+    for (size_t i = 0; i < d.in.size(); i++)
+        p.insert(p.end(), {d.in[i], d.kernel[i], d.out[i]});
+    return join(p, ", ");
+}
+
+bool present(const GraphNode &n, size_t i) {
+    return n.inputs.size() > i && !n.inputs[i].empty();
+}
+
+// Conv: X [N, C, S...] viewed as [N, G, C/G, S...], W [F, C/G, K...] as [G, F/G, C/G, K...], Y
+// [N, F, O...] as [N, G, F/G, O...]; X read with zero padding.
+SubgraphKernel convolution(const ModelGraph &g, const GraphNode &n) {
+    const std::string &x = n.inputs[0], &w = n.inputs[1];
+    require_float(g, x), require_float(g, w);
+    const Dims &xd = g.tensor(x).dims, &wd = g.tensor(w).dims;
+    if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size())
+        throw Unsupported{"not a 1-D, 2-D or 3-D convolution"};
+    const int64_t groups = n.int_attr("group", 1);
+    if (groups <= 0 || xd[1] % groups != 0 || wd[0] % groups != 0 || wd[1] * groups != xd[1])
+        throw Unsupported{"channels that do not divide into the groups"};
+    const SpatialDecl d = spatial(window_axes(g, n, Dims(wd.begin() + 2, wd.end())));
+    const bool bias = present(n, 2);
+    if (bias)
+        require_float(g, n.inputs[2]);
+    const std::string s = std::to_string(xd.size() - 2), y = "[n, g, f, " + join(d.ov, ", ") + "]";
+    const std::string name = "convolution_" + s + "d" + (bias ? "_bias" : "");
+    std::string text = std::string(kGeneratedHeader) + "# " + s +
+                       "-D grouped convolution (cross-correlation; reads outside X are zero), "
+                       "NC... layout, channels "
+                       "in G groups" +
+                       (bias ? ", plus a bias per output channel" : "") + ".\n";
+    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " +
+            join(d.attrs, ", ") + "\n";
+    text += "input  X: f32[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n";
+    text += "input  Wt: f32[G, FG, CG, " + join(d.kernel, ", ") + "]\n";
+    if (bias)
+        text += "input  bias: f32[G, FG]\nlocal  Z: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += "output Y: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    std::vector<std::string> kv;
+    for (const std::string &r : d.reducers)
+        kv.push_back(r.substr(0, r.find(':')));
+    text += std::string(bias ? "Z" : "Y") + y + " = sum(c: CG, " + join(d.reducers, ", ") +
+            ") X[n, g, c, " + join(d.reads, ", ") + "] * Wt[g, f, c, " + join(kv, ", ") + "]\n";
+    if (bias)
+        text += "Y" + y + " = Z" + y + " + bias[g, f]\n";
+    std::vector<std::pair<std::string, std::string>> args = {{"X", x}, {"Wt", w}};
+    if (bias)
+        args.push_back({"bias", n.inputs[2]});
+    args.push_back({"Y", n.outputs[0]});
+    const std::string shape = window_shape(
+        {{"N", xd[0]}, {"G", groups}, {"CG", xd[1] / groups}, {"FG", wd[0] / groups}}, d);
+    return generated_kernel("conv", name, text, shape, args);
+}
+
+// ConvTranspose at stride 1: a convolution reading X at o + pad - k * dilation (zero outside), W
+// [C, F/G, K...] viewed as [G, CG, FG, K...]. A larger stride would read X at a fraction of the
+// output index, which the op language's affine reads cannot say.
+SubgraphKernel transposed_convolution(const ModelGraph &g, const GraphNode &n) {
+    const std::string &x = n.inputs[0], &w = n.inputs[1];
+    require_float(g, x), require_float(g, w);
+    const Dims &xd = g.tensor(x).dims, &wd = g.tensor(w).dims, &yd = g.tensor(n.outputs[0]).dims;
+    if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size())
+        throw Unsupported{"not a 1-D, 2-D or 3-D convolution"};
+    const size_t s = xd.size() - 2;
+    const int64_t groups = n.int_attr("group", 1);
+    if (groups <= 0 || xd[1] != wd[0] || xd[1] % groups != 0)
+        throw Unsupported{"channels that do not divide into the groups"};
+    const Dims strides = n.ints_attr("strides", Dims(s, 1)),
+               dilations = n.ints_attr("dilations", Dims(s, 1));
+    if (std::any_of(strides.begin(), strides.end(), [](int64_t v) { return v != 1; }))
+        throw Unsupported{"a stride above 1"};
+    const std::string mode = n.has("auto_pad") ? n.attrs.at("auto_pad").s : "NOTSET";
+    if (mode != "NOTSET" && mode != "VALID")
+        throw Unsupported{"auto_pad " + mode};
+    const Dims pads = mode == "VALID" ? Dims(2 * s, 0) : n.ints_attr("pads", Dims(2 * s, 0));
+    if (dilations.size() != s || pads.size() != 2 * s)
+        throw Unsupported{"dilations or pads not one per spatial axis"};
+    std::vector<WindowAxis> axes(s);
+    for (size_t i = 0; i < s; i++)
+        axes[i] = {xd[i + 2], wd[i + 2], yd[i + 2], 1, dilations[i], pads[i], pads[i + s]};
+    const SpatialDecl d = spatial(axes);
+    const std::vector<AxisText> t = axis_texts(s);
+    std::vector<std::string> reads, kv;
+    for (const AxisText &a : t)
+        reads.push_back(a.ov + " + " + a.pad + " - " + a.kv + "*" + a.dilation), kv.push_back(a.kv);
+    const bool bias = present(n, 2);
+    if (bias)
+        require_float(g, n.inputs[2]);
+    const std::string dim = std::to_string(s), y = "[n, g, f, " + join(d.ov, ", ") + "]";
+    const std::string name = "convolution_transpose_" + dim + "d" + (bias ? "_bias" : "");
+    std::string text =
+        std::string(kGeneratedHeader) + "# " + dim +
+        "-D transposed convolution at stride 1 (reads outside X are zero), channels in G groups" +
+        (bias ? ", plus a bias per output channel" : "") + ".\n";
+    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " +
+            join(d.attrs, ", ") + "\n";
+    text += "input  X: f32[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n";
+    text += "input  Wt: f32[G, CG, FG, " + join(d.kernel, ", ") + "]\n";
+    if (bias)
+        text += "input  bias: f32[G, FG]\nlocal  Z: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += "output Y: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += std::string(bias ? "Z" : "Y") + y + " = sum(c: CG, " + join(d.reducers, ", ") +
+            ") X[n, g, c, " + join(reads, ", ") + "] * Wt[g, c, f, " + join(kv, ", ") + "]\n";
+    if (bias)
+        text += "Y" + y + " = Z" + y + " + bias[g, f]\n";
+    std::vector<std::pair<std::string, std::string>> args = {{"X", x}, {"Wt", w}};
+    if (bias)
+        args.push_back({"bias", n.inputs[2]});
+    args.push_back({"Y", n.outputs[0]});
+    const std::string shape =
+        window_shape({{"N", xd[0]}, {"G", groups}, {"CG", xd[1] / groups}, {"FG", wd[1]}}, d);
+    return generated_kernel("conv", name, text, shape, args);
+}
+
+// MaxPool and AveragePool (and the global pools: one window over every spatial position). A max
+// takes the positions inside X; an average divides by the positions counted: inside X, or inside
+// the padded X with count_include_pad.
+SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
+    const std::string &x = n.inputs[0];
+    require_float(g, x);
+    const Dims &xd = g.tensor(x).dims;
+    if (xd.size() < 3 || xd.size() > 5)
+        throw Unsupported{"not 1-D, 2-D or 3-D pooling"};
+    if (n.outputs.size() > 1 && !n.outputs[1].empty())
+        throw Unsupported{"indices output"};
+    if (n.int_attr("storage_order", 0) != 0)
+        throw Unsupported{"storage_order 1"};
+    const bool global = n.op_type.rfind("Global", 0) == 0,
+               max = n.op_type.find("Max") != std::string::npos;
+    const SpatialDecl d = spatial(
+        global ? window_axes(g, GraphNode{n.index, n.name, n.op_type, n.inputs, n.outputs, {}},
+                             Dims(xd.begin() + 2, xd.end()))
+               : window_axes(g, n, n.ints_attr("kernel_shape", {})));
+    const bool include_pad = !max && n.int_attr("count_include_pad", 0) != 0;
+    const std::vector<AxisText> t = axis_texts(xd.size() - 2);
+    std::vector<std::string> inside;
+    for (const AxisText &a : t)
+        inside.push_back(include_pad
+                             ? a.position() + " < " + a.in + " + " + a.pad + " + " + a.pad_end
+                             : a.position() + " >= " + a.pad + " && " + a.position() + " < " +
+                                   a.in + " + " + a.pad);
+    const std::string cond = join(inside, " && "), read = "X[n, c, " + join(d.reads, ", ") + "]";
+    const std::string s = std::to_string(xd.size() - 2), at = "[n, c, " + join(d.ov, ", ") + "]";
+    const std::string name = std::string(max ? "max_pool_" : "avg_pool_") + s + "d" +
+                             (include_pad ? "_include_pad" : "");
+    std::string text = std::string(kGeneratedHeader) + "# " + s + "-D " +
+                       (max ? "max" : "average") +
+                       " pooling with per-axis strides, dilations and pads" +
+                       (max           ? ""
+                        : include_pad ? ", dividing by the window inside the padded X"
+                                      : ", dividing by the window inside X") +
+                       ".\n";
+    text += "op " + name + "\nparam N, C, " + spatial_params(d) + "\nattr " + join(d.attrs, ", ") +
+            "\n";
+    text += "input  X: f32[N, C, " + join(d.in, ", ") + "] zero_pad\n";
+    const std::string out = "f32[N, C, " + join(d.out, ", ") + "]";
+    const std::string over = "(" + join(d.reducers, ", ") + ") ";
+    if (max) {
+        text += "output Y: " + out + "\nY" + at + " = max" + over + "select(" + cond + ", " + read +
+                ", -3.4e38)\n";
+    } else {
+        const std::string cat = "[" + join(d.ov, ", ") + "]";
+        text += "local  total: " + out + "\nlocal  count: f32[" + join(d.out, ", ") +
+                "]\noutput Y: " + out + "\n";
+        text += "total" + at + " = sum" + over + read + "\n";
+        text += "count" + cat + " = sum" + over + "select(" + cond + ", 1.0, 0.0)\n";
+        text += "Y" + at + " = total" + at + " / count" + cat + "\n";
+    }
+    return generated_kernel("pool", name, text, window_shape({{"N", xd[0]}, {"C", xd[1]}}, d),
+                            {{"X", x}, {"Y", n.outputs[0]}});
+}
+
+} // namespace
+
+std::vector<SubgraphKernel> window_kernels(const ModelGraph &g, const GraphNode &n) {
+    if (n.op_type == "Conv")
+        return {convolution(g, n)};
+    if (n.op_type == "ConvTranspose")
+        return {transposed_convolution(g, n)};
+    return {pool(g, n)};
+}
+
+} // namespace opgen::onnx_import
