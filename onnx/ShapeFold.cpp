@@ -240,10 +240,11 @@ private:
         if (t == "Shape" || t == "Size") {
             const Dims &d = shapes_.at(n.input(0));
             if (t == "Size") {
-                int64_t c = 1;
+                // In double: an untrusted file's dimensions may overflow an integer product.
+                double c = 1;
                 for (int64_t x : d)
-                    c *= x;
-                return scalar_of(onnx::TensorProto::INT64, double(c));
+                    c *= double(x);
+                return scalar_of(onnx::TensorProto::INT64, c);
             }
             const int64_t r = int64_t(d.size());
             int64_t start = int_attribute(n, "start", 0), end = int_attribute(n, "end", r);
@@ -390,10 +391,15 @@ private:
                     return std::nullopt;
                 shape[i] = v.dims[i];
             }
-            if (shape[i] == -1)
+            if (shape[i] == -1) {
                 infer = int64_t(i);
-            else
+            } else {
+                // A target no folded value could have (negative, or a product past the limit) is
+                // not folded; an untrusted file may hold any integers here.
+                if (shape[i] < 0 || (shape[i] > 0 && known > kMaxFoldedElements * 2 / shape[i]))
+                    return std::nullopt;
                 known *= shape[i];
+            }
         }
         if (infer >= 0) {
             if (known == 0)
