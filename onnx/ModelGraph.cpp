@@ -132,6 +132,34 @@ void refuse_dynamic(const std::string &path, const ShapeTable &shapes) {
                                          << "' is unknown after shape inference; compiling needs static shapes";
 }
 
+bool is_graph_output(const onnx::GraphProto &g, const std::string &name) {
+    for (const auto &v : g.output())
+        if (v.name() == name) return true;
+    return false;
+}
+
+// A Constant that is a graph output: the output needs a buffer of its own, written by a kernel,
+// so the constant becomes a weight of another name and an Identity node copies it out.
+void copy_constant_to_output(ModelGraph &out, const std::string &name) {
+    GraphTensor w = out.tensors.at(name);
+    w.name = name + "#constant";
+    GraphTensor o = w;
+    o.name = name;
+    o.kind = TensorKind::Intermediate;
+    o.values.clear(), o.data.clear();
+    out.tensors[w.name] = w;
+    out.tensors[name] = o;
+    GraphNode copy;
+    copy.index = int(out.nodes.size());
+    copy.name = "#constant " + name;
+    copy.op_type = "Identity";
+    copy.inputs = {w.name};
+    copy.outputs = {name};
+    out.producer[name] = copy.index;
+    out.consumers[w.name].push_back(copy.index);
+    out.nodes.push_back(copy);
+}
+
 }  // namespace
 
 int64_t GraphNode::int_attr(const std::string &attr, int64_t fallback) const {
@@ -235,6 +263,7 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
                 }
             user_check(out.tensors.count(n.output(0)))
                 << "model '" << path << "': Constant node '" << n.name() << "' has no tensor 'value'";
+            if (is_graph_output(g, n.output(0))) copy_constant_to_output(out, n.output(0));
             continue;
         }
         GraphNode node;
