@@ -271,7 +271,7 @@ TEST(StatementError, UnknownFunctionOrWrongArity) {
     EXPECT_EQ(
         body_error("foo(X[i]) + Z[i]"),
         "bad.op:6:8: unknown function 'foo' (known: exp, log, tanh, sqrt, erf, abs, max, min, "
-        "select, f32, f16, i8, i32)");
+        "select, f32, f16, i8, i32, u8, bf16)");
     EXPECT_EQ(body_error("exp(X[i], Z[i])"),
               "bad.op:6:8: function 'exp' takes 1 argument, found 2");
     EXPECT_EQ(body_error("select(X[i] > 0.0, Z[i])"),
