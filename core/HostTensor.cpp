@@ -9,15 +9,17 @@ namespace opgen {
 
 namespace {
 
+using Bytes = decltype(HostTensor::bytes);
+
 template <typename T>
-T load(const std::vector<uint8_t> &bytes, int64_t i) {
+T load(const Bytes &bytes, int64_t i) {
     T v;
     std::memcpy(&v, bytes.data() + size_t(i) * sizeof(T), sizeof(T));
     return v;
 }
 
 template <typename T>
-void store(std::vector<uint8_t> &bytes, int64_t i, T v) {
+void store(Bytes &bytes, int64_t i, T v) {
     std::memcpy(bytes.data() + size_t(i) * sizeof(T), &v, sizeof(T));
 }
 
