@@ -60,15 +60,4 @@ bool dot_product_point(const ComputeDef &def, const BoundShape &shape, const Tar
     return true;
 }
 
-std::vector<std::string> grouped_operands(const ComputeDef &def) {
-    const Statement &out = *def.statement_for(def.output().name);
-    const Statement &ms = main_statement(def);
-    std::vector<std::string> names;
-    if (out.vars.empty()) return names;
-    for (const TensorDecl *t : def.inputs()) {
-        if (dimension_indexed_by(ms, t->name, out.vars.back()) >= 0) names.push_back(t->name);
-    }
-    return names;
-}
-
 }  // namespace opgen

@@ -34,10 +34,6 @@ int dot_product_group(const ComputeDef &def, const BoundShape &shape, const Targ
 // already is). Returns false, `p` unchanged, where dot_product_group is 0.
 bool dot_product_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
 
-// The inputs the main statement reads along the innermost output axis (B of a dot-product GEMM,
-// laid out with the group innermost): packing them into panels would undo that layout.
-std::vector<std::string> grouped_operands(const ComputeDef &def);
-
 }  // namespace opgen
 
 #endif

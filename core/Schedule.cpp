@@ -812,6 +812,18 @@ void relayout_panel_across(Recorder &rec, const SchedulePoint &p, Halide::Func p
     rec.line(pn + ".vectorize(" + vi.name() + ");");
 }
 
+// A dot product's grouped operand (core/DotProduct.h: B[kb, n, kk]) keeps its layout in its panel,
+// the group innermost as the instruction reads it; the copy moves the group and a vector of the
+// next dimension at a time (64 bytes of int8 B). Packed so, an int8 matmul's B is read from a
+// dense panel instead of rows N * 4 bytes apart (4 KiB at N = 1024: one L1 set).
+void vectorize_grouped_panel(Recorder &rec, const SchedulePoint &p, Halide::Func pk, const std::string &pn,
+                             Halide::TailStrategy tail) {
+    const std::vector<Halide::Var> args = pk.args();
+    pk.vectorize(args[0], p.dot_product).vectorize(args[1], p.vector_width, tail);
+    rec.line(pn + ".vectorize(" + clean_name(args[0].name()) + ", " + std::to_string(p.dot_product) + ").vectorize(" +
+             clean_name(args[1].name()) + ", " + std::to_string(p.vector_width) + ", " + tail_name(tail) + ");");
+}
+
 // Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes
 // another dimension of the input (output channels of a convolution's weights, n of B in A B^T,
 // which is read across its rows), re-lays the panel out with that dimension contiguous
@@ -828,6 +840,10 @@ void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p,
     const bool round_up = may_round_up_accumulator(g, p) && p.axes[size_t(p.vector_axis)].reg % p.vector_width != 0 &&
                           reads_dimension_along(g.ms, name, std::max(d, 0), var);
     const Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
+    if (p.dot_product && d > 0 && reads_dimension_along(g.ms, name, 0, g.main.rvar_names.front())) {
+        vectorize_grouped_panel(rec, p, pk, pn, tail);
+        return;
+    }
     if (d > 0) {
         relayout_panel_across(rec, p, pk, pn, d, tail);
         return;

@@ -381,19 +381,6 @@ std::vector<std::pair<std::vector<std::string>, int>> pack_prefetch_choices(cons
     return choices;
 }
 
-// With dot products, packing choices that would re-lay the grouped operand (core/DotProduct.h)
-// are dropped: its layout is the one the instruction reads.
-void keep_grouped_layout(const ComputeDef &def, KnobChoices &k) {
-    const std::vector<std::string> grouped = grouped_operands(def);
-    auto packs_grouped = [&](const std::pair<std::vector<std::string>, int> &c) {
-        return std::any_of(c.first.begin(), c.first.end(), [&](const std::string &t) {
-            return std::find(grouped.begin(), grouped.end(), t) != grouped.end();
-        });
-    };
-    k.pack_prefetch.erase(std::remove_if(k.pack_prefetch.begin(), k.pack_prefetch.end(), packs_grouped),
-                          k.pack_prefetch.end());
-}
-
 // The knob choices for these axes: loop orders, parallel loops (for `threads` cores), packing and
 // prefetching, unrolling.
 KnobChoices knob_choices(const ComputeDef &def, const std::vector<AxisOptions> &axes,
@@ -578,10 +565,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     s.knobs.stage_plans = stage_plan_choices(def, shape, target);
     if (fusable && window_inside_channels(ms, shape, kWindowSteps)) s.knobs.channel_orders = {false, true};
     if (fusable) s.knobs.dot_product = dot_product_group(def, shape, target);
-    if (s.knobs.dot_product) {
-        keep_grouped_layout(def, s.knobs);
-        s.knobs.channel_orders = {false};  // the group loop is innermost either way
-    }
+    if (s.knobs.dot_product) s.knobs.channel_orders = {false};  // the group loop is innermost either way
     s.most_tiles = most_cache_tiles(s);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
     s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));
