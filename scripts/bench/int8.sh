@@ -53,8 +53,11 @@ for t in $threads; do
     done
 done
 
-# OpenBLAS's idle workers otherwise spin after each call (the thread setter links it).
+# OpenBLAS's idle workers otherwise spin after each call (the thread setter links it), and
+# oneDNN's OpenMP workers spin after each call of theirs, taking the core Halide's next call needs:
+# at 2 threads every oneDNN call then took 8 ms (tests/bench/main.cpp sets the same two).
 export OPENBLAS_THREAD_TIMEOUT="${OPENBLAS_THREAD_TIMEOUT:-4}"
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 # shellcheck disable=SC2086
 exec flock -x /tmp/opgen-measure.lock "$build/tests/bench/opgen_int8_bench" --db "$db" --shapes "$shapes" \
     --threads $threads --rounds "$rounds"
