@@ -10,26 +10,32 @@
 
 namespace opgen {
 
-enum class DType { F32, F16, I8, I32 };
+enum class DType { F32, F16, I8, I32, U8, BF16 };
+
+// How a type's bits are read, as Halide's halide_type_code_t numbers them (base/ has no Halide).
+enum class DTypeCode { Int = 0, UInt = 1, Float = 2, BFloat = 4 };
 
 struct DTypeInfo {
     DType type;
     const char *name;  // as written in op files and stored in cache keys
     int bytes;
+    DTypeCode code;
 };
 
 // Every element type, in the order the language lists them.
 inline const std::vector<DTypeInfo> &dtype_table() {
     static const std::vector<DTypeInfo> table = {
-        {DType::F32, "f32", 4},
-        {DType::F16, "f16", 2},
-        {DType::I8, "i8", 1},
-        {DType::I32, "i32", 4},
+        {DType::F32, "f32", 4, DTypeCode::Float},
+        {DType::F16, "f16", 2, DTypeCode::Float},
+        {DType::I8, "i8", 1, DTypeCode::Int},
+        {DType::I32, "i32", 4, DTypeCode::Int},
+        {DType::U8, "u8", 1, DTypeCode::UInt},
+        {DType::BF16, "bf16", 2, DTypeCode::BFloat},
     };
     return table;
 }
 
-// The table's name of `t`: "f32", "f16", "i8", "i32".
+// The table's name of `t`: "f32", "f16", "i8", "i32", "u8", "bf16".
 inline const char *dtype_name(DType t) {
     for (const DTypeInfo &d : dtype_table()) {
         if (d.type == t) return d.name;
@@ -45,6 +51,19 @@ inline int dtype_bytes(DType t) {
     return 4;
 }
 
+// How the bits of `t` are read (Int for an unknown type).
+inline DTypeCode dtype_code(DType t) {
+    for (const DTypeInfo &d : dtype_table()) {
+        if (d.type == t) return d.code;
+    }
+    return DTypeCode::Int;
+}
+
+// Whether `t` is an integer type (i8, u8, i32): computed and compared exactly.
+inline bool dtype_is_integer(DType t) {
+    return dtype_code(t) == DTypeCode::Int || dtype_code(t) == DTypeCode::UInt;
+}
+
 // The type named `name`, or nullopt when the table has no such name.
 inline std::optional<DType> dtype_from_name(const std::string &name) {
     for (const DTypeInfo &d : dtype_table()) {
@@ -53,7 +72,7 @@ inline std::optional<DType> dtype_from_name(const std::string &name) {
     return std::nullopt;
 }
 
-// The names of every type, comma-separated with "or" before the last ("f32, f16, i8 or i32"), for
+// The names of every type, comma-separated with "or" before the last ("f32, f16, i8, i32, u8 or bf16"), for
 // messages.
 inline std::string dtype_names_listed() {
     std::string s;

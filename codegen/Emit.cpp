@@ -29,6 +29,8 @@ const char *ctype(DType t) {
     case DType::F16: return "Halide::float16_t";
     case DType::I8: return "int8_t";
     case DType::I32: return "int32_t";
+    case DType::U8: return "uint8_t";
+    case DType::BF16: return "Halide::bfloat16_t";
     }
     return "float";
 }

@@ -492,9 +492,7 @@ std::string verify_generic(LoweredOp &op, const Target &target, const std::vecto
     const ComputeDef &def = *op.def;
     for (const BoundShape &shape : shapes) {
         std::map<std::string, HostTensor> inputs = random_inputs(def, shape, 11);
-        HostTensor output;
-        output.dims = shape.dims.at(def.output().name);
-        output.data.assign(size_t(shape.elements(def.output().name)), 0.f);
+        HostTensor output = make_host_tensor(def.output().dtype, shape.dims.at(def.output().name));
         try {
             kernel.bind(inputs, output);
             kernel.run();

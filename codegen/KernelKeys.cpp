@@ -18,7 +18,7 @@ db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const T
     k.op_name = def.name;
     k.op_hash = definition_hash(def.source);
     k.shape = shape.canonical;
-    k.dtype = dtype_name(def.output().dtype);
+    k.dtype = op_dtype(def);
     k.target = target.name + ":t" + std::to_string(threads);
     k.halide_version = halide_version();
     k.tuner_version = tuner_version();

@@ -44,11 +44,12 @@ std::vector<std::pair<std::string, int64_t>> shape_values(const std::string &can
     return values;
 }
 
-const char *halide_type_code(const std::string &dtype) {
-    if (dtype == "i32") return "{halide_type_int, 32, 1}";
-    if (dtype == "i8") return "{halide_type_int, 8, 1}";
-    if (dtype == "f16") return "{halide_type_float, 16, 1}";
-    return "{halide_type_float, 32, 1}";
+// The C initializer of a halide_type_t for the dtype named `dtype` (float32 for an unknown name).
+std::string halide_type_code(const std::string &dtype) {
+    static const char *codes[] = {"halide_type_int", "halide_type_uint", "halide_type_float", "halide_type_handle",
+                                  "halide_type_bfloat"};
+    const DType t = dtype_from_name(dtype).value_or(DType::F32);
+    return std::string("{") + codes[int(dtype_code(t))] + ", " + std::to_string(8 * dtype_bytes(t)) + ", 1}";
 }
 
 // An op's generic kernel in the library: compiled from its first tuned entry's schedule.

@@ -89,6 +89,18 @@ bool is_view_line(const std::string &source, size_t at) {
 }
 }  // namespace
 
+std::string op_dtype(const ComputeDef &def) {
+    const DType out = def.output().dtype;
+    std::string inputs;
+    bool uniform = true;
+    for (const TensorDecl *t : def.inputs()) {
+        uniform &= t->dtype == out;
+        inputs += (inputs.empty() ? "" : ",") + std::string(dtype_name(t->dtype));
+    }
+    if (uniform) return dtype_name(out);
+    return inputs + "->" + dtype_name(out);
+}
+
 std::string definition_hash(const std::string &source) {
     // FNV-1a over the bytes with "\r\n" folded to "\n", so a checkout on any platform hashes alike.
     // The offset basis and prime are FNV's 64-bit constants (the basis is 14695981039346656037).

@@ -121,6 +121,11 @@ struct ComputeDef {
     const Statement *statement_for(const std::string &tensor) const;
 };
 
+// The element types `def` computes with, as a cache key's dtype names them: the output's type when
+// every input has it ("f32", as keys always read), else the inputs' types in declaration order,
+// then the output's: "u8,i8->i32" (int8 matmul), "bf16,bf16->f32".
+std::string op_dtype(const ComputeDef &def);
+
 // Stable across platforms and compilers: FNV-1a 64 over the definition text with line endings
 // normalised and `view` lines left out (ViewDecl), printed as 16 hex digits.
 std::string definition_hash(const std::string &source);

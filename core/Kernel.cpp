@@ -11,19 +11,19 @@ Halide::Target halide_target_of(const Target &target) {
 }
 
 namespace {
-Halide::Buffer<float> wrap(HostTensor &t) {
+// `t` as a Halide buffer of the type `decl` declares, over the tensor's own memory.
+Halide::Buffer<> wrap(HostTensor &t, const TensorDecl &decl, const std::string &op) {
+    user_check(t.dtype == decl.dtype) << "op '" << op << "': tensor '" << decl.name << "' is "
+                                      << dtype_name(t.dtype) << ", the op declares " << dtype_name(decl.dtype);
     // Halide lists dimensions innermost first; HostTensor is row-major, outermost first.
     std::vector<int> sizes(t.dims.rbegin(), t.dims.rend());
-    return Halide::Buffer<float>(t.data.data(), sizes);
+    return Halide::Buffer<>(halide_type(t.dtype), t.host(), sizes);
 }
 }  // namespace
 
 JitKernel::JitKernel(LoweredOp &op, const Target &target)
     : op_(op), pipeline_(op.output), target_(halide_target_of(target)) {
     user_check(target.measurable) << "target '" << target.name << "' cannot run on this machine";
-    for (const TensorDecl *t : op.def->inputs()) {
-        user_check(t->dtype == DType::F32) << "op '" << op.def->name << "': only f32 tensors can be measured yet ('" << t->name << "' is " << dtype_name(t->dtype) << ")";
-    }
     pipeline_.compile_jit(target_);
 }
 
@@ -31,10 +31,10 @@ void JitKernel::bind(const std::map<std::string, HostTensor> &inputs, HostTensor
     in_buffers_.clear();
     for (size_t i = 0; i < op_.params.size(); i++) {
         HostTensor &t = const_cast<HostTensor &>(inputs.at(op_.param_names[i]));
-        in_buffers_.push_back(wrap(t));
+        in_buffers_.push_back(wrap(t, *op_.def->find_tensor(op_.param_names[i]), op_.def->name));
         op_.params[i].set(in_buffers_.back());
     }
-    out_buffer_ = wrap(output);
+    out_buffer_ = wrap(output, op_.def->output(), op_.def->name);
 }
 
 void JitKernel::run() {

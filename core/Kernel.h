@@ -30,7 +30,9 @@ class JitKernel {
 public:
     // JIT-compiles `op` with whatever schedule has been applied. Halide::CompileError propagates.
     JitKernel(LoweredOp &op, const Target &target);
-    // Binds the inputs (by name) and the output buffer; the tensors must outlive the calls.
+    // Binds the inputs (by name) and the output buffer; the tensors must outlive the calls. Each
+    // tensor is passed as its own type; UserError when a tensor's type is not the one the op
+    // declares for it.
     void bind(const std::map<std::string, HostTensor> &inputs, HostTensor &output);
     // One call of the kernel on the bound tensors. Halide::RuntimeError propagates.
     void run();
@@ -43,8 +45,8 @@ private:
     LoweredOp &op_;
     Halide::Pipeline pipeline_;
     Halide::Target target_;
-    std::vector<Halide::Buffer<float>> in_buffers_;
-    Halide::Buffer<float> out_buffer_;
+    std::vector<Halide::Buffer<>> in_buffers_;
+    Halide::Buffer<> out_buffer_;
 };
 
 Halide::Target halide_target_of(const Target &target);

@@ -17,6 +17,10 @@ Halide::Type halide_type(DType t) {
         return Halide::Int(8);
     case DType::I32:
         return Halide::Int(32);
+    case DType::U8:
+        return Halide::UInt(8);
+    case DType::BF16:
+        return Halide::BFloat(16);
     }
     return Halide::Float(32);
 }
@@ -201,6 +205,10 @@ public:
             return Halide::cast(type_, Halide::cast(Halide::Int(32), a));
         if (f == "i8")
             return Halide::cast(type_, Halide::saturating_cast(Halide::Int(8), a));
+        if (f == "u8")
+            return Halide::cast(type_, Halide::saturating_cast(Halide::UInt(8), a));
+        if (f == "bf16")
+            return Halide::cast(type_, Halide::cast(Halide::BFloat(16), a));
         throw InternalError("cannot lower " + to_string(e));
     }
 

@@ -189,9 +189,9 @@ ComputeDef entry_op(const json &e, const Place &p, const OpLibrary &lib) {
 ManifestDefaults entry_settings(const json &e, const ComputeDef &def, const ManifestDefaults &defaults,
                                 const Place &p, std::set<std::string> &loaded) {
     ManifestDefaults d = read_defaults(e, defaults, p);
-    std::string op_dtype = dtype_name(def.output().dtype);
-    if (d.dtype.empty()) d.dtype = op_dtype;
-    user_check(d.dtype == op_dtype) << p.at("dtype") << ": op '" << def.name << "' computes " << op_dtype
+    std::string op_types = op_dtype(def);
+    if (d.dtype.empty()) d.dtype = op_types;
+    user_check(d.dtype == op_types) << p.at("dtype") << ": op '" << def.name << "' computes " << op_types
                                     << ", not " << d.dtype;
     if (!loaded.count(d.target)) {
         try {

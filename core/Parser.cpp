@@ -499,7 +499,7 @@ private:
         d.name = name.text;
         d.loc = name.loc;
         expect_punct(":");
-        d.dtype = element_type(expect(Tok::Ident, "a type (f32, f16, i8 or i32)"));
+        d.dtype = element_type(expect(Tok::Ident, "a type (" + dtype_names_listed() + ")"));
         expect_punct("[");
         do {
             Expr dim = expr({});

@@ -7,27 +7,32 @@
 
 namespace opgen {
 
-int64_t HostTensor::elements() const {
-    int64_t n = 1;
-    for (int64_t d : dims)
-        n *= d;
-    return n;
+namespace {
+
+// Seeded values of `t`'s type (see random_inputs).
+HostTensor random_tensor(DType t, std::vector<int64_t> dims, std::mt19937_64 &rng) {
+    HostTensor h = make_host_tensor(t, std::move(dims));
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> small(-4, 4), u8(0, 255), i8(-128, 127);
+    for (int64_t i = 0; i < h.elements(); i++) {
+        switch (t) {
+        case DType::U8: h.set(i, u8(rng)); break;
+        case DType::I8: h.set(i, i8(rng)); break;
+        case DType::I32: h.set(i, small(rng)); break;
+        default: h.set(i, u(rng)); break;
+        }
+    }
+    return h;
 }
+
+} // namespace
 
 std::map<std::string, HostTensor> random_inputs(const ComputeDef &def, const BoundShape &shape,
                                                 uint64_t seed) {
     std::map<std::string, HostTensor> out;
     std::mt19937_64 rng(seed);
     for (const TensorDecl *t : def.inputs()) {
-        HostTensor h;
-        h.dims = shape.dims.at(t->name);
-        h.data.resize(size_t(h.elements()));
-        bool integer = t->dtype == DType::I8 || t->dtype == DType::I32;
-        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        std::uniform_int_distribution<int> ui(-4, 4);
-        for (auto &v : h.data)
-            v = integer ? float(ui(rng)) : u(rng);
-        out[t->name] = std::move(h);
+        out[t->name] = random_tensor(t->dtype, shape.dims.at(t->name), rng);
     }
     return out;
 }
@@ -71,6 +76,11 @@ double round_half(double v) {
     return std::copysign(q, v);
 }
 
+// Round to the nearest bfloat16 (ties to even): float32's range, 8 significant bits.
+double round_bfloat(double v) {
+    return std::isfinite(v) ? double(bf16_value(bf16_bits(float(v)))) : v;
+}
+
 // Conversion of a value into a tensor's type, as Halide's cast<T>: floats round, integers
 // truncate toward zero and wrap.
 double convert(DType t, double v) {
@@ -83,6 +93,10 @@ double convert(DType t, double v) {
         return wrap(std::trunc(v), 32);
     case DType::I8:
         return wrap(std::trunc(v), 8);
+    case DType::U8:
+        return wrap(std::trunc(v), 8) + (wrap(std::trunc(v), 8) < 0 ? 256 : 0);
+    case DType::BF16:
+        return round_bfloat(v);
     }
     return v;
 }
@@ -99,12 +113,16 @@ double result(DType t, double v) {
         return wrap(v, 32);
     case DType::I8:
         return wrap(v, 8);
+    case DType::U8:
+        return wrap(v, 8) + (wrap(v, 8) < 0 ? 256 : 0);
+    case DType::BF16:
+        return round_bfloat(v);
     }
     return v;
 }
 
 bool is_int(DType t) {
-    return t == DType::I8 || t == DType::I32;
+    return dtype_is_integer(t);
 }
 
 } // namespace
@@ -181,7 +199,7 @@ struct ReferenceEvaluator::Impl {
             flat = flat * dims[i] + idx[i];
         }
         if (t->role == TensorRole::Input)
-            return convert(t->dtype, inputs.at(tensor).data[size_t(flat)]);
+            return convert(t->dtype, inputs.at(tensor).at(flat));
         return computed(tensor, idx, flat);
     }
 
@@ -339,6 +357,10 @@ struct ReferenceEvaluator::Impl {
             return convert(t, convert(DType::I32, a));
         if (f == "i8")
             return convert(t, std::trunc(std::max(-128.0, std::min(127.0, a))));
+        if (f == "u8")
+            return convert(t, std::trunc(std::max(0.0, std::min(255.0, a))));
+        if (f == "bf16")
+            return convert(t, round_bfloat(a));
         throw InternalError("reference: cannot evaluate " + to_string(e));
     }
 };
@@ -416,10 +438,13 @@ Verification check_output(const ReferenceSample &sample, const HostTensor &outpu
                            " elements, expected " + std::to_string(n);
         return v;
     }
+    // Integer kernels compute exactly what the reference does: any difference is a wrong result.
+    const bool exact = dtype_is_integer(output.dtype);
     for (size_t i = 0; i < sample.flat.size(); i++) {
         double want = sample.want[i];
-        double got = output.data[size_t(sample.flat[i])];
+        double got = output.at(sample.flat[i]);
         double err = std::fabs(got - want) / (1.0 + std::fabs(want));
+        if (exact && got != want) err = std::numeric_limits<double>::infinity();
         if (std::isnan(got) != std::isnan(want) || (std::isinf(want) && got != want) ||
             (std::isinf(got) && got != want)) {
             err = std::numeric_limits<double>::infinity();

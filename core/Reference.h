@@ -9,6 +9,7 @@
 #define OPGEN_CORE_REFERENCE_H
 
 #include "core/ComputeDef.h"
+#include "core/HostTensor.h"
 #include "core/Shape.h"
 
 #include <cstdint>
@@ -19,15 +20,9 @@
 
 namespace opgen {
 
-// A dense row-major tensor of floats (every dtype is held as float here).
-struct HostTensor {
-    std::vector<int64_t> dims;
-    std::vector<float> data;
-
-    int64_t elements() const;
-};
-
-// Fills every input of the op with seeded uniform values in [-1, 1) (integers: small integers).
+// Fills every input of the op, in its own type, with seeded uniform values: floats in [-1, 1)
+// (bf16 and f16 rounded to their type), u8 and i8 over their whole range (the signs a dot product
+// must get right), i32 small integers in [-4, 4].
 std::map<std::string, HostTensor> random_inputs(const ComputeDef &def, const BoundShape &shape,
                                                 uint64_t seed);
 
@@ -69,6 +64,7 @@ ReferenceSample reference_sample(const ComputeDef &def, const BoundShape &shape,
 Verification check_output(const ReferenceSample &sample, const HostTensor &output,
                           double tolerance = 1e-3);
 
+// Integer outputs are compared exactly, whatever `tolerance` says.
 // Compares `output` with the reference at every point when the op is small enough, else at
 // `sample_points` seeded points plus the output's corners. `tolerance` bounds
 // |got - want| / (1 + |want|).

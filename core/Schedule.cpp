@@ -1,6 +1,7 @@
 #include "core/Schedule.h"
 
 #include "core/ConvWindow.h"
+#include "core/DotProduct.h"
 #include "core/Gather.h"
 #include "core/GemmPanel.h"
 #include "core/ParallelLoops.h"
@@ -35,6 +36,7 @@ nlohmann::json SchedulePoint::to_json() const {
     // Written only when it differs from the innermost axis, so older points read and print as before.
     if (vector_axis) j["vector_axis"] = vector_axis;
     if (channels_innermost) j["channels_innermost"] = true;
+    if (dot_product) j["dot_product"] = dot_product;
     return j;
 }
 
@@ -60,6 +62,7 @@ SchedulePoint SchedulePoint::from_json(const nlohmann::json &j) {
         p.fast_math = j.value("fast_math", false);
         p.vector_axis = j.value("vector_axis", 0);
         p.channels_innermost = j.value("channels_innermost", false);
+        p.dot_product = j.value("dot_product", 0);
     } catch (const nlohmann::json::exception &e) {
         user_check(false) << "schedule point: " << e.what();
     }
@@ -105,6 +108,7 @@ std::string SchedulePoint::summary() const {
     }
     if (fast_math) s << " fastmath";
     if (channels_innermost) s << " cin";
+    if (dot_product) s << " dot=" << dot_product;
     return s.str();
 }
 
@@ -630,19 +634,20 @@ UpdateLoops order_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
     UpdateLoops u{Halide::Func(acc.func).update(), acc.name + ".update()", main.vars, main.var_names, {}, {}, {}, {}, {}};
     std::vector<Halide::VarOrRVar> order;
     std::string order_text;
-    for (size_t i : vector_axis_first(p, main.vars)) {
-        order.emplace_back(main.vars[i]);
-        order_text += (order_text.empty() ? "" : ", ") + main.var_names[i];
-    }
     for (int i = 0; i < main.rdom.dimensions(); i++) {
         const std::string &rn = main.rvar_names[size_t(i)], &printed = main.rvar_idents[size_t(i)];
         u.reduce.push_back(main.rdom[i]);
         u.reduce_names.push_back(printed);
         u.reduce_extents.push_back(reduction_block(g, p, rn));
     }
+    auto add = [&](Halide::VarOrRVar v, const std::string &n) {
+        order.push_back(v);
+        order_text += (order_text.empty() ? "" : ", ") + n;
+    };
+    if (p.dot_product) add(u.reduce[0], u.reduce_names[0]);
+    for (size_t i : vector_axis_first(p, main.vars)) add(main.vars[i], main.var_names[i]);
     for (size_t i : reduction_loop_order(p, u.reduce.size())) {
-        order.emplace_back(u.reduce[i]);
-        order_text += ", " + u.reduce_names[i];
+        if (!(p.dot_product && i == 0)) add(u.reduce[i], u.reduce_names[i]);
     }
     u.stage.reorder(order);
     rec.line(u.name + ".reorder(" + order_text + ");");
@@ -691,8 +696,11 @@ UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
         order.push_back(v);
         order_text += (order_text.empty() ? "" : ", ") + n;
     };
+    if (p.dot_product) add(u.reduce[0], u.reduce_names[0]);
     for (size_t i : vector_axis_first(p, u.tile)) add(u.tile[i], u.tile_names[i]);
-    for (size_t i : reduction_loop_order(p, u.reduce.size())) add(u.reduce[i], u.reduce_names[i]);
+    for (size_t i : reduction_loop_order(p, u.reduce.size())) {
+        if (!(p.dot_product && i == 0)) add(u.reduce[i], u.reduce_names[i]);
+    }
     for (const auto &v : ur) add(v, v.name());
     for (size_t i = 0; i < u.blocks.size(); i++) add(u.blocks[i], u.block_names[i]);
     u.stage.reorder(order);
@@ -700,13 +708,26 @@ UpdateLoops block_update(Recorder &rec, const TiledGroup &g, const SchedulePoint
     return u;
 }
 
+// Dot-product blocking (core/DotProduct.h): the innermost reduction loop, of the group's extent and
+// ordered innermost, is vectorized inside an atomic update, so each group of products is one
+// VectorReduce that Halide's x86 code generator turns into the dot-product instruction (with the
+// accumulator's vector as its addend). Nothing without p.dot_product.
+void reduce_in_lanes(Recorder &rec, const SchedulePoint &p, const UpdateLoops &u) {
+    if (!p.dot_product) return;
+    user_check(!u.reduce.empty() && u.reduce_extents[0] == p.dot_product)
+        << "schedule: dot product of " << p.dot_product << " needs an innermost reduction loop of that extent";
+    Halide::Stage(u.stage).atomic().vectorize(u.reduce[0]);
+    rec.line(u.name + ".atomic().vectorize(" + u.reduce_names[0] + ");");
+}
+
 // Vectorizes the update's register tile and unrolls the rest of it, and short reduction loops
 // (all but the outermost; none with channels_innermost) whole: no loop overhead between FMAs.
 void vectorize_update(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const UpdateLoops &u) {
     const size_t k = size_t(p.vector_axis);
+    reduce_in_lanes(rec, p, u);
     vectorize_loop(rec, p, u.stage, u.name, u.tile[k], u.tile_names[k], p.axes[k].reg, may_round_up_accumulator(g, p));
     unroll_register_tile(rec, p, u.stage, u.name, u.tile, u.tile_names);
-    for (size_t i = 0; p.unroll && !p.channels_innermost && i + 1 < u.reduce.size(); i++) {
+    for (size_t i = p.dot_product ? 1 : 0; p.unroll && !p.channels_innermost && i + 1 < u.reduce.size(); i++) {
         if (u.reduce_extents[i] <= kUnrollWindow) {
             Halide::Stage(u.stage).unroll(u.reduce[i]);
             rec.line(u.name + ".unroll(" + u.reduce_names[i] + ");");
@@ -791,6 +812,18 @@ void relayout_panel_across(Recorder &rec, const SchedulePoint &p, Halide::Func p
     rec.line(pn + ".vectorize(" + vi.name() + ");");
 }
 
+// A dot product's grouped operand (core/DotProduct.h: B[kb, n, kk]) keeps its layout in its panel,
+// the group innermost as the instruction reads it; the copy moves the group and a vector of the
+// next dimension at a time (64 bytes of int8 B). Packed so, an int8 matmul's B is read from a
+// dense panel instead of rows N * 4 bytes apart (4 KiB at N = 1024: one L1 set).
+void vectorize_grouped_panel(Recorder &rec, const SchedulePoint &p, Halide::Func pk, const std::string &pn,
+                             Halide::TailStrategy tail) {
+    const std::vector<Halide::Var> args = pk.args();
+    pk.vectorize(args[0], p.dot_product).vectorize(args[1], p.vector_width, tail);
+    rec.line(pn + ".vectorize(" + clean_name(args[0].name()) + ", " + std::to_string(p.dot_product) + ").vectorize(" +
+             clean_name(args[1].name()) + ", " + std::to_string(p.vector_width) + ", " + tail_name(tail) + ");");
+}
+
 // Vectorizes a panel's copy along its contiguous dimension; or, when the vectorized axis indexes
 // another dimension of the input (output channels of a convolution's weights, n of B in A B^T,
 // which is read across its rows), re-lays the panel out with that dimension contiguous
@@ -807,6 +840,10 @@ void vectorize_panel(Recorder &rec, const TiledGroup &g, const SchedulePoint &p,
     const bool round_up = may_round_up_accumulator(g, p) && p.axes[size_t(p.vector_axis)].reg % p.vector_width != 0 &&
                           reads_dimension_along(g.ms, name, std::max(d, 0), var);
     const Halide::TailStrategy tail = round_up ? Halide::TailStrategy::RoundUp : Halide::TailStrategy::GuardWithIf;
+    if (p.dot_product && d > 0 && reads_dimension_along(g.ms, name, 0, g.main.rvar_names.front())) {
+        vectorize_grouped_panel(rec, p, pk, pn, tail);
+        return;
+    }
     if (d > 0) {
         relayout_panel_across(rec, p, pk, pn, d, tail);
         return;
@@ -1264,17 +1301,20 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     // per output element (a fused GELU) should cost little next to the reduction.
     p.fast_math = fast_math_applies(def);
     place_rows(def, shape, target, p);
-    bool conv = pixel_gemm_point(def, shape, target, p) || strided_row_gemm_point(def, shape, target, p) ||
+    // A dot-product GEMM (int8, bf16) reads its grouped operand as laid out, and a convolution has
+    // its own starting points: neither takes the packed-panel GEMM's.
+    const bool dot = dot_product_point(def, shape, target, p);
+    bool own_point = dot || pixel_gemm_point(def, shape, target, p) || strided_row_gemm_point(def, shape, target, p) ||
                 short_row_conv_point(def, shape, target, p) || blocked_conv_point(def, shape, target, p);
-    if (!conv) panel_gemm_point(def, shape, target, p);
-    tile_for_panels_read_across_rows(def, shape, target, p);
+    if (!own_point) panel_gemm_point(def, shape, target, p);
+    if (!dot) tile_for_panels_read_across_rows(def, shape, target, p);
     // The fewest outermost tile loops that give every core a tile (the image loop of a batch-1
     // convolution alone has one).
     std::vector<int64_t> extents;
     for (const AxisTiling &a : p.axes) extents.push_back(shape.var_extent(out, a.var));
     p.parallel_loops = parallel_loop_choices(cache_loop_trips(p, extents), target.cores).front();
     place_streaming(def, shape, target, p);
-    if (!conv) pack_operands_read_across_rows(def, p);
+    if (!own_point) pack_operands_read_across_rows(def, p);
     return p;
 }
 

@@ -84,6 +84,11 @@ struct SchedulePoint {
     std::vector<StageChoice> stages;
     bool fast_math = false;             // exp as Halide's fast_exp (vectorizes), divisions by a
                                         // variable as products with its reciprocal (core/Lower.h)
+    int dot_product = 0;                // the innermost reduction loop, of this extent, summed
+                                        // inside each vector lane (atomic, vectorized: a
+                                        // VectorReduce) so that the target's dot-product
+                                        // instruction does it: 4 for u8 x s8 (vpdpbusd), 2 for bf16
+                                        // (vdpbf16ps); 0: none (core/DotProduct.h)
 
     nlohmann::json to_json() const;
     static SchedulePoint from_json(const nlohmann::json &j);
@@ -96,7 +101,7 @@ struct SchedulePoint {
                parallel_loops == o.parallel_loops && packed == o.packed && vector_width == o.vector_width &&
                unroll == o.unroll && tile_order == o.tile_order && prefetch == o.prefetch && stages == o.stages &&
                fast_math == o.fast_math && vector_axis == o.vector_axis &&
-               channels_innermost == o.channels_innermost;
+               channels_innermost == o.channels_innermost && dot_product == o.dot_product;
     }
 };
 

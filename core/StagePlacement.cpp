@@ -56,7 +56,7 @@ std::vector<const Statement *> placeable_statements(const ComputeDef &def) {
 bool fast_math_applies(const ComputeDef &def) {
     return std::any_of(def.statements.begin(), def.statements.end(), [&](const Statement &s) {
         DType t = def.find_tensor(s.tensor)->dtype;
-        bool is_float = t == DType::F32 || t == DType::F16;
+        bool is_float = !dtype_is_integer(t);
         return calls(s.body, "exp") || calls(s.body, "erf") || calls(s.body, "tanh") ||
                (is_float && divides_by_variable(s.body));
     });

@@ -44,6 +44,10 @@ std::string Target::fingerprint() const {
     return f.str();
 }
 
+bool Target::has_feature(const std::string &feature) const {
+    return std::find(features.begin(), features.end(), feature) != features.end();
+}
+
 nlohmann::json Target::to_json() const {
     nlohmann::json j;
     j["name"] = name;
@@ -59,6 +63,7 @@ nlohmann::json Target::to_json() const {
                                 {"memory", b.memory}});
     }
     j["paths"] = paths;
+    if (!features.empty()) j["features"] = features;
     return j;
 }
 
@@ -89,16 +94,36 @@ std::string read_word(const fs::path &p) {
 
 }  // namespace
 
+namespace {
+
+// The CPU's flags as /proc/cpuinfo lists them, with a space before and after each; empty when
+// there is no such file.
+std::string cpu_flags() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("flags", 0) == 0) return " " + line.substr(line.find(':') + 1) + " ";
+    }
+    return "";
+}
+
+// The low-precision features of the host (Target::features): those the CPU reports, where the
+// Halide target `ht` can use them.
+std::vector<std::string> host_features(const Halide::Target &ht) {
+    const std::string flags = cpu_flags();
+    std::vector<std::string> out;
+    const bool spr = ht.has_feature(Halide::Target::AVX512_SapphireRapids);
+    for (const char *f : {"avx512_vnni", "avx512_bf16", "amx_int8", "amx_bf16"}) {
+        if (spr && flags.find(std::string(" ") + f + " ") != std::string::npos) out.push_back(f);
+    }
+    return out;
+}
+
+}  // namespace
+
 Halide::Target checked_host_halide_target() {
     Halide::Target ht = Halide::get_host_target();
-    std::ifstream in("/proc/cpuinfo");
-    std::string line, flags;
-    while (std::getline(in, line)) {
-        if (line.rfind("flags", 0) == 0) {
-            flags = " " + line.substr(line.find(':') + 1) + " ";
-            break;
-        }
-    }
+    const std::string flags = cpu_flags();
     if (!flags.empty() && ht.has_feature(Halide::Target::AVX512_SapphireRapids) &&
         flags.find(" avx_vnni ") == std::string::npos) {
         ht = ht.without_feature(Halide::Target::AVX512_SapphireRapids);
@@ -110,6 +135,7 @@ Target host_target() {
     Target t;
     Halide::Target ht = checked_host_halide_target();
     t.halide_target = ht.to_string();
+    t.features = host_features(ht);
     if (ht.arch == Halide::Target::X86) {
         if (ht.has_feature(Halide::Target::AVX512_Skylake) || ht.has_feature(Halide::Target::AVX512)) {
             t.vector_bits = 512;
@@ -206,6 +232,7 @@ Target parse_target(const nlohmann::json &j, const std::string &where) {
             t.buffers.push_back(level);
         }
         t.paths = field("paths").get<std::map<std::string, std::vector<std::string>>>();
+        t.features = j.value("features", std::vector<std::string>{});
     } catch (const nlohmann::json::exception &e) {
         user_check(false) << "target " << where << ": " << e.what();
     }

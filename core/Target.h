@@ -42,6 +42,12 @@ struct Target {
     // "input0", "input1", ... for the main statement's inputs by position (on the accelerator
     // target, A through L0A and B through L0B); a missing positional path falls back to "input".
     std::map<std::string, std::vector<std::string>> paths;
+    // Instruction features the legal space uses, by their Linux /proc/cpuinfo names:
+    // "avx512_vnni" (vpdpbusd: 4 u8 x s8 products summed into each i32 lane), "avx512_bf16"
+    // (vdpbf16ps: 2 bf16 products into each f32 lane), "amx_int8", "amx_bf16". The host lists those
+    // its CPU reports and its Halide target can emit (Halide 14 emits the dot products only with
+    // avx512_sapphirerapids); a JSON target lists them in "features".
+    std::vector<std::string> features;
 
     // The path of the main statement's `index`-th input, and of the output.
     std::vector<std::string> input_path(size_t index) const;
@@ -51,6 +57,7 @@ struct Target {
     std::string cache_tile_buffer(size_t index) const;
 
     int vector_lanes(int element_bytes) const { return vector_bits / 8 / element_bytes; }
+    bool has_feature(const std::string &feature) const;
     const BufferLevel *find_buffer(const std::string &buffer) const;
     // Identifies the hardware: Halide target, caches and cores; part of the targets table.
     std::string fingerprint() const;

@@ -2,6 +2,7 @@
 
 #include "base/TilingTable.h"
 #include "core/ConvWindow.h"
+#include "core/DotProduct.h"
 #include "core/ParallelLoops.h"
 #include "core/StagePlacement.h"
 #include "core/Streaming.h"
@@ -152,6 +153,7 @@ SchedulePoint tiling_at(const TilingRules &rules, size_t v, const std::vector<si
     p.stages = rules.knobs.stage_plans.front().stages;
     p.fast_math = rules.knobs.stage_plans.front().fast_math;
     p.channels_innermost = rules.knobs.channel_orders.front();
+    p.dot_product = rules.knobs.dot_product;
     return p;
 }
 
@@ -562,6 +564,8 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     s.knobs = knob_choices(def, s.axes, s.groups, threads, fusable);
     s.knobs.stage_plans = stage_plan_choices(def, shape, target);
     if (fusable && window_inside_channels(ms, shape, kWindowSteps)) s.knobs.channel_orders = {false, true};
+    if (fusable) s.knobs.dot_product = dot_product_group(def, shape, target);
+    if (s.knobs.dot_product) s.knobs.channel_orders = {false};  // the group loop is innermost either way
     s.most_tiles = most_cache_tiles(s);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
     s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));
@@ -628,7 +632,8 @@ bool offered_knobs(const KnobChoices &k, const SchedulePoint &p) {
                     std::find(k.tile_orders.begin() + 1, k.tile_orders.end(), p.tile_order) != k.tile_orders.end());
     return has(k.outer_orders, p.outer_order) && tile_ok && has(parallel_choices(k, p), p.parallel_loops) &&
            has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch)) && has(k.unroll_choices, p.unroll) &&
-           has(k.stage_plans, StagePlan{p.stages, p.fast_math}) && has(k.channel_orders, p.channels_innermost);
+           has(k.stage_plans, StagePlan{p.stages, p.fast_math}) && has(k.channel_orders, p.channels_innermost) &&
+           p.dot_product == k.dot_product;
 }
 
 std::vector<Footprint> footprints(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape,

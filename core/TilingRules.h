@@ -71,6 +71,11 @@ struct KnobChoices {
     // SchedulePoint::channels_innermost: {false, true} where the main reduction is a window inside
     // a channel loop (conv2d_nchw's rx, ry inside c), else {false}: the same space as before.
     std::vector<bool> channel_orders{false};
+    // SchedulePoint::dot_product, one choice for the whole space: the dot-product group of the
+    // main reduction where the target has the instruction (core/DotProduct.h), else 0. A widening
+    // dot product does the group's products in one instruction per vector; the same loop without
+    // it takes several, so the space does not offer both.
+    int dot_product = 0;
 };
 
 struct TilingRules {

@@ -105,6 +105,7 @@ TilingSpace make_tiling_space(const ComputeDef &def, const BoundShape &shape, co
             base.outer_order = s.knobs.outer_orders.front();
             base.parallel_loops = parallel_choices(s.knobs, base).front();
             base.packed = s.knobs.pack_prefetch.front().first;
+            base.dot_product = s.knobs.dot_product;
             int64_t knobs = product(knob_dims(s.knobs, base));
             s.total_points += knobs;
             s.total_tilings++;

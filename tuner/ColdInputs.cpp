@@ -25,10 +25,10 @@ void stream_eviction_buffer() {
 }  // namespace
 
 void flush_from_caches(const HostTensor &t) {
-    if (t.data.empty()) return;
+    if (t.elements() == 0) return;
 #if defined(__x86_64__) || defined(__i386__)
-    const auto *begin = reinterpret_cast<const char *>(t.data.data());
-    const char *end = begin + t.data.size() * sizeof(float);
+    const auto *begin = static_cast<const char *>(t.host());
+    const char *end = begin + t.byte_size();
     const char *line = reinterpret_cast<const char *>(uintptr_t(begin) & ~uintptr_t(63));
     for (; line < end; line += 64) _mm_clflush(line);
     _mm_mfence();  // the flushes are done before the timed call begins

@@ -12,8 +12,7 @@ TaskContext::TaskContext(const ComputeDef &d, const BoundShape &s, const Target 
     : def(&d), shape(s), target(t) {
     inputs = random_inputs(d, s, seed);
     reference = reference_sample(d, s, inputs);
-    output.dims = s.dims.at(d.output().name);
-    output.data.assign(size_t(output.elements()), 0.0f);
+    output = make_host_tensor(d.output().dtype, s.dims.at(d.output().name));
     flops = flop_count(d, s);
 }
 
@@ -30,7 +29,7 @@ std::unique_ptr<CompiledCandidate> compile_and_verify(TaskContext &task, const s
         }
         c->kernel = std::make_unique<JitKernel>(*c->op, task.target);
         // A poisoned output, so a kernel that skips points cannot pass on stale values.
-        std::fill(task.output.data.begin(), task.output.data.end(), std::numeric_limits<float>::quiet_NaN());
+        poison(task.output);
         c->kernel->bind(task.inputs, task.output);
         c->kernel->run();
         Verification v = check_output(task.reference, task.output);

@@ -57,7 +57,7 @@ public:
         db::LookupAnswer answer;
         answer.kernel.key.op_name = def->name;
         answer.kernel.key.op_hash = definition_hash(def->source);
-        answer.kernel.key.dtype = dtype_name(def->output().dtype);
+        answer.kernel.key.dtype = op_dtype(*def);
         answer.kernel.key.target = target_key_;
         answer.kernel.key.halide_version = halide_version();
         answer.kernel.key.tuner_version = tuner_version();

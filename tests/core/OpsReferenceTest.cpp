@@ -51,23 +51,23 @@ struct View {
             EXPECT_TRUE(i >= 0 && i < t.dims[d]) << "naive reference reads out of range";
             flat = flat * t.dims[d++] + i;
         }
-        return double(t.data.at(size_t(flat)));
+        EXPECT_LT(flat, t.elements());
+        return t.at(flat);
     }
 };
 
-// Output tensor built in double and stored as float, like a kernel's output.
+// Output tensor built in double and stored in the output's type (float unless told), like a
+// kernel's output.
 struct Out {
     HostTensor t;
-    explicit Out(std::vector<int64_t> dims) {
-        t.dims = std::move(dims);
-        t.data.assign(size_t(t.elements()), 0.0f);
-    }
+    explicit Out(std::vector<int64_t> dims, DType type = DType::F32) : t(make_host_tensor(type, std::move(dims))) {}
     void set(std::initializer_list<int64_t> index, double v) {
         int64_t flat = 0;
         size_t d = 0;
         for (int64_t i : index)
             flat = flat * t.dims[d++] + i;
-        t.data.at(size_t(flat)) = float(v);
+        ASSERT_LT(flat, t.elements());
+        t.set(flat, v);
     }
 };
 
@@ -89,6 +89,23 @@ HostTensor naive_matmul(const Params &p, const Inputs &in) {
             double s = 0;
             for (int64_t k = 0; k < K; k++)
                 s += A({m, k}) * B({k, n});
+            C.set({m, n}, s);
+        }
+    }
+    return C.t;
+}
+
+// C = A B with B read from its packed layout B[k / g, n, k % g], over the first K - K % g steps:
+// matmul_u8s8 (g = 4, an i32 output; double holds its sums exactly) and matmul_bf16 (g = 2).
+HostTensor naive_packed_matmul(const Params &p, const Inputs &in, int64_t g, DType out) {
+    int64_t M = p("M"), N = p("N"), K = p("K") / g * g;
+    View A{in.at("A")}, B{in.at("B")};
+    Out C({M, N}, out);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += A({m, k}) * B({k / g, n, k % g});
             C.set({m, n}, s);
         }
     }
@@ -424,6 +441,14 @@ struct OpCase {
 const std::vector<OpCase> &op_cases() {
     static const std::vector<OpCase> cases = {
         {"matmul", {"M=16,N=64,K=32", "M=13,N=37,K=19"}, 1e-5, naive_matmul},
+        {"matmul_u8s8",
+         {"M=16,N=64,K=32", "M=13,N=37,K=20", "M=5,N=19,K=22"},
+         0.0,
+         [](const Params &p, const Inputs &in) { return naive_packed_matmul(p, in, 4, DType::I32); }},
+        {"matmul_bf16",
+         {"M=16,N=64,K=32", "M=13,N=37,K=20", "M=5,N=19,K=21"},
+         1e-5,
+         [](const Params &p, const Inputs &in) { return naive_packed_matmul(p, in, 2, DType::F32); }},
         {"batch_matmul",
          {"BATCH=2,M=8,N=32,K=16", "BATCH=3,M=7,N=21,K=11"},
          1e-5,
@@ -564,8 +589,8 @@ testing::AssertionResult matches(const HostTensor &got, const HostTensor &want, 
         return testing::AssertionFailure() << "output dims differ";
     double worst = 0;
     int64_t worst_at = -1;
-    for (size_t i = 0; i < want.data.size(); i++) {
-        double g = got.data[i], w = want.data[i];
+    for (int64_t i = 0; i < want.elements(); i++) {
+        double g = got.at(i), w = want.at(i);
         double err = std::isfinite(g) ? std::fabs(g - w) / (1.0 + std::fabs(w))
                                       : std::numeric_limits<double>::infinity();
         if (err > worst) {
@@ -577,7 +602,7 @@ testing::AssertionResult matches(const HostTensor &got, const HostTensor &want, 
         return testing::AssertionSuccess();
     return testing::AssertionFailure()
            << "max error " << worst << " > tolerance " << tol << " at flat index " << worst_at
-           << ": got " << got.data[size_t(worst_at)] << ", want " << want.data[size_t(worst_at)];
+           << ": got " << got.at(worst_at) << ", want " << want.at(worst_at);
 }
 
 struct Prepared {
@@ -616,10 +641,9 @@ HostTensor run_kernel(Prepared &p, bool heuristic) {
         apply_default_schedule(op, host);
     }
     JitKernel kernel(op, host);
-    HostTensor out;
-    out.dims = p.shape.dims.at(p.def.output().name);
-    // NaN everywhere, so that a point the kernel never writes cannot pass by accident.
-    out.data.assign(size_t(out.elements()), std::numeric_limits<float>::quiet_NaN());
+    HostTensor out = make_host_tensor(p.def.output().dtype, p.shape.dims.at(p.def.output().name));
+    // Poisoned everywhere, so that a point the kernel never writes cannot pass by accident.
+    poison(out);
     kernel.bind(p.inputs, out);
     kernel.run();
     return out;

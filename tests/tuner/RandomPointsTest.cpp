@@ -39,6 +39,8 @@ const std::map<std::string, std::string> &shapes() {
         {"matmul", "M=29,N=41,K=23"},
         {"matmul_bias_gelu", "M=21,N=35,K=17"},
         {"matmul_bias_relu", "M=17,N=50,K=19"},
+        {"matmul_bf16", "M=21,N=37,K=22"},
+        {"matmul_u8s8", "M=29,N=41,K=24"},
         {"max_pool2d", "N=1,C=4,H=19,W=24,KH=3,KW=3,stride=2,pad=1"},
         {"mul", "M=23,N=33"},
         {"nchw_to_nhwc", "N=1,C=19,H=7,W=9"},

@@ -1,0 +1,201 @@
+// Low precision (issue 40): the u8 and bf16 types, host tensors of every type, the reference's
+// exact integers, the cache key's dtype of a mixed-type op, and dot-product blocking: the legal
+// space of an int8 matmul on a VNNI target offers the reduction in groups of 4 reduced inside the
+// lanes, and the kernel it schedules is vpdpbusd code that matches the reference exactly.
+#include "core/DotProduct.h"
+#include "core/Kernel.h"
+#include "core/OpLibrary.h"
+#include "core/Reference.h"
+#include "core/Schedule.h"
+#include "core/TilingRules.h"
+#include "core/TilingSpace.h"
+#include "tests/support/CheckedKernel.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace opgen;
+
+namespace {
+
+ComputeDef int8_matmul() { return OpLibrary::standard().load("matmul_u8s8"); }
+
+// The bundled AVX-512 target with the VNNI and BF16 features (a description, never compiled for).
+Target vnni_target() {
+    Target t = load_target("x86-64-avx512");
+    t.features = {"avx512_vnni", "avx512_bf16"};
+    return t;
+}
+
+// The Halide assembly of `point` scheduled on `op` for `target`.
+std::string assembly_of(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
+                        const Target &target) {
+    LoweredOp op = lower_for_point(def, shape, &point);
+    apply_schedule(op, point, target);
+    std::vector<Halide::Argument> args(op.params.begin(), op.params.end());
+    const std::string path = testing::TempDir() + "/lowprecision_" + std::to_string(getpid()) + ".s";
+    Halide::Pipeline(op.output).compile_to_assembly(path, args, "kernel",
+                                                    halide_target_of(target).with_feature(Halide::Target::NoRuntime));
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::remove(path.c_str());
+    return text.str();
+}
+
+}  // namespace
+
+TEST(LowPrecision, TypesHaveNamesSizesAndCodes) {
+    EXPECT_EQ(dtype_from_name("u8"), DType::U8);
+    EXPECT_EQ(dtype_from_name("bf16"), DType::BF16);
+    EXPECT_EQ(dtype_bytes(DType::U8), 1);
+    EXPECT_EQ(dtype_bytes(DType::BF16), 2);
+    EXPECT_TRUE(dtype_is_integer(DType::U8));
+    EXPECT_FALSE(dtype_is_integer(DType::BF16));
+    EXPECT_EQ(dtype_names_listed(), "f32, f16, i8, i32, u8 or bf16");
+}
+
+TEST(LowPrecision, HostTensorsHoldEachTypeInItsOwnWidth) {
+    HostTensor u = make_host_tensor(DType::U8, {2, 3});
+    EXPECT_EQ(u.byte_size(), 6);
+    u.set(4, 255);
+    EXPECT_EQ(u.at(4), 255.0);
+    HostTensor c = make_host_tensor(DType::I32, {1});
+    c.set(0, -33423360);  // beyond float's 24 bits: kept exactly
+    EXPECT_EQ(c.at(0), -33423360.0);
+    HostTensor b = make_host_tensor(DType::BF16, {2});
+    b.set(0, 1.00390625);  // halfway between 1 and 1 + 2^-7: ties to even
+    b.set(1, 1.01171875);  // halfway between 1 + 2^-7 and 1 + 2^-6: ties to even
+    EXPECT_EQ(b.at(0), 1.0);
+    EXPECT_EQ(b.at(1), 1.015625);
+    poison(c);
+    EXPECT_EQ(c.at(0), -1515870811.0);
+}
+
+// A sum of u8 x s8 products beyond 2^24 is exact in the reference and compared exactly: one unit
+// off is a wrong result.
+TEST(LowPrecision, ReferenceSumsIntegersExactly) {
+    ComputeDef def = int8_matmul();
+    BoundShape shape = bind_shape(def, "M=1,N=1,K=1024");
+    std::map<std::string, HostTensor> in{{"A", make_host_tensor(DType::U8, {1, 1024})},
+                                         {"B", make_host_tensor(DType::I8, {256, 1, 4})}};
+    for (int64_t i = 0; i < 1024; i++) {
+        in["A"].set(i, 255);
+        in["B"].set(i, -128);
+    }
+    ReferenceSample sample = reference_sample(def, shape, in);
+    ASSERT_EQ(sample.want.size(), 1u);
+    EXPECT_EQ(sample.want[0], -33423360.0);
+    HostTensor out = make_host_tensor(DType::I32, {1, 1});
+    out.set(0, -33423360);
+    EXPECT_TRUE(check_output(sample, out).ok);
+    out.set(0, -33423359);
+    EXPECT_FALSE(check_output(sample, out).ok);
+}
+
+TEST(LowPrecision, RandomInputsCoverTheIntegerRanges) {
+    ComputeDef def = int8_matmul();
+    auto in = random_inputs(def, bind_shape(def, "M=16,N=64,K=64"), 3);
+    ASSERT_EQ(in.at("A").dtype, DType::U8);
+    ASSERT_EQ(in.at("B").dtype, DType::I8);
+    double amax = 0, bmin = 0;
+    for (int64_t i = 0; i < in.at("A").elements(); i++) amax = std::max(amax, in.at("A").at(i));
+    for (int64_t i = 0; i < in.at("B").elements(); i++) bmin = std::min(bmin, in.at("B").at(i));
+    EXPECT_GT(amax, 127);  // u8 values a signed byte could not hold
+    EXPECT_LT(bmin, -64);
+}
+
+TEST(LowPrecision, KeyDtypeNamesEveryElementType) {
+    EXPECT_EQ(op_dtype(int8_matmul()), "u8,i8->i32");
+    EXPECT_EQ(op_dtype(OpLibrary::standard().load("matmul")), "f32");
+    ComputeDef bf = OpLibrary::standard().load("matmul_bf16");
+    EXPECT_EQ(op_dtype(bf), "bf16,bf16->f32");
+    EXPECT_EQ(dot_product_group(bf, bind_shape(bf, "M=4,N=32,K=8"), vnni_target()), 2);
+}
+
+// The space of an int8 matmul on a VNNI target: the reduction in groups of 4 (kk: 4 steps, whole),
+// reduced inside the lanes at every point.
+TEST(LowPrecision, SpaceOffersDotProductBlockingOnVnni) {
+    ComputeDef def = int8_matmul();
+    BoundShape shape = bind_shape(def, "M=64,N=128,K=256");
+    Target vnni = vnni_target();
+    TilingRules rules = make_tiling_rules(def, shape, vnni, 1);
+    EXPECT_EQ(rules.knobs.dot_product, 4);
+    ASSERT_EQ(rules.reduce.size(), 2u);
+    EXPECT_EQ(rules.reduce[0].var, "kk");
+    EXPECT_EQ(rules.reduce[0].blocks, std::vector<int64_t>{4});
+    std::vector<SchedulePoint> points = sample_legal_points(rules, def, shape, vnni, 50, 1, 5000);
+    ASSERT_FALSE(points.empty());
+    for (const SchedulePoint &p : points) EXPECT_EQ(p.dot_product, 4) << p.summary();
+    // Without the feature, or for a float32 matmul, nothing changes.
+    EXPECT_EQ(make_tiling_rules(def, shape, load_target("x86-64-avx512"), 1).knobs.dot_product, 0);
+    ComputeDef f32 = OpLibrary::standard().load("matmul");
+    EXPECT_EQ(make_tiling_rules(f32, bind_shape(f32, "M=64,N=128,K=256"), vnni, 1).knobs.dot_product, 0);
+}
+
+// A panel of the grouped operand keeps the group innermost (copied 4 x 16 lanes at a time), where
+// a float32 B read across its rows would be re-laid with the vector axis innermost; on a VNNI host
+// the kernel stays exact.
+TEST(LowPrecision, PackedGroupedOperandKeepsItsLayout) {
+    ComputeDef def = int8_matmul();
+    BoundShape shape = bind_shape(def, "M=32,N=96,K=128");
+    SchedulePoint p = heuristic_point(def, shape, vnni_target());
+    p.packed = {"B"};
+    LoweredOp op = lower_for_point(def, shape, &p);
+    std::string source = apply_schedule(op, p, vnni_target()).source();
+    EXPECT_NE(source.find(", 4).vectorize("), std::string::npos) << source;
+    EXPECT_EQ(source.find("B_panel.reorder_storage"), std::string::npos) << source;
+    Target host = host_target();
+    if (!host.has_feature("avx512_vnni")) return;
+    SchedulePoint hp = heuristic_point(def, shape, host);
+    hp.packed = {"B"};
+    Verification v = test::run_checked(def, shape, hp, host, 9);
+    EXPECT_TRUE(v.ok) << v.first_mismatch;
+}
+
+TEST(LowPrecision, HeuristicPointReducesGroupsInLanes) {
+    ComputeDef def = int8_matmul();
+    BoundShape shape = bind_shape(def, "M=64,N=128,K=256");
+    SchedulePoint p = heuristic_point(def, shape, vnni_target());
+    EXPECT_EQ(p.dot_product, 4);
+    EXPECT_TRUE(p.packed.empty());
+    LoweredOp op = lower_for_point(def, shape, &p);
+    std::string source = apply_schedule(op, p, vnni_target()).source();
+    EXPECT_NE(source.find(".atomic().vectorize(kk)"), std::string::npos) << source;
+    EXPECT_EQ(SchedulePoint::from_json(p.to_json()), p);
+}
+
+namespace {
+
+// On a host with `feature`, the heuristic kernel of `op_name` at `shape_text` is `instruction` code
+// and matches the reference (exactly for an integer output).
+void check_host_kernel(const std::string &op_name, const std::string &shape_text, const std::string &feature,
+                       const std::string &instruction) {
+    Target host = host_target();
+    if (!host.has_feature(feature)) GTEST_SKIP() << "host has no " << feature << " that Halide can emit";
+    ComputeDef def = OpLibrary::standard().load(op_name);
+    BoundShape shape = bind_shape(def, shape_text);
+    SchedulePoint p = heuristic_point(def, shape, host);
+    ASSERT_GT(p.dot_product, 0);
+    EXPECT_NE(assembly_of(def, shape, p, host).find(instruction), std::string::npos) << instruction;
+    Verification v = test::run_checked(def, shape, p, host, 5);
+    EXPECT_TRUE(v.ok) << v.first_mismatch;
+    EXPECT_EQ(v.points_checked, shape.elements("C"));
+}
+
+}  // namespace
+
+TEST(LowPrecision, HostInt8KernelUsesVpdpbusdAndIsExact) {
+    check_host_kernel("matmul_u8s8", "M=32,N=96,K=128", "avx512_vnni", "vpdpbusd");
+}
+
+TEST(LowPrecision, HostBf16KernelUsesVdpbf16ps) {
+    check_host_kernel("matmul_bf16", "M=32,N=96,K=128", "avx512_bf16", "vdpbf16ps");
+}

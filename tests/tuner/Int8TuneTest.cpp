@@ -1,0 +1,37 @@
+// An int8 matmul (u8 x s8 -> s32, issue 40) tuned end to end with measurement workers: every
+// candidate is checked against the reference exactly before its time counts, and the winner,
+// compiled again here, matches the reference at every point. A tiny shape and few trials.
+#include "core/OpLibrary.h"
+#include "tests/support/CheckedKernel.h"
+#include "tuner/Tuner.h"
+
+#include <gtest/gtest.h>
+
+using namespace opgen;
+using namespace opgen::tuner;
+
+TEST(Int8Tune, TunedKernelMatchesTheReferenceExactly) {
+    ComputeDef def = OpLibrary::standard().load("matmul_u8s8");
+    BoundShape shape = bind_shape(def, "M=16,N=64,K=32");
+    Target host = host_target();
+    TuneOptions o;
+    o.trials = 4;
+    o.batch = 2;
+    o.seed = 3;
+    o.jobs = 2;
+    o.min_time_ms = 1;
+    o.timeout_s = 60;
+    TuneResult r = tune(def, shape, host, o);
+    ASSERT_TRUE(r.found);
+    for (const Trial &t : r.trials) {
+        EXPECT_NE(t.result.status, "wrong_result") << t.point.summary() << ": " << t.result.error;
+        if (t.result.ok()) {
+            EXPECT_EQ(t.result.max_error, 0.0) << t.point.summary();
+        }
+    }
+    EXPECT_EQ(r.best.dot_product, host.has_feature("avx512_vnni") ? 4 : 0);
+
+    Verification v = test::run_checked(def, shape, r.best, host, 77);
+    EXPECT_TRUE(v.ok) << v.first_mismatch;
+    EXPECT_EQ(v.points_checked, shape.elements("C"));
+}
