@@ -23,9 +23,13 @@ int64_t default_opset(const onnx::ModelProto &model) {
 // the partitioner, which refuses them by name.
 void check_node_arity(const onnx::NodeProto &n, int64_t opset, const std::string &path) {
     if (!(n.domain().empty() || n.domain() == "ai.onnx")) return;
-    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(n.op_type(), int(opset));
-    if (!schema) return;
     const std::string node = "model '" + path + "': node '" + n.name() + "' (" + n.op_type() + ")";
+    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(n.op_type(), int(opset));
+    if (!schema) {
+        // An operator ONNX knows, but not at the model's opset (or the model imports none).
+        user_check(!onnx::OpSchemaRegistry::Schema(n.op_type())) << node << " does not exist at opset " << opset;
+        return;
+    }
     user_check(n.input_size() >= schema->min_input() && n.input_size() <= schema->max_input())
         << node << " has " << n.input_size() << " input(s); opset " << opset << " allows "
         << schema->min_input() << " to " << schema->max_input();

@@ -104,7 +104,9 @@ std::string target_prefix(const std::string &halide_target) {
 halide_type_t halide_type_of(const std::string &dtype) {
     if (dtype == "i32") return {halide_type_int, 32, 1};
     if (dtype == "i8") return {halide_type_int, 8, 1};
+    if (dtype == "u8") return {halide_type_uint, 8, 1};
     if (dtype == "f16") return {halide_type_float, 16, 1};
+    if (dtype == "bf16") return {halide_type_bfloat, 16, 1};
     return {halide_type_float, 32, 1};
 }
 
