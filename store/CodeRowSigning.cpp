@@ -37,6 +37,21 @@ void visit_table(SqliteConnection &connection, const CodeTable &table,
 
 }  // namespace
 
+bool sign_row(const KernelKey &key, KernelCode &code, const SigningKey &signer, bool only_unsigned,
+              CodeSigningReport &report) {
+    if (only_unsigned && !(code.signed_by.empty() && code.ed25519_signature.empty())) {
+        report.kept++;
+        return false;
+    }
+    if (!code_matches_itself(code)) {
+        report.not_matching++;
+        return false;
+    }
+    sign_code(key, code, signer);
+    report.signed_rows++;
+    return true;
+}
+
 void visit_stored_code(SqliteConnection &connection,
                        const std::function<void(const KernelKey &, const KernelCode &)> &visit) {
     for (const CodeTable &table : kCodeTables) {
@@ -55,17 +70,10 @@ CodeSigningReport sign_stored_code(SqliteConnection &connection, const SigningKe
         };
         std::vector<Update> updates;
         visit_table(connection, table, [&](int64_t rowid, const KernelKey &row_key, const KernelCode &code) {
-            if (only_unsigned && !(code.signed_by.empty() && code.ed25519_signature.empty())) {
-                report.kept++;
-                return;
-            }
-            if (!code_matches_itself(code)) {
-                report.not_matching++;
-                return;
-            }
             KernelCode signed_code = code;
-            sign_code(row_key, signed_code, key);
-            updates.push_back({rowid, signed_code.signed_by, signed_code.ed25519_signature});
+            if (sign_row(row_key, signed_code, key, only_unsigned, report)) {
+                updates.push_back({rowid, signed_code.signed_by, signed_code.ed25519_signature});
+            }
         });
         const std::string sql = std::string("UPDATE ") + table.name +
                                 " SET signed_by = ?1, ed25519_signature = ?2 WHERE rowid = ?3";
@@ -74,7 +82,6 @@ CodeSigningReport sign_stored_code(SqliteConnection &connection, const SigningKe
             update.bind(1, u.signed_by).bind(2, u.signature).bind(3, u.rowid);
             update.run();
         }
-        report.signed_rows += int64_t(updates.size());
     }
     return report;
 }

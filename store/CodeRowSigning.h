@@ -15,6 +15,12 @@ namespace opgen::db {
 void visit_stored_code(SqliteConnection &connection,
                        const std::function<void(const KernelKey &, const KernelCode &)> &visit);
 
+// One row of KernelCodeStore::sign_code_rows, for every store: signs `code` as the row of `key`
+// and returns true, unless `only_unsigned` and it carries a signature (counted as kept) or its code
+// does not match its own digest (counted as not matching).
+bool sign_row(const KernelKey &key, KernelCode &code, const SigningKey &signer, bool only_unsigned,
+              CodeSigningReport &report);
+
 // Signs the rows as KernelCodeStore::sign_code_rows says; the caller holds the transaction.
 CodeSigningReport sign_stored_code(SqliteConnection &connection, const SigningKey &key,
                                    bool only_unsigned);

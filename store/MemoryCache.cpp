@@ -1,5 +1,7 @@
 #include "store/MemoryCache.h"
 
+#include "store/CodeRowSigning.h"
+
 #include "store/VariantStore.h"
 
 #include <cmath>
@@ -115,18 +117,8 @@ public:
     CodeSigningReport sign_code_rows(const SigningKey &key, bool only_unsigned) override {
         std::lock_guard<std::mutex> lock(mutex_);
         CodeSigningReport report;
-        auto sign = [&](const KernelKey &row_key, KernelCode &code) {
-            if (only_unsigned && !(code.signed_by.empty() && code.ed25519_signature.empty())) {
-                report.kept++;
-            } else if (!code_matches_itself(code)) {
-                report.not_matching++;
-            } else {
-                sign_code(row_key, code, key);
-                report.signed_rows++;
-            }
-        };
-        for (auto &[order, code] : code_) sign(kernels_.at(order).key, code);
-        for (auto &[order, row] : generic_) sign(row.key, row.code);
+        for (auto &[order, code] : code_) sign_row(kernels_.at(order).key, code, key, only_unsigned, report);
+        for (auto &[order, row] : generic_) sign_row(row.key, row.code, key, only_unsigned, report);
         return report;
     }
 
