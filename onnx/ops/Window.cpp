@@ -112,6 +112,37 @@ bool present(const GraphNode &n, size_t i) {
     return n.inputs.size() > i && !n.inputs[i].empty();
 }
 
+// The op text of a grouped convolution `name` (both Conv and ConvTranspose): X [N, G, CG, in...]
+// zero-padded, read at `reads`; weights Wt of dims `wt_dims` (G first), read at `wt_index`; an
+// optional bias per output channel; Y [N, G, FG, out...]. `what` is the comment line's text
+// before the bias clause.
+std::string grouped_convolution_text(const std::string &name, const std::string &what, const SpatialDecl &d,
+                                     bool bias, const std::string &wt_dims, const std::vector<std::string> &reads,
+                                     const std::string &wt_index) {
+    const std::string y = "[n, g, f, " + join(d.ov, ", ") + "]";
+    std::string text = std::string(kGeneratedHeader) + what + (bias ? ", plus a bias per output channel" : "") + ".\n";
+    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " + join(d.attrs, ", ") + "\n";
+    text += "input  X: f32[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n";
+    text += "input  Wt: f32[" + wt_dims + ", " + join(d.kernel, ", ") + "]\n";
+    if (bias)
+        text += "input  bias: f32[G, FG]\nlocal  Z: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += "output Y: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += std::string(bias ? "Z" : "Y") + y + " = sum(c: CG, " + join(d.reducers, ", ") + ") X[n, g, c, " +
+            join(reads, ", ") + "] * Wt[" + wt_index + "]\n";
+    if (bias)
+        text += "Y" + y + " = Z" + y + " + bias[g, f]\n";
+    return text;
+}
+
+// A convolution node's kernel arguments: X, Wt, the bias when there is one, Y.
+std::vector<std::pair<std::string, std::string>> convolution_args(const GraphNode &n, bool bias) {
+    std::vector<std::pair<std::string, std::string>> args = {{"X", n.inputs[0]}, {"Wt", n.inputs[1]}};
+    if (bias)
+        args.push_back({"bias", n.inputs[2]});
+    args.push_back({"Y", n.outputs[0]});
+    return args;
+}
+
 // Conv: X [N, C, S...] viewed as [N, G, C/G, S...], W [F, C/G, K...] as [G, F/G, C/G, K...], Y
 // [N, F, O...] as [N, G, F/G, O...]; X read with zero padding.
 SubgraphKernel convolution(const ModelGraph &g, const GraphNode &n) {
@@ -127,31 +158,16 @@ SubgraphKernel convolution(const ModelGraph &g, const GraphNode &n) {
     const bool bias = present(n, 2);
     if (bias)
         require_float(g, n.inputs[2]);
-    const std::string s = std::to_string(xd.size() - 2), y = "[n, g, f, " + join(d.ov, ", ") + "]";
+    const std::string s = std::to_string(xd.size() - 2);
     const std::string name = "convolution_" + s + "d" + (bias ? "_bias" : "");
-    std::string text = std::string(kGeneratedHeader) + "# " + s +
-                       "-D grouped convolution (cross-correlation; reads outside X are zero), "
-                       "NC... layout, channels "
-                       "in G groups" +
-                       (bias ? ", plus a bias per output channel" : "") + ".\n";
-    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " +
-            join(d.attrs, ", ") + "\n";
-    text += "input  X: f32[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n";
-    text += "input  Wt: f32[G, FG, CG, " + join(d.kernel, ", ") + "]\n";
-    if (bias)
-        text += "input  bias: f32[G, FG]\nlocal  Z: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
-    text += "output Y: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
     std::vector<std::string> kv;
     for (const std::string &r : d.reducers)
         kv.push_back(r.substr(0, r.find(':')));
-    text += std::string(bias ? "Z" : "Y") + y + " = sum(c: CG, " + join(d.reducers, ", ") +
-            ") X[n, g, c, " + join(d.reads, ", ") + "] * Wt[g, f, c, " + join(kv, ", ") + "]\n";
-    if (bias)
-        text += "Y" + y + " = Z" + y + " + bias[g, f]\n";
-    std::vector<std::pair<std::string, std::string>> args = {{"X", x}, {"Wt", w}};
-    if (bias)
-        args.push_back({"bias", n.inputs[2]});
-    args.push_back({"Y", n.outputs[0]});
+    const std::string text = grouped_convolution_text(
+        name, "# " + s + "-D grouped convolution (cross-correlation; reads outside X are zero), NC... layout, "
+                         "channels in G groups",
+        d, bias, "G, FG, CG", d.reads, "g, f, c, " + join(kv, ", "));
+    const std::vector<std::pair<std::string, std::string>> args = convolution_args(n, bias);
     const std::string shape = window_shape(
         {{"N", xd[0]}, {"G", groups}, {"CG", xd[1] / groups}, {"FG", wd[0] / groups}}, d);
     return generated_kernel("conv", name, text, shape, args);
@@ -191,27 +207,12 @@ SubgraphKernel transposed_convolution(const ModelGraph &g, const GraphNode &n) {
     const bool bias = present(n, 2);
     if (bias)
         require_float(g, n.inputs[2]);
-    const std::string dim = std::to_string(s), y = "[n, g, f, " + join(d.ov, ", ") + "]";
+    const std::string dim = std::to_string(s);
     const std::string name = "convolution_transpose_" + dim + "d" + (bias ? "_bias" : "");
-    std::string text =
-        std::string(kGeneratedHeader) + "# " + dim +
-        "-D transposed convolution at stride 1 (reads outside X are zero), channels in G groups" +
-        (bias ? ", plus a bias per output channel" : "") + ".\n";
-    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " +
-            join(d.attrs, ", ") + "\n";
-    text += "input  X: f32[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n";
-    text += "input  Wt: f32[G, CG, FG, " + join(d.kernel, ", ") + "]\n";
-    if (bias)
-        text += "input  bias: f32[G, FG]\nlocal  Z: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
-    text += "output Y: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
-    text += std::string(bias ? "Z" : "Y") + y + " = sum(c: CG, " + join(d.reducers, ", ") +
-            ") X[n, g, c, " + join(reads, ", ") + "] * Wt[g, c, f, " + join(kv, ", ") + "]\n";
-    if (bias)
-        text += "Y" + y + " = Z" + y + " + bias[g, f]\n";
-    std::vector<std::pair<std::string, std::string>> args = {{"X", x}, {"Wt", w}};
-    if (bias)
-        args.push_back({"bias", n.inputs[2]});
-    args.push_back({"Y", n.outputs[0]});
+    const std::string text = grouped_convolution_text(
+        name, "# " + dim + "-D transposed convolution at stride 1 (reads outside X are zero), channels in G groups",
+        d, bias, "G, CG, FG", reads, "g, c, f, " + join(kv, ", "));
+    const std::vector<std::pair<std::string, std::string>> args = convolution_args(n, bias);
     const std::string shape =
         window_shape({{"N", xd[0]}, {"G", groups}, {"CG", xd[1] / groups}, {"FG", wd[1]}}, d);
     return generated_kernel("conv", name, text, shape, args);
