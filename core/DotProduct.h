@@ -1,4 +1,4 @@
-// Dot-product blocking (issue 40): where the main reduction of an op is a widening product of
+// Dot-product blocking (docs/design.md §2.4): where the main reduction of an op is a widening product of
 // narrow types summed into a wider accumulator, and the target has the instruction that sums a
 // small group of such products inside each vector lane, the schedule reduces the innermost
 // reduction loop (of exactly that group's extent) inside the lanes: the update is made atomic and

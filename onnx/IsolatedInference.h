@@ -1,4 +1,4 @@
-// ONNX's shape inference run in a child process (issue 39: ONNX files are untrusted input). libonnx
+// ONNX's shape inference run in a child process (docs/design.md §3.1: ONNX files are untrusted input). libonnx
 // 1.12's inference functions divide by attribute values and dereference types that a malformed
 // file leaves out (a fuzzer found both in seconds); ModelCheck.h rules out the cases we know, and
 // this turns any other crash of the library into one clear error instead of a dead compiler. The

@@ -1,4 +1,4 @@
-// The checks a model file passes before anything reads it by index or infers its shapes (issue 39:
+// The checks a model file passes before anything reads it by index or infers its shapes (docs/design.md §3.1:
 // ONNX files are untrusted input):
 // - every node reads only tensors that a graph input, an initializer or an earlier node defines
 //   (ONNX's topological order; a cycle breaks it);

@@ -1,4 +1,4 @@
-// Shape inference from the graph's inputs, with the shape sub-graphs folded (issue 39, item 1).
+// Shape inference from the graph's inputs, with the shape sub-graphs folded (docs/design.md §3.1).
 // Private to opgen_onnx (it exposes protobuf), like OnnxRead.h.
 //
 // Exporters compute shapes in the graph: Shape -> Gather -> Concat -> Reshape, ConstantOfShape,

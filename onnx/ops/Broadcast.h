@@ -1,4 +1,4 @@
-// Elementwise operators with numpy broadcasting over any number of operands (issue 39): the
+// Elementwise operators with numpy broadcasting over any number of operands (docs/design.md §3.2): the
 // variadic Sum, Mean, Max and Min; PRelu; Pow by a tensor exponent; Clip with bounds computed at
 // run time; Mod (fmod); and the unary Floor, Ceil, Round and Sign written with the op language's
 // casts. One generated op over the output's axes D0..Dr-1 reads each operand at its own axes and

@@ -1,4 +1,4 @@
-// Matrix products in their general forms (issue 39): Gemm with every attribute (alpha, beta,
+// Matrix products in their general forms (docs/design.md §3.2): Gemm with every attribute (alpha, beta,
 // transA, transB, a bias C broadcast to the product, operands computed at run time) and MatMul
 // with numpy-broadcast batch dimensions or 1-D operands. The partitioner keeps its tuned forms
 // (dense layers with fused epilogues, batched attention products) for the nodes they fit; the

@@ -1,4 +1,4 @@
-// Operators that move elements without computing on them (issue 39): Concat, Split, Slice with
+// Operators that move elements without computing on them (docs/design.md §3.2): Concat, Split, Slice with
 // several axes and steps, Pad (constant, reflect, edge), Tile, DepthToSpace, SpaceToDepth and
 // Resize in nearest mode by whole factors. Each output is one generated copy whose reads are affine
 // in its indices: a tile, an upsampling or a block rearrangement is written over a higher-rank

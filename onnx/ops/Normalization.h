@@ -1,4 +1,4 @@
-// Normalizations on any axis (issue 39): Softmax, LogSoftmax and Hardmax; LayerNormalization
+// Normalizations on any axis (docs/design.md §3.2): Softmax, LogSoftmax and Hardmax; LayerNormalization
 // (with its Mean and InvStdDev outputs), BatchNormalization (inference, and training mode with
 // its running statistics), InstanceNormalization and LpNormalization. Each node becomes generated
 // ops over its input viewed as the few axes the normalization needs ([A, K, B] around one axis;

@@ -1,4 +1,4 @@
-// Reductions over any axes (issue 39): ReduceSum (axes as an input or attribute), ReduceMean,
+// Reductions over any axes (docs/design.md §3.2): ReduceSum (axes as an input or attribute), ReduceMean,
 // ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum and
 // ReduceLogSumExp, keepdims or not. Each is a generated op over the input's axes D0..Dr-1 whose
 // name carries which axes it reduces ("r") and keeps ("k"), and whether it keeps them as extent 1.

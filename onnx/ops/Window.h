@@ -1,4 +1,4 @@
-// Sliding-window operators in their general forms (issue 39): Conv with any number of spatial
+// Sliding-window operators in their general forms (docs/design.md §3.2): Conv with any number of spatial
 // axes (1 to 3), groups, per-axis strides and dilations, per-side pads or auto_pad, and weights
 // computed at run time; ConvTranspose at stride 1 likewise; MaxPool, AveragePool, GlobalMaxPool
 // and GlobalAveragePool likewise, with ceil_mode and count_include_pad. The partitioner keeps its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The int8 and bf16 matmul benchmark (issue 40): tunes opgen's int8 matmul (matmul_u8s8), bf16
+# The int8 and bf16 matmul benchmark (docs/design.md §8.2): tunes opgen's int8 matmul (matmul_u8s8), bf16
 # matmul (matmul_bf16) and float32 matmul at each shape into a cache (skipped for keys the cache
 # has), then times them in ONE interleaved run against oneDNN 2.6's int8 matmul (u8 x s8 -> s32),
 # bf16 matmul (f32 out) and float32 matmul, oneDNN's weights reordered into its own layout before

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What signature checking costs a runtime (issue 42, docs/design.md §2.9): the first call in a
+# What signature checking costs a runtime (docs/design.md §2.9): the first call in a
 # fresh process (open + find + load + call) and the repeated lookup + call, for the same kernels
 # stored signed (trusted through OPGEN_TRUST_FILE) and unsigned (run under the development opt-out
 # OPGEN_TRUST_UNSIGNED=1, which skips verification), the two interleaved process by process in one

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""The ONNX backend conformance suite through `opgen compile` and `opgen run` (issue 39).
+"""The ONNX backend conformance suite through `opgen compile` and `opgen run` (docs/onnx-support.md).
 
 Every case of the four suites of Debian's libonnx-testdata (node, pytorch-converted,
 pytorch-operator, simple) is compiled with heuristic schedules (`--no-tune`), run on each of its
 test data sets, and every output compared with the expected `.pb`: floats within 1e-4 of the
 output's largest magnitude, integers and booleans exactly.
 
-A case is in scope when every operator it uses is in issue 39's list (IN_SCOPE_OPS) and every
+A case is in scope when every operator it uses is in docs/onnx-support.md's list (IN_SCOPE_OPS) and every
 tensor it holds is float32, int32, int64 or bool. Each case ends as one of
     passed    compiled, ran, every output matched
     refused   `opgen compile` refused it (the reason is its error line)
@@ -35,7 +35,7 @@ from onnx import numpy_helper
 
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 
-# Issue 39's operator list (item 2).
+# The operator list of docs/onnx-support.md.
 IN_SCOPE_OPS = set("""
 Add Sub Mul Div Pow Max Min Mod PRelu Where Equal Less Greater LessOrEqual GreaterOrEqual And Or Xor
 Not Sum Mean
@@ -51,7 +51,7 @@ DepthToSpace SpaceToDepth Resize Trilu Identity Dropout
 Constant Shape Size ConstantOfShape Range
 """.split())
 # Constant and the shape sub-graph's operators (Shape, Size, ConstantOfShape, Range) are folded at
-# compile time (issue 39, item 1), so a case using them is in scope too.
+# compile time (onnx/ShapeFold.h), so a case using them is in scope too.
 
 IN_SCOPE_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
                   onnx.TensorProto.BOOL}
@@ -301,7 +301,7 @@ def write_known(path, results):
     rows = sorted((r["name"], r["status"], short_known_reason(r)) for r in results
                   if r["in_scope"] and r["status"] != "passed")
     with open(path, "w") as f:
-        f.write("# In-scope ONNX conformance cases that do not pass yet, with the reason (issue 39).\n"
+        f.write("# In-scope ONNX conformance cases that do not pass yet, with the reason (docs/onnx-support.md).\n"
                 "# Written by scripts/conformance/onnx_conformance.py --write-known; the test fails\n"
                 "# on an in-scope case that does not pass and is not here, and on a case here that\n"
                 "# passes now. Format: suite/case  status: reason\n")

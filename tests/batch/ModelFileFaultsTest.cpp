@@ -1,4 +1,4 @@
-// ONNX files are untrusted input (issue 39, item 6): a truncated, cyclic, out-of-order, oversized or
+// ONNX files are untrusted input (docs/design.md §3.1): a truncated, cyclic, out-of-order, oversized or
 // inconsistent model, a node missing an input and a convolution with stride 0 (on which libonnx's
 // own shape inference divides by zero) each give `opgen compile` one clear error line naming the
 // file and the problem, a non-zero exit and nothing written. The models come from

@@ -1,5 +1,5 @@
 """Writes broken ONNX files into a folder, one per way a model file can be bad, for
-ModelFileFaultsTest: `opgen compile` must refuse each with one clear error (issue 39, item 6).
+ModelFileFaultsTest: `opgen compile` must refuse each with one clear error (docs/design.md §3.1).
 
   truncated.onnx      a valid model cut in half
   cyclic.onnx         two nodes each reading the other's output

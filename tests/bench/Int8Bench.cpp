@@ -1,4 +1,4 @@
-// opgen_int8_bench (issue 40): opgen's int8 matmul (matmul_u8s8: u8 A x s8 B pre-packed in groups
+// opgen_int8_bench (docs/design.md §8.2): opgen's int8 matmul (matmul_u8s8: u8 A x s8 B pre-packed in groups
 // of 4 -> s32) against oneDNN 2.6's int8 matmul (u8 x s8 -> s32, weights reordered into its own
 // layout before timing, as a deployed model's are) and against opgen's own float32 matmul of the
 // same shape; likewise opgen's bf16 matmul (matmul_bf16, f32 sums) against oneDNN's bf16 matmul; with the host's measured int8 (vpdpbusd) and fp32 (FMA) peaks, in one interleaved

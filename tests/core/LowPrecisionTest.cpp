@@ -1,4 +1,4 @@
-// Low precision (issue 40): the u8 and bf16 types, host tensors of every type, the reference's
+// Low precision (docs/design.md §2.4): the u8 and bf16 types, host tensors of every type, the reference's
 // exact integers, the cache key's dtype of a mixed-type op, and dot-product blocking: the legal
 // space of an int8 matmul on a VNNI target offers the reduction in groups of 4 reduced inside the
 // lanes, and the kernel it schedules is vpdpbusd code that matches the reference exactly.

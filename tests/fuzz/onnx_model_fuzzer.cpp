@@ -1,4 +1,4 @@
-// libFuzzer target for the model compiler's front half (docs/design.md §3, issue 39): ONNX files are
+// libFuzzer target for the model compiler's front half (docs/design.md §3.1): ONNX files are
 // untrusted input. Whatever bytes a model file holds, reading it (protobuf, ONNX's checks and shape
 // inference), folding its shape sub-graphs, partitioning it into opgen ops and binding each op at
 // its shape (onnx_import::compile_model) either succeeds or raises one UserError; it never crashes,

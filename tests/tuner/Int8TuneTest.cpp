@@ -1,4 +1,4 @@
-// An int8 matmul (u8 x s8 -> s32, issue 40) tuned end to end with measurement workers: every
+// An int8 matmul (u8 x s8 -> s32, docs/design.md §2.4) tuned end to end with measurement workers: every
 // candidate is checked against the reference exactly before its time counts, and the winner,
 // compiled again here, matches the reference at every point. A tiny shape and few trials.
 #include "core/OpLibrary.h"
