@@ -10,7 +10,7 @@
 
 namespace opgen {
 
-enum class DType { F32, F16, I8, I32, U8, BF16 };
+enum class DType { F32, F16, I8, I32, U8, BF16, I64 };
 
 // How a type's bits are read, as Halide's halide_type_code_t numbers them (base/ has no Halide).
 enum class DTypeCode { Int = 0, UInt = 1, Float = 2, BFloat = 4 };
@@ -31,11 +31,12 @@ inline const std::vector<DTypeInfo> &dtype_table() {
         {DType::I32, "i32", 4, DTypeCode::Int},
         {DType::U8, "u8", 1, DTypeCode::UInt},
         {DType::BF16, "bf16", 2, DTypeCode::BFloat},
+        {DType::I64, "i64", 8, DTypeCode::Int},
     };
     return table;
 }
 
-// The table's name of `t`: "f32", "f16", "i8", "i32", "u8", "bf16".
+// The table's name of `t`: "f32", "f16", "i8", "i32", "u8", "bf16", "i64".
 inline const char *dtype_name(DType t) {
     for (const DTypeInfo &d : dtype_table()) {
         if (d.type == t) return d.name;
@@ -59,7 +60,7 @@ inline DTypeCode dtype_code(DType t) {
     return DTypeCode::Int;
 }
 
-// Whether `t` is an integer type (i8, u8, i32): computed and compared exactly.
+// Whether `t` is an integer type (i8, u8, i32, i64): computed and compared exactly.
 inline bool dtype_is_integer(DType t) {
     return dtype_code(t) == DTypeCode::Int || dtype_code(t) == DTypeCode::UInt;
 }
@@ -72,7 +73,7 @@ inline std::optional<DType> dtype_from_name(const std::string &name) {
     return std::nullopt;
 }
 
-// The names of every type, comma-separated with "or" before the last ("f32, f16, i8, i32, u8 or bf16"), for
+// The names of every type, comma-separated with "or" before the last ("f32, f16, i8, i32, u8, bf16 or i64"), for
 // messages.
 inline std::string dtype_names_listed() {
     std::string s;

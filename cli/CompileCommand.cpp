@@ -30,6 +30,7 @@ struct CompileArgs {
     int compile_jobs = 0;  // 0: the machine's cores
     std::string model, out;
     std::vector<std::string> dims;
+    std::vector<std::string> fixed_inputs;  // NAME=FILE.npy
     std::string max_memory;  // "512M"; empty: this machine's memory
     std::string check_with;  // folder of <input>.npy: evaluate the partition with the reference
 };
@@ -117,6 +118,20 @@ void print_deployed(const nlohmann::json &r, const std::string &out) {
                 out.c_str(), name.c_str(), out.c_str(), name.c_str(), out.c_str(), name.c_str(), out.c_str());
 }
 
+// --fix-input NAME=FILE.npy values, read and checked for their form (the model checks the rest).
+onnx_import::FixedInputs fixed_inputs(const std::vector<std::string> &specs) {
+    onnx_import::FixedInputs fixed;
+    for (const std::string &spec : specs) {
+        const size_t eq = spec.find('=');
+        user_check(eq != std::string::npos && eq > 0 && eq + 1 < spec.size())
+            << "--fix-input '" << spec << "': expected NAME=FILE.npy";
+        const std::string name = spec.substr(0, eq);
+        user_check(!fixed.count(name)) << "--fix-input " << name << ": given twice";
+        fixed[name] = onnx_import::read_npy_array(spec.substr(eq + 1));
+    }
+    return fixed;
+}
+
 void run(const CompileArgs &a) {
     std::map<std::string, int64_t> dims;
     for (const auto &d : a.dims)
@@ -127,7 +142,8 @@ void run(const CompileArgs &a) {
     int64_t max_bytes = a.max_memory.empty() ? onnx_import::physical_memory_bytes() : memory_size(a.max_memory);
     OpLibrary lib = OpLibrary::standard(a.common.ops_dirs);
     bool weights = !a.partition_only || !a.check_with.empty();
-    onnx_import::CompiledModel m = onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, !a.nchw);
+    onnx_import::CompiledModel m =
+        onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, !a.nchw, fixed_inputs(a.fixed_inputs));
     print_partition(m, a);
     std::map<std::string, std::string> extra;
     if (!a.check_with.empty()) extra = reference_outputs(m, a.check_with);
@@ -156,6 +172,9 @@ void add_compile(CLI::App &app) {
                     "folder to write (library, header, weights, runner; manifest.json, graph.json, ops/)")
         ->required();
     cmd->add_option("--dim", a->dims, "value of a symbolic dimension, e.g. --dim batch=1 (repeatable)");
+    cmd->add_option("--fix-input", a->fixed_inputs,
+                    "NAME=FILE.npy: compile with input NAME fixed to that value, a constant of the library, which "
+                    "no longer takes it (a shape, axes or sizes input; repeatable)");
     add_common_options(cmd, a->common, true);
     add_signing_key_option(cmd, a->common.signing_key);
     a->flags = std::make_unique<TuneFlags>(cmd);

@@ -29,7 +29,7 @@ struct RunArgs {
     std::string dir;
     std::vector<std::string> inputs, outputs;
     int threads = 0, iterations = 10, warmup = 1, calibrate = default_calibration_runs;
-    bool profile = false;
+    bool profile = false, finite = false;
 };
 
 // The runner's command line from DIR/deploy.json.
@@ -51,6 +51,7 @@ std::vector<std::string> runner_command(const RunArgs &a) {
     // Only when asked: runners compiled before read-ahead existed refuse the flag.
     if (a.calibrate != default_calibration_runs) cmd.insert(cmd.end(), {"--calibrate", std::to_string(a.calibrate)});
     if (a.profile) cmd.push_back("--profile");
+    if (a.finite) cmd.push_back("--finite");
     return cmd;
 }
 
@@ -76,7 +77,7 @@ void add_run_command(CLI::App &app) {
     auto a = std::make_shared<RunArgs>();
     auto *cmd = app.add_subcommand("run", "run a compiled model folder: load, check, run and time it");
     cmd->add_option("dir", a->dir, "folder written by `opgen compile`")->required();
-    cmd->add_option("--input", a->inputs, "input .npy (float32), one per model input in order")->required();
+    cmd->add_option("--input", a->inputs, "input .npy of the input's type, one per model input in order");
     cmd->add_option("--output", a->outputs, "where to write each output as .npy, in order");
     cmd->add_option("--threads", a->threads, "threads of the kernels' parallel loops (default: all cores)")
         ->check(CLI::Range(1, 1024));
@@ -88,6 +89,7 @@ void add_run_command(CLI::App &app) {
                     "which choose the kernels it is kept for (default 5; 0: none)")
         ->check(CLI::Range(0, 1000));
     cmd->add_flag("--profile", a->profile, "print every kernel's time and share");
+    cmd->add_flag("--finite", a->finite, "refuse outputs with NaN or infinite values (by default a warning)");
     cmd->callback([a] {
         int status = run(*a);
         std::fflush(stdout);

@@ -31,6 +31,7 @@ const char *ctype(DType t) {
     case DType::I32: return "int32_t";
     case DType::U8: return "uint8_t";
     case DType::BF16: return "Halide::bfloat16_t";
+    case DType::I64: return "int64_t";
     }
     return "float";
 }

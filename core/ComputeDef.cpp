@@ -215,6 +215,34 @@ bool mentions_var(const Expr &e, const std::string &var) {
     return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, var); });
 }
 
+namespace {
+
+// Whether `a` holds more than `b`: any float type more than any integer type, then the larger.
+bool wider(DType a, DType b) {
+    const bool fa = !dtype_is_integer(a), fb = !dtype_is_integer(b);
+    if (fa != fb) return fa;
+    return dtype_bytes(a) > dtype_bytes(b);
+}
+
+// The widest type of the tensors `e` reads outside index expressions, into `widest`.
+void widest_read(const ComputeDef &def, const Expr &e, std::optional<DType> &widest) {
+    if (e->kind == ExprKind::Access) {
+        const TensorDecl *t = def.find_tensor(e->name);
+        if (t && (!widest || wider(t->dtype, *widest))) widest = t->dtype;
+        return;
+    }
+    for (const Expr &a : e->args) widest_read(def, a, widest);
+}
+
+}  // namespace
+
+std::optional<DType> comparison_type(const ComputeDef &def, const Expr &a, const Expr &b) {
+    std::optional<DType> widest;
+    widest_read(def, a, widest);
+    widest_read(def, b, widest);
+    return widest;
+}
+
 std::string to_string(const Expr &e) {
     std::ostringstream out;
     print(out, e, 0);

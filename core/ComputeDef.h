@@ -142,6 +142,12 @@ const ExprNode *find_access(const Expr &e, const std::string &tensor);
 
 // Whether the index variable `var` occurs in `e`.
 bool mentions_var(const Expr &e, const std::string &var);
+
+// The type a comparison of `a` and `b` compares in: the widest type of the tensors they read
+// (a float type before any integer one, then the larger), not the statement's, so a u8 truth
+// value can compare float32 or int64 operands exactly (docs/design.md §6.1). nullopt when they
+// read no tensor: constants and indices compare in the statement's type.
+std::optional<DType> comparison_type(const ComputeDef &def, const Expr &a, const Expr &b);
 // Every tensor access in `s`'s body.
 std::vector<const ExprNode *> accesses(const Statement &s);
 

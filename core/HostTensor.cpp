@@ -92,6 +92,7 @@ double HostTensor::at(int64_t i) const {
     case DType::I8: return load<int8_t>(bytes, i);
     case DType::U8: return load<uint8_t>(bytes, i);
     case DType::I32: return load<int32_t>(bytes, i);
+    case DType::I64: return double(load<int64_t>(bytes, i));
     }
     return 0;
 }
@@ -104,6 +105,7 @@ void HostTensor::set(int64_t i, double v) {
     case DType::I8: store(bytes, i, int8_t(wrapped(v, 8, true))); return;
     case DType::U8: store(bytes, i, uint8_t(wrapped(v, 8, false))); return;
     case DType::I32: store(bytes, i, int32_t(wrapped(v, 32, true))); return;
+    case DType::I64: store(bytes, i, int64_t(wrapped(v, 64, true))); return;
     }
 }
 

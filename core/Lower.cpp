@@ -21,6 +21,8 @@ Halide::Type halide_type(DType t) {
         return Halide::UInt(8);
     case DType::BF16:
         return Halide::BFloat(16);
+    case DType::I64:
+        return Halide::Int(64);
     }
     return Halide::Float(32);
 }
@@ -160,12 +162,14 @@ public:
             Halide::Expr a = truth(e->args[0]), b = truth(e->args[1]);
             return Halide::cast(type_, o == "&&" ? (a && b) : (a || b));
         }
+        if (is_comparison(o))
+            return Halide::cast(type_, compared(e));
         Halide::Expr a = value(e->args[0]), b = value(e->args[1]);
         if (o == "/" && fast_math_ && type_.is_float() && !is_constant(e->args[1]))
             return a * (Halide::cast(type_, 1) / b);
-        if (Halide::Expr r = arith(o, a, b); r.defined())
-            return r;
-        return Halide::cast(type_, compare(o, a, b));
+        Halide::Expr r = arith(o, a, b);
+        internal_check(r.defined()) << "cannot lower operator " << o;
+        return r;
     }
 
     // A built-in function, in the statement's type.
@@ -195,6 +199,10 @@ public:
             y = Halide::sqrt(x);
         if (f == "erf")
             y = fast_math_ ? fast_erf(x) : Halide::erf(x);
+        if (f == "sin")
+            y = Halide::sin(x);
+        if (f == "cos")
+            y = Halide::cos(x);
         if (y.defined())
             return Halide::cast(type_, y);
         if (f == "f32")
@@ -203,6 +211,8 @@ public:
             return Halide::cast(type_, Halide::cast(Halide::Float(16), a));
         if (f == "i32")
             return Halide::cast(type_, Halide::cast(Halide::Int(32), a));
+        if (f == "i64")
+            return Halide::cast(type_, Halide::cast(Halide::Int(64), a));
         if (f == "i8")
             return Halide::cast(type_, Halide::saturating_cast(Halide::Int(8), a));
         if (f == "u8")
@@ -233,6 +243,19 @@ private:
         return a != b;
     }
 
+    static bool is_comparison(const std::string &o) {
+        return o == "<" || o == "<=" || o == ">" || o == ">=" || o == "==" || o == "!=";
+    }
+
+    // A comparison, its operands in the type comparison_type gives (the statement's when they
+    // read no tensor).
+    Halide::Expr compared(const Expr &e) {
+        std::optional<DType> t = comparison_type(*op_.def, e->args[0], e->args[1]);
+        if (!t || halide_type(*t) == type_) return compare(e->name, value(e->args[0]), value(e->args[1]));
+        ExprLowering operands(op_, vars_, halide_type(*t), fast_math_);
+        return compare(e->name, operands.value(e->args[0]), operands.value(e->args[1]));
+    }
+
     // A condition: comparisons stay boolean; any other value is true when non-zero.
     Halide::Expr truth(const Expr &e) {
         if (e->kind == ExprKind::Binary) {
@@ -241,9 +264,7 @@ private:
                 return truth(e->args[0]) && truth(e->args[1]);
             if (o == "||")
                 return truth(e->args[0]) || truth(e->args[1]);
-            if (o == "<" || o == "<=" || o == ">" || o == ">=" || o == "==" || o == "!=") {
-                return compare(o, value(e->args[0]), value(e->args[1]));
-            }
+            if (is_comparison(o)) return compared(e);
         }
         if (e->kind == ExprKind::Unary && e->name == "!")
             return !truth(e->args[0]);

@@ -212,7 +212,8 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
 const std::vector<std::pair<std::string, int>> &function_table() {
     static const std::vector<std::pair<std::string, int>> f = [] {
         std::vector<std::pair<std::string, int>> t = {{"exp", 1}, {"log", 1}, {"tanh", 1}, {"sqrt", 1}, {"erf", 1},
-                                                      {"abs", 1}, {"max", 2}, {"min", 2}, {"select", 3}};
+                                                      {"abs", 1}, {"max", 2}, {"min", 2}, {"select", 3},
+                                                      {"sin", 1}, {"cos", 1}};
         for (const DTypeInfo &d : dtype_table()) t.push_back({d.name, 1});
         return t;
     }();
@@ -727,7 +728,9 @@ private:
         if (t.kind == Tok::Float) {
             n->kind = ExprKind::FloatConst;
             n->float_value = std::strtod(t.text.c_str(), nullptr);
-            user_check(std::isfinite(n->float_value) && std::fabs(n->float_value) <= FLT_MAX, t.loc)
+            // In range when it rounds to a finite float: float32's largest value printed shortest
+            // (3.4028235e+38) is a little above FLT_MAX as a double.
+            user_check(std::isfinite(n->float_value) && std::isfinite(std::strtof(t.text.c_str(), nullptr)), t.loc)
                 << "float " << t.text << " is out of the range of f32";
             return n;
         }

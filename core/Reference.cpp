@@ -18,7 +18,8 @@ HostTensor random_tensor(DType t, std::vector<int64_t> dims, std::mt19937_64 &rn
         switch (t) {
         case DType::U8: h.set(i, u8(rng)); break;
         case DType::I8: h.set(i, i8(rng)); break;
-        case DType::I32: h.set(i, small(rng)); break;
+        case DType::I32:
+        case DType::I64: h.set(i, small(rng)); break;
         default: h.set(i, u(rng)); break;
         }
     }
@@ -54,6 +55,8 @@ double wrap(double v, int bits) {
         return 0;
     double range = std::ldexp(1.0, bits);
     double half = range / 2;
+    if (v >= -half && v < half)
+        return v;  // in range (and for 64 bits, v + half would round small values away)
     double r = std::fmod(v + half, range);
     if (r < 0)
         r += range;
@@ -97,6 +100,8 @@ double convert(DType t, double v) {
         return wrap(std::trunc(v), 8) + (wrap(std::trunc(v), 8) < 0 ? 256 : 0);
     case DType::BF16:
         return round_bfloat(v);
+    case DType::I64:
+        return wrap(std::trunc(v), 64);
     }
     return v;
 }
@@ -117,6 +122,8 @@ double result(DType t, double v) {
         return wrap(v, 8) + (wrap(v, 8) < 0 ? 256 : 0);
     case DType::BF16:
         return round_bfloat(v);
+    case DType::I64:
+        return wrap(v, 64);
     }
     return v;
 }
@@ -301,6 +308,8 @@ struct ReferenceEvaluator::Impl {
             return double(truth(e->args[0], t) && truth(e->args[1], t));
         if (op == "||")
             return double(truth(e->args[0], t) || truth(e->args[1], t));
+        if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=")
+            return compare(e, comparison_type(def, e->args[0], e->args[1]).value_or(t));
         double a = eval(e->args[0], t), b = eval(e->args[1], t);
         if (op == "+")
             return result(t, a + b);
@@ -310,6 +319,13 @@ struct ReferenceEvaluator::Impl {
             return result(t, a * b);
         if (op == "/")
             return is_int(t) ? result(t, int_div(a, b)) : result(t, a / b);
+        throw InternalError("reference: cannot evaluate " + to_string(e));
+    }
+
+    // A comparison as 0 or 1, its operands evaluated in `t` (comparison_type).
+    double compare(const Expr &e, DType t) {
+        const std::string &op = e->name;
+        double a = eval(e->args[0], t), b = eval(e->args[1], t);
         if (op == "<")
             return double(a < b);
         if (op == "<=")
@@ -320,9 +336,7 @@ struct ReferenceEvaluator::Impl {
             return double(a >= b);
         if (op == "==")
             return double(a == b);
-        if (op == "!=")
-            return double(a != b);
-        throw InternalError("reference: cannot evaluate " + to_string(e));
+        return double(a != b);
     }
 
     // A built-in function of a statement of type `t`.
@@ -349,12 +363,18 @@ struct ReferenceEvaluator::Impl {
             return t == DType::F32 ? std::sqrt(a) : convert(t, std::sqrt(a));
         if (f == "erf")
             return t == DType::F32 ? std::erf(a) : convert(t, std::erf(a));
+        if (f == "sin")
+            return t == DType::F32 ? std::sin(a) : convert(t, std::sin(a));
+        if (f == "cos")
+            return t == DType::F32 ? std::cos(a) : convert(t, std::cos(a));
         if (f == "f32")
             return convert(t, double(float(a)));
         if (f == "f16")
             return convert(t, round_half(a));
         if (f == "i32")
             return convert(t, convert(DType::I32, a));
+        if (f == "i64")
+            return convert(t, convert(DType::I64, a));
         if (f == "i8")
             return convert(t, std::trunc(std::max(-128.0, std::min(127.0, a))));
         if (f == "u8")

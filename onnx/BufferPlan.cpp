@@ -103,8 +103,8 @@ BufferPlan plan_buffers(const CompiledModel &m, int64_t alignment) {
     for (const SubgraphKernel &k : m.partition.kernels)
         for (const auto &arg : k.args) {
             const GraphTensor &t = m.graph.tensor(arg.second);
-            user_check(t.elem_type == 1) << "model '" << m.graph.path << "': tensor '" << t.name << "' has ONNX type "
-                                         << t.elem_type << "; the runner handles float32 tensors only";
+            user_check(t.dtype().has_value()) << "model '" << m.graph.path << "': tensor '" << t.name
+                                              << "' has ONNX type " << t.elem_type << ", which no kernel computes";
         }
     std::map<std::string, std::string> view_of;
     for (const TensorView &v : m.partition.views) view_of[v.tensor] = v.source;

@@ -67,6 +67,15 @@ void bind_kernel(CompiledModel &m, size_t i, const OpLibrary &lib, std::map<std:
             << m.graph.tensor(graph_tensor).elements() << " elements, but its node makes kernel " << i << " ("
             << k.op << " at " << k.shape << ") whose '" << op_tensor << "' has " << bound.elements(op_tensor)
             << ": the model's shapes disagree with its attributes";
+    // Each kernel reads and writes the graph's tensors as they are laid out: the op's declared
+    // types must be theirs (a partitioner that places a float32 op on int64 tensors is a bug).
+    for (const auto &[op_tensor, graph_tensor] : k.args) {
+        const TensorDecl *d = def.find_tensor(op_tensor);
+        internal_check(d && m.graph.tensor(graph_tensor).dtype() == d->dtype)
+            << "kernel " << i << " (" << k.op << ") declares '" << op_tensor << "' "
+            << (d ? dtype_name(d->dtype) : "?") << " for tensor '" << graph_tensor << "' of ONNX type "
+            << m.graph.tensor(graph_tensor).elem_type;
+    }
     m.canonical.push_back(bound.canonical);
     m.flops.push_back(flop_count(def, bound));
     m.defs.push_back(def);
@@ -81,20 +90,31 @@ std::string onnx_type_name(int elem_type) {
     return elem_type >= 0 && elem_type < 17 ? names[elem_type] : "type " + std::to_string(elem_type);
 }
 
-// The library's entry points and its runner take and give float32 buffers: any other input or
-// output type is refused, every such tensor named in one error.
-void refuse_non_float_io(const ModelGraph &g) {
+// The library's entry points and its runner take and give the types kernels compute
+// (GraphTensor::dtype): any other input or output type is refused, every such tensor named in
+// one error.
+void refuse_untyped_io(const ModelGraph &g) {
     std::vector<std::string> bad;
     for (const auto *list : {&g.inputs, &g.outputs})
         for (const std::string &t : *list)
-            if (g.tensor(t).elem_type != 1)
+            if (!g.tensor(t).dtype())
                 bad.push_back(std::string(list == &g.inputs ? "input" : "output") + " '" + t + "' is " +
                               onnx_type_name(g.tensor(t).elem_type));
     if (bad.empty()) return;
     std::string listed;
     for (const std::string &b : bad) listed += (listed.empty() ? "" : ", ") + b;
     user_check(false) << "model '" << g.path << "': " << listed
-                      << "; a compiled model takes and gives float32 tensors only";
+                      << "; a compiled model takes and gives float32, int32, int64, bool, uint8 and int8 tensors only";
+}
+
+// The weights kernels compute at compile time (SubgraphKernel::constants) join the graph's, their
+// elements kept when the model's are.
+void add_constants(ModelGraph &g, const Partition &p, bool with_weights) {
+    for (const SubgraphKernel &k : p.kernels)
+        for (GraphTensor t : k.constants) {
+            if (!with_weights) t.data.clear();
+            g.tensors[t.name] = std::move(t);
+        }
 }
 
 void write_text(const fs::path &path, const std::string &text) {
@@ -109,11 +129,13 @@ void write_text(const fs::path &path, const std::string &text) {
 int64_t physical_memory_bytes() { return int64_t(::sysconf(_SC_PHYS_PAGES)) * int64_t(::sysconf(_SC_PAGE_SIZE)); }
 
 CompiledModel compile_model(const std::string &path, const std::map<std::string, int64_t> &dims,
-                            const OpLibrary &lib, int64_t max_bytes, bool with_weights, bool blocked) {
+                            const OpLibrary &lib, int64_t max_bytes, bool with_weights, bool blocked,
+                            const FixedInputs &fixed) {
     CompiledModel m;
-    m.graph = read_model_graph(path, dims, with_weights);
-    refuse_non_float_io(m.graph);
+    m.graph = read_model_graph(path, dims, with_weights, fixed);
+    refuse_untyped_io(m.graph);
     m.partition = partition_graph(m.graph);
+    add_constants(m.graph, m.partition, with_weights);
     check_memory(m, max_bytes);
     if (blocked) block_channels(m.graph, m.partition);
     add_relaid_weights(m.graph, m.partition.relayouts);

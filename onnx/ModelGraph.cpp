@@ -39,6 +39,11 @@ std::vector<double> small_values(const onnx::TensorProto &t) {
         if (!raw.empty()) from_raw(int32_t{});
         else out.assign(t.int32_data().begin(), t.int32_data().end());
         break;
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::UINT8:
+        if (!raw.empty()) from_raw(uint8_t{});
+        else out.assign(t.int32_data().begin(), t.int32_data().end());
+        break;
     default:
         break;
     }
@@ -54,6 +59,20 @@ std::vector<float> float_data(const onnx::TensorProto &t, int64_t count) {
     return out;
 }
 
+// The bytes of a weight of another type than float32, laid out as GraphTensor::dtype() says:
+// raw_data as it is, or the typed field (int64_data, or int32_data that ONNX also uses for int8,
+// uint8 and bool) narrowed. Empty when the sizes disagree.
+std::string typed_bytes(const onnx::TensorProto &t, int64_t count, int width) {
+    if (!t.raw_data().empty()) return t.raw_data().size() == size_t(count * width) ? t.raw_data() : std::string();
+    std::vector<int64_t> v;
+    if (t.data_type() == onnx::TensorProto::INT64) v.assign(t.int64_data().begin(), t.int64_data().end());
+    else v.assign(t.int32_data().begin(), t.int32_data().end());
+    if (int64_t(v.size()) != count) return {};
+    std::string out(size_t(count * width), '\0');
+    for (int64_t i = 0; i < count; i++) std::memcpy(out.data() + i * width, &v[size_t(i)], size_t(width));  // little-endian
+    return out;
+}
+
 GraphTensor weight_of(const onnx::TensorProto &t, bool with_data) {
     GraphTensor w;
     w.name = t.name();
@@ -61,7 +80,8 @@ GraphTensor weight_of(const onnx::TensorProto &t, bool with_data) {
     w.kind = TensorKind::Weight;
     w.elem_type = t.data_type();
     w.values = small_values(t);
-    if (with_data) w.data = float_data(t, w.elements());
+    if (with_data && w.elem_type == 1) w.data = float_data(t, w.elements());
+    else if (with_data && w.dtype()) w.raw = typed_bytes(t, w.elements(), dtype_bytes(*w.dtype()));
     return w;
 }
 
@@ -146,7 +166,7 @@ void copy_constant_to_output(ModelGraph &out, const std::string &name) {
     GraphTensor o = w;
     o.name = name;
     o.kind = TensorKind::Intermediate;
-    o.values.clear(), o.data.clear();
+    o.values.clear(), o.data.clear(), o.raw.clear();
     out.tensors[w.name] = w;
     out.tensors[name] = o;
     GraphNode copy;
@@ -183,9 +203,23 @@ int64_t GraphTensor::elements() const {
     return n;
 }
 
+std::optional<DType> GraphTensor::dtype() const {
+    switch (elem_type) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 3: return DType::I8;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 9: return DType::U8;
+    default: return std::nullopt;
+    }
+}
+
 int64_t GraphTensor::bytes() const {
-    // float32 and int32 are 4 bytes, int64 and double 8; ONNX type ids 7 (int64) and 11 (double).
-    int64_t size = elem_type == 7 || elem_type == 11 ? 8 : elem_type == 10 ? 2 : elem_type == 3 || elem_type == 2 ? 1 : 4;
+    // The types opgen computes by their op-language type; of the others, double 8 bytes (ONNX's
+    // 11) and float16 2 (10).
+    std::optional<DType> t = dtype();
+    int64_t size = t ? dtype_bytes(*t) : elem_type == 11 ? 8 : elem_type == 10 ? 2 : 4;
     return elements() * size;
 }
 
@@ -231,8 +265,8 @@ void check_node_wiring(const ModelGraph &g, const GraphNode &node, const std::st
 }  // namespace
 
 ModelGraph read_model_graph(const std::string &path, const std::map<std::string, int64_t> &dims,
-                            bool with_weights) {
-    onnx::ModelProto model = read_onnx_with_shapes(path, dims);
+                            bool with_weights, const FixedInputs &fixed) {
+    onnx::ModelProto model = read_onnx_with_shapes(path, dims, fixed);
     const onnx::GraphProto &g = model.graph();
     ShapeTable shapes(g, dims);
     refuse_dynamic(path, shapes);
@@ -248,7 +282,7 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
         if (out.tensors.count(v.name())) continue;  // older exporters list weights as inputs too
         user_check(shapes.has(v.name())) << "model '" << path << "': input '" << v.name() << "' has no tensor shape";
         check_dims(shapes.dims(v.name()), v.name(), path);
-        out.tensors[v.name()] = {v.name(), shapes.dims(v.name()), TensorKind::Input, shapes.elem_type(v.name()), {}, {}, {}};
+        out.tensors[v.name()] = {v.name(), shapes.dims(v.name()), TensorKind::Input, shapes.elem_type(v.name()), {}, {}, {}, {}};
         out.inputs.push_back(v.name());
     }
     for (int i = 0; i < g.node_size(); i++) {
@@ -280,7 +314,7 @@ ModelGraph read_model_graph(const std::string &path, const std::map<std::string,
                                       << node.name << "', " << node.op_type
                                       << ") is unknown after shape inference; compiling needs static shapes";
             check_dims(shapes.dims(o), o, path);
-            out.tensors[o] = {o, shapes.dims(o), TensorKind::Intermediate, shapes.elem_type(o), {}, {}, {}};
+            out.tensors[o] = {o, shapes.dims(o), TensorKind::Intermediate, shapes.elem_type(o), {}, {}, {}, {}};
             out.producer[o] = node.index;
         }
         for (const auto &in : node.inputs)

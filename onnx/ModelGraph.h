@@ -10,8 +10,12 @@
 #ifndef OPGEN_ONNX_MODEL_GRAPH_H
 #define OPGEN_ONNX_MODEL_GRAPH_H
 
+#include "base/DType.h"
+#include "onnx/Npy.h"
+
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,11 +51,17 @@ struct GraphTensor {
     int elem_type = 1;           // ONNX TensorProto data type; 1 is float32
     std::vector<double> values;  // a weight's elements when it has at most 64 of them
     std::vector<float> data;     // a float32 weight's elements, when read with `with_weights`
+    std::string raw;             // another type's weight: its bytes as dtype() lays them out
     std::string layout;          // how its buffer holds it: "" row-major over dims; "nChw16c"
                                  // channel-blocked (onnx/ChannelBlocking.h)
 
     int64_t elements() const;
     int64_t bytes() const;
+    // The op language's type that holds it, bit for bit as ONNX lays it out: f32 for float32, i32
+    // and i64 for int32 and int64, u8 for bool (one byte, 0 or 1) and uint8, i8 for int8; nullopt
+    // for the types opgen does not compute (docs/design.md §3.1).
+    std::optional<DType> dtype() const;
+    bool is_bool() const { return elem_type == 9; }
 };
 
 struct ModelGraph {
@@ -72,8 +82,9 @@ struct ModelGraph {
 // is not an ONNX model or fails shape inference; when dimensions stay symbolic without a value
 // (all of them named in one message, with the `--dim NAME=N` that fixes them); and when a value's
 // shape stays unknown after inference. `with_weights` also keeps every float32 weight's elements.
+// `fixed` gives inputs values at compile time (OnnxRead.h): they are weights, not inputs.
 ModelGraph read_model_graph(const std::string &path, const std::map<std::string, int64_t> &dims,
-                            bool with_weights = false);
+                            bool with_weights = false, const FixedInputs &fixed = {});
 
 }  // namespace opgen::onnx_import
 

@@ -17,13 +17,17 @@ const char *header_body = R"C(#include <stdint.h>
 extern "C" {
 #endif
 
-/* The model's facts: names, dims (outermost first) and element counts of its inputs and outputs,
- * one line per kernel, and the bytes of the intermediates' arena and of the weights. */
+/* The model's facts: names, element types, dims (outermost first) and element counts of its
+ * inputs and outputs, one line per kernel, and the bytes of the intermediates' arena and of the
+ * weights. Types are ONNX's TensorProto numbers, the data laid out as ONNX and numpy lay it out:
+ * 1 float32, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool (one byte, 0 or 1). */
 extern const char *const @M@_input_names[@M@_INPUTS];
+extern const int @M@_input_types[@M@_INPUTS];
 extern const int @M@_input_ndims[@M@_INPUTS];
 extern const int64_t *const @M@_input_dims[@M@_INPUTS];
 extern const int64_t @M@_input_elements[@M@_INPUTS];
 extern const char *const @M@_output_names[@M@_OUTPUTS];
+extern const int @M@_output_types[@M@_OUTPUTS];
 extern const int @M@_output_ndims[@M@_OUTPUTS];
 extern const int64_t *const @M@_output_dims[@M@_OUTPUTS];
 extern const int64_t @M@_output_elements[@M@_OUTPUTS];
@@ -33,19 +37,19 @@ extern const int64_t @M@_arena_bytes, @M@_weight_bytes;
 /* Reads the weights file (checking its header, size and hash) into one buffer and allocates the
  * arena; loading again releases the earlier load first. Returns 0, or -1 with @M@_last_error(). */
 int @M@_load(const char *weights_path);
-/* Runs the model: inputs[i] and outputs[i] point to dense float32 data of the dims above. Returns
+/* Runs the model: inputs[i] and outputs[i] point to dense data of the types and dims above. Returns
  * 0, or -1 with @M@_last_error() (not loaded, a NULL pointer, a kernel's Halide error). Not
  * reentrant: one run at a time. */
-int @M@_run(const float *const *inputs, float *const *outputs);
+int @M@_run(const void *const *inputs, void *const *outputs);
 /* As @M@_run, adding each kernel's seconds to kernel_seconds[k] (@M@_KERNELS entries). */
-int @M@_run_profiled(const float *const *inputs, float *const *outputs, double *kernel_seconds);
+int @M@_run_profiled(const void *const *inputs, void *const *outputs, double *kernel_seconds);
 /* Chooses, by timing, the kernels whose weights are read ahead of them: for each kernel with at
  * least 1 MiB of weights, `runs` runs with its weights streamed into the cache first (a
  * sequential pass, at the memory's bandwidth) against `runs` without, the pass kept where it
  * makes the kernel at least 3% faster in place: a kernel tuned with its weights in the cache can
  * stall when they come from memory, as they do in a model. Until called, no weights are read
  * ahead. Returns the kernels chosen, or -1 with @M@_last_error(). */
-int @M@_calibrate(const float *const *inputs, float *const *outputs, int runs);
+int @M@_calibrate(const void *const *inputs, void *const *outputs, int runs);
 /* Threads the kernels' parallel loops use, the caller's among them; call before the first run.
  * Above 1, the loops run on the model's own pool, whose workers spin for a while (OPGEN_SPIN_US,
  * 200 by default; 0 keeps Halide's pool) after each loop so the next kernel finds them awake. */
@@ -98,8 +102,8 @@ static uint64_t fnv1a64(const uint8_t *p, uint64_t n) {
 static void bind_buffers(void) {
     for (int i = 0; i < ARGS; i++) {
         memset(&buffers[i], 0, sizeof buffers[i]);
-        buffers[i].type.code = halide_type_float;
-        buffers[i].type.bits = 32;
+        buffers[i].type.code = (uint8_t)args[i].type_code;
+        buffers[i].type.bits = (uint8_t)args[i].bits;
         buffers[i].type.lanes = 1;
         buffers[i].dimensions = args[i].ndims;
         buffers[i].dim = (halide_dimension_t *)&dims[args[i].dim0];
@@ -141,7 +145,7 @@ static unsigned char read_ahead[@M@_KERNELS];
 static volatile uint32_t read_ahead_sink;
 
 static int64_t arg_bytes(int i) {
-    int64_t n = 4;
+    int64_t n = args[i].bits / 8;
     for (int d = 0; d < args[i].ndims; d++) n *= dims[args[i].dim0 + d].extent;
     return n;
 }
@@ -160,7 +164,7 @@ static void read_weights_ahead(int k) {
     read_ahead_sink = sink;
 }
 
-int @M@_run_profiled(const float *const *inputs, float *const *outputs, double *kernel_seconds) {
+int @M@_run_profiled(const void *const *inputs, void *const *outputs, double *kernel_seconds) {
     if (!weights) return fail("model not loaded: call @M@_load first", 0, 0);
     if (!inputs || !outputs) return fail("NULL inputs or outputs", 0, 0);
     for (int i = 0; i < ARGS; i++) {
@@ -181,14 +185,14 @@ int @M@_run_profiled(const float *const *inputs, float *const *outputs, double *
     return 0;
 }
 
-int @M@_run(const float *const *inputs, float *const *outputs) { return @M@_run_profiled(inputs, outputs, 0); }
+int @M@_run(const void *const *inputs, void *const *outputs) { return @M@_run_profiled(inputs, outputs, 0); }
 
 static int by_seconds(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-int @M@_calibrate(const float *const *inputs, float *const *outputs, int runs) {
+int @M@_calibrate(const void *const *inputs, void *const *outputs, int runs) {
     if (!weights) return fail("model not loaded: call @M@_load first", 0, 0);
     if (runs < 1) return fail("calibration needs at least one run, got", 0, runs);
     enum { CANDIDATE_BYTES = 1 << 20 };
@@ -239,18 +243,20 @@ std::string dims_text(const std::vector<int64_t> &dims) {
 // The inputs' or outputs' tables (`which` is "input" or "output").
 std::string io_tables(const std::string &name, const std::string &which, const std::vector<std::string> &tensors,
                       const ModelGraph &g) {
-    std::ostringstream c, names, ndims, table, elements;
+    std::ostringstream c, names, types, ndims, table, elements;
     for (size_t i = 0; i < tensors.size(); i++) {
         const GraphTensor &t = g.tensor(tensors[i]);
         c << "static const int64_t " << which << "_dims_" << i << "[] = {" << dims_text(t.dims) << (t.dims.empty() ? "0" : "")
           << "};\n";
         const char *sep = i ? ", " : "";
         names << sep << "\"" << tensors[i] << "\"";
+        types << sep << t.elem_type;
         ndims << sep << t.dims.size();
         table << sep << which << "_dims_" << i;
         elements << sep << t.elements();
     }
     c << "const char *const " << name << "_" << which << "_names[] = {" << names.str() << "};\n"
+      << "const int " << name << "_" << which << "_types[] = {" << types.str() << "};\n"
       << "const int " << name << "_" << which << "_ndims[] = {" << ndims.str() << "};\n"
       << "const int64_t *const " << name << "_" << which << "_dims[] = {" << table.str() << "};\n"
       << "const int64_t " << name << "_" << which << "_elements[] = {" << elements.str() << "};\n";
@@ -286,7 +292,8 @@ std::string kernel_tables(const std::string &name, const CompiledModel &m, const
             const TensorPlace &p = plan.place.at(graph_tensor.at(t->name));
             const std::vector<int64_t> &d = m.bounds[k].dims.at(t->name);
             args << "    {" << storage_name(p.storage) << ", " << p.index << ", " << p.offset << ", " << d.size()
-                 << ", " << dim << "},  /* kernel " << k << " " << t->name << " */\n";
+                 << ", " << dim << ", " << int(dtype_code(t->dtype)) << ", " << 8 * dtype_bytes(t->dtype)
+                 << "},  /* kernel " << k << " " << t->name << " */\n";
             int64_t stride = 1;
             for (size_t i = d.size(); i-- > 0; stride *= d[i], dim++)
                 dims << "    {0, " << d[i] << ", " << stride << ", 0},\n";
@@ -296,7 +303,7 @@ std::string kernel_tables(const std::string &name, const CompiledModel &m, const
     std::ostringstream c;
     c << decls.str() << "\nenum { INPUT, OUTPUT, WEIGHT, ARENA };\n#define ARGS " << arg << "\n"
       << "struct kernel { int (*entry)(void **); int first_arg; };\n"
-      << "struct arg { int storage, index; int64_t offset; int ndims, dim0; };\n"
+      << "struct arg { int storage, index; int64_t offset; int ndims, dim0, type_code, bits; };\n"
       << "static const struct kernel kernels[] = {\n" << kernels.str() << "};\n"
       << "static const struct arg args[] = {\n" << args.str() << "};\n"
       << "static const halide_dimension_t dims[] = {\n" << dims.str() << (dim ? "" : "    {0, 0, 0, 0},\n") << "};\n"

@@ -34,9 +34,38 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The dims of a .npy header's shape tuple; -1 when it is not float32 in C order. */
-static int npy_dims(const char *header, int64_t *dims) {
-    if (!strstr(header, "'descr': '<f4'") || !strstr(header, "'fortran_order': False")) return -1;
+/* numpy's name and the bytes of an element of ONNX type `type` (the types a model takes). */
+static const char *npy_descr(int type) {
+    switch (type) {
+    case 1: return "<f4";
+    case 2: return "|u1";
+    case 3: return "|i1";
+    case 6: return "<i4";
+    case 7: return "<i8";
+    case 9: return "|b1";
+    }
+    return "?";
+}
+
+static const char *type_name(int type) {
+    switch (type) {
+    case 1: return "float32";
+    case 2: return "uint8";
+    case 3: return "int8";
+    case 6: return "int32";
+    case 7: return "int64";
+    case 9: return "bool";
+    }
+    return "?";
+}
+
+static size_t element_bytes(int type) { return type == 7 ? 8 : type == 1 || type == 6 ? 4 : 1; }
+
+/* The dims of a .npy header's shape tuple; -1 when it is not `descr` in C order. */
+static int npy_dims(const char *header, const char *descr, int64_t *dims) {
+    char want[32];
+    snprintf(want, sizeof want, "'descr': '%s'", descr);
+    if (!strstr(header, want) || !strstr(header, "'fortran_order': False")) return -1;
     const char *p = strstr(header, "'shape': (");
     if (!p) return -1;
     int n = 0;
@@ -51,7 +80,7 @@ static int npy_dims(const char *header, int64_t *dims) {
     return n;
 }
 
-static float *read_input(const char *path, int which) {
+static void *read_input(const char *path, int which) {
     FILE *f = fopen(path, "rb");
     if (!f) die("input '%s': cannot open", path);
     unsigned char pre[10];
@@ -65,26 +94,33 @@ static float *read_input(const char *path, int which) {
     char *header = calloc(len + 1, 1);
     int64_t dims[16];
     if (fread(header, 1, len, f) != len) die("input '%s': truncated header", path);
-    int n = npy_dims(header, dims);
-    if (n < 0) die("input '%s': expected float32 ('<f4') in C order", path);
+    const char *descr = npy_descr(@M@_input_types[which]);
+    int n = npy_dims(header, descr, dims);
+    if (n < 0)
+        die("input '%s': expected %s ('%s') in C order for input '%s'", path, type_name(@M@_input_types[which]), descr,
+            @M@_input_names[which]);
     int same = n == @M@_input_ndims[which];
     for (int d = 0; same && d < n; d++) same = dims[d] == @M@_input_dims[which][d];
     if (!same) die("input '%s': its shape differs from input '%s' of %lld elements", path, @M@_input_names[which],
                    (long long)@M@_input_elements[which]);
-    float *data = malloc((size_t)@M@_input_elements[which] * sizeof(float));
-    if (fread(data, sizeof(float), (size_t)@M@_input_elements[which], f) != (size_t)@M@_input_elements[which])
-        die("input '%s': fewer elements than its shape says", path);
+    size_t size = element_bytes(@M@_input_types[which]), count = (size_t)@M@_input_elements[which];
+    void *data = malloc(count * size + 1);
+    if (fread(data, size, count, f) != count) die("input '%s': fewer elements than its shape says", path);
+    if (@M@_input_types[which] == 9)
+        for (size_t i = 0; i < count; i++)
+            if (((unsigned char *)data)[i] > 1) die("input '%s': element %zu is not a bool (0 or 1)", path, i);
     fclose(f);
     free(header);
     return data;
 }
 
-static void write_output(const char *path, const float *data, int which) {
+static void write_output(const char *path, const void *data, int which) {
     char header[256], shape[160] = "";
     for (int d = 0; d < @M@_output_ndims[which]; d++)
         snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%lld,%s", (long long)@M@_output_dims[which][d],
                  d + 1 < @M@_output_ndims[which] ? " " : "");
-    int n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", shape);
+    int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
+                     npy_descr(@M@_output_types[which]), shape);
     int padded = (n + 11 + 63) / 64 * 64 - 10;
     memset(header + n, ' ', (size_t)(padded - n - 1));
     header[padded - 1] = '\n';
@@ -93,7 +129,7 @@ static void write_output(const char *path, const float *data, int which) {
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(padded & 255), (unsigned char)(padded >> 8)};
     fwrite(pre, 1, 10, f);
     fwrite(header, 1, (size_t)padded, f);
-    fwrite(data, sizeof(float), (size_t)@M@_output_elements[which], f);
+    fwrite(data, element_bytes(@M@_output_types[which]), (size_t)@M@_output_elements[which], f);
     if (fclose(f) != 0) die("output '%s': cannot write", path);
 }
 
@@ -117,12 +153,19 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void check_finite(float *const *outputs) {
-    for (int o = 0; o < @M@_OUTPUTS; o++)
-        for (int64_t i = 0; i < @M@_output_elements[o]; i++)
-            if (!isfinite(outputs[o][i])) die("output '%s' element %lld is not finite", @M@_output_names[o], (long long)i);
+/* Non-finite float outputs: an error with --finite (a kernel that goes wrong often shows as NaN),
+ * else one warning line per output holding them (a model may compute them: log 0, sqrt -1). */
+static void check_finite(void *const *outputs, int strict) {
+    for (int o = 0; o < @M@_OUTPUTS; o++) {
+        int64_t count = 0, first = -1;
+        for (int64_t i = 0; @M@_output_types[o] == 1 && i < @M@_output_elements[o]; i++)
+            if (!isfinite(((const float *)outputs[o])[i]) && count++ == 0) first = i;
+        if (count && strict) die("output '%s' element %lld is not finite", @M@_output_names[o], (long long)first);
+        if (count)
+            fprintf(stderr, "warning: output '%s' has %lld non-finite element(s), the first at %lld\n", @M@_output_names[o],
+                    (long long)count, (long long)first);
+    }
 }
-
 static void print_profile(const double *seconds, int runs) {
     double total = 0;
     for (int k = 0; k < @M@_KERNELS; k++) total += seconds[k];
@@ -133,7 +176,7 @@ static void print_profile(const double *seconds, int runs) {
 
 struct options {
     const char *weights, *inputs[@M@_INPUTS + 1], *outputs[@M@_OUTPUTS + 1];
-    int n_inputs, n_outputs, threads, iterations, warmup, profile, calibrate;
+    int n_inputs, n_outputs, threads, iterations, warmup, profile, calibrate, finite;
 };
 
 static int count_arg(const char *flag, const char *value, int least) {
@@ -148,11 +191,12 @@ static struct options parse(int argc, char **argv) {
     o.iterations = 10;
     o.warmup = 1;
     o.calibrate = 5;
-    if (argc < 2) die("usage: %s WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K] [--warmup W] [--calibrate R] [--profile]", argv[0]);
+    if (argc < 2) die("usage: %s WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K] [--warmup W] [--calibrate R] [--profile] [--finite]", argv[0]);
     o.weights = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : 0;
         if (!strcmp(argv[i], "--profile")) { o.profile = 1; continue; }
+        if (!strcmp(argv[i], "--finite")) { o.finite = 1; continue; }
         if (!strcmp(argv[i], "--input") && value && o.n_inputs < @M@_INPUTS) o.inputs[o.n_inputs++] = value;
         else if (!strcmp(argv[i], "--input")) die("--input: the model has %d input(s)", @M@_INPUTS);
         else if (!strcmp(argv[i], "--output") && value && o.n_outputs < @M@_OUTPUTS) o.outputs[o.n_outputs++] = value;
@@ -175,13 +219,13 @@ int main(int argc, char **argv) {
     if (@M@_load(o.weights) != 0) die("%s", @M@_last_error());
     printf("loaded: weights %.2f MiB, arena %.2f MiB, %d kernels in %.3f s\n", @M@_weight_bytes / 1048576.0,
            @M@_arena_bytes / 1048576.0, @M@_KERNELS, now_s() - t0);
-    const float *inputs[@M@_INPUTS];
-    float *outputs[@M@_OUTPUTS];
+    const void *inputs[@M@_INPUTS + 1];
+    void *outputs[@M@_OUTPUTS];
     for (int i = 0; i < @M@_INPUTS; i++) inputs[i] = read_input(o.inputs[i], i);
-    for (int i = 0; i < @M@_OUTPUTS; i++) outputs[i] = malloc((size_t)@M@_output_elements[i] * sizeof(float));
+    for (int i = 0; i < @M@_OUTPUTS; i++) outputs[i] = malloc((size_t)@M@_output_elements[i] * element_bytes(@M@_output_types[i]) + 1);
     for (int w = 0; w < (o.warmup > 0 ? o.warmup : 1); w++)
         if (@M@_run(inputs, outputs) != 0) die("%s", @M@_last_error());
-    check_finite(outputs);
+    check_finite(outputs, o.finite);
     if (o.calibrate > 0) {
         int chosen = @M@_calibrate(inputs, outputs, o.calibrate);
         if (chosen < 0) die("%s", @M@_last_error());

@@ -29,10 +29,12 @@ std::string weights_file_bytes(const CompiledModel &m, const BufferPlan &plan) {
     char *payload = out.data() + weights_header_bytes;
     for (const std::string &name : plan.weights) {
         const GraphTensor &t = m.graph.tensor(name);
-        user_check(int64_t(t.data.size()) == t.elements())
-            << "model '" << m.graph.path << "': weight '" << name << "' has " << t.data.size() << " of its "
-            << t.elements() << " elements";
-        std::memcpy(payload + plan.place.at(name).offset, t.data.data(), size_t(t.bytes()));
+        const bool is_float = t.elem_type == 1;
+        const int64_t have = is_float ? int64_t(t.data.size()) * 4 : int64_t(t.raw.size());
+        user_check(have == t.bytes()) << "model '" << m.graph.path << "': weight '" << name << "' has " << have
+                                      << " of its " << t.bytes() << " bytes";
+        std::memcpy(payload + plan.place.at(name).offset, is_float ? static_cast<const void *>(t.data.data()) : t.raw.data(),
+                    size_t(t.bytes()));
     }
     std::memcpy(out.data(), "OPGENWT1", 8);
     put_u64(out, 8, uint64_t(plan.weight_bytes));

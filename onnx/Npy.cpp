@@ -2,6 +2,7 @@
 
 #include "base/Error.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -9,7 +10,22 @@
 
 namespace opgen::onnx_import {
 
-HostTensor read_npy(const std::string &path) {
+namespace {
+
+// numpy's type names and ONNX's numbers for them.
+int onnx_type_of(const std::string &descr) {
+    static const std::pair<const char *, int> types[] = {{"<f4", 1}, {"|u1", 2}, {"|i1", 3},
+                                                        {"<i4", 6}, {"<i8", 7}, {"|b1", 9}};
+    for (const auto &[name, type] : types)
+        if (descr == name) return type;
+    return 0;
+}
+
+size_t element_bytes(int onnx_type) { return onnx_type == 7 ? 8 : onnx_type == 1 || onnx_type == 6 ? 4 : 1; }
+
+}  // namespace
+
+NpyArray read_npy_array(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     user_check(in.good()) << "cannot read '" << path << "'";
     std::stringstream buf;
@@ -27,18 +43,35 @@ HostTensor read_npy(const std::string &path) {
                std::regex_search(header, order, std::regex("'fortran_order':\\s*(True|False)")) &&
                std::regex_search(header, shape, std::regex("'shape':\\s*\\(([^)]*)\\)")))
         << "'" << path << "': bad .npy header";
-    user_check(descr[1] == "<f4") << "'" << path << "': dtype " << descr[1] << ", expected float32 (<f4)";
+    NpyArray a;
+    a.onnx_type = onnx_type_of(descr[1]);
+    user_check(a.onnx_type != 0) << "'" << path << "': dtype " << descr[1]
+                                 << ", expected float32 (<f4), int32 (<i4), int64 (<i8), bool (|b1), uint8 (|u1) or int8 (|i1)";
     user_check(order[1] == "False") << "'" << path << "': Fortran order is not supported";
-    HostTensor t;
     std::stringstream dims(shape[1].str());
     std::string part;
+    size_t count = 1;
     while (std::getline(dims, part, ','))
-        if (part.find_first_not_of(' ') != std::string::npos) t.dims.push_back(std::stoll(part));
-    size_t count = size_t(t.elements());
-    user_check(bytes.size() - start - header_len == count * 4)
-        << "'" << path << "': " << bytes.size() - start - header_len << " data bytes, the shape needs " << count * 4;
-    t.data.resize(count);
-    std::memcpy(t.data.data(), bytes.data() + start + header_len, count * 4);
+        if (part.find_first_not_of(' ') != std::string::npos) {
+            long long d = std::atoll(part.c_str());
+            user_check(d >= 0 && d < (1ll << 40) && count * size_t(d + 1) < (size_t(1) << 40))
+                << "'" << path << "': bad dimension '" << part << "'";
+            a.dims.push_back(d);
+            count *= size_t(d);
+        }
+    const size_t data = bytes.size() - start - header_len, want = count * element_bytes(a.onnx_type);
+    user_check(data == want) << "'" << path << "': " << data << " data bytes, the shape needs " << want;
+    a.bytes = bytes.substr(start + header_len);
+    return a;
+}
+
+HostTensor read_npy(const std::string &path) {
+    NpyArray a = read_npy_array(path);
+    user_check(a.onnx_type == 1) << "'" << path << "': expected float32 (<f4)";
+    HostTensor t;
+    t.dims = a.dims;
+    t.data.resize(size_t(t.elements()));
+    std::memcpy(t.data.data(), a.bytes.data(), a.bytes.size());
     return t;
 }
 

@@ -60,6 +60,26 @@ void require_float(const ModelGraph &g, const std::string &t) {
         throw Unsupported{"tensor '" + t + "' is not float32"};
 }
 
+std::string type_name(const ModelGraph &g, const std::string &t) {
+    std::optional<DType> d = g.tensor(t).dtype();
+    if (!d) throw Unsupported{"tensor '" + t + "' of ONNX type " + std::to_string(g.tensor(t).elem_type)};
+    return dtype_name(*d);
+}
+
+bool all_float(const ModelGraph &g, const std::vector<std::string> &tensors) {
+    for (const std::string &t : tensors)
+        if (!t.empty() && g.tensor(t).elem_type != 1) return false;
+    return true;
+}
+
+std::string type_suffix(const ModelGraph &g, const std::vector<std::string> &tensors) {
+    if (all_float(g, tensors)) return "";
+    std::string s = "_";
+    for (const std::string &t : tensors)
+        if (!t.empty()) s += type_name(g, t);
+    return s;
+}
+
 std::vector<double> constant_values(const ModelGraph &g, const std::string &t,
                                     const std::string &what) {
     if (!g.is_weight(t) || (g.tensor(t).values.empty() && g.tensor(t).elements() != 0))

@@ -47,6 +47,17 @@ int64_t normalize_axis(int64_t axis, int64_t rank);
 // Throws Unsupported unless tensor `t` of `g` is float32.
 void require_float(const ModelGraph &g, const std::string &t);
 
+// The op language's type name of tensor `t` ("f32", "i64", "u8" for bool: GraphTensor::dtype);
+// Unsupported for a type no kernel computes.
+std::string type_name(const ModelGraph &g, const std::string &t);
+
+// Whether every tensor of `tensors` is float32.
+bool all_float(const ModelGraph &g, const std::vector<std::string> &tensors);
+
+// "" when every tensor of `tensors` is float32, else "_" and their type names in order
+// ("_i64i64u8"): generated ops of the same pattern over other types get other names.
+std::string type_suffix(const ModelGraph &g, const std::vector<std::string> &tensors);
+
 // The values of a constant (a weight of at most 64 elements), or Unsupported naming `what`
 // when they are computed at run time.
 std::vector<double> constant_values(const ModelGraph &g, const std::string &t,

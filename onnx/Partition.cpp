@@ -6,7 +6,9 @@
 #include "onnx/ops/Gemm.h"
 #include "onnx/ops/Layout.h"
 #include "onnx/ops/Normalization.h"
+#include "onnx/ops/Index.h"
 #include "onnx/ops/Reduce.h"
+#include "onnx/ops/Resize.h"
 #include "onnx/ops/Window.h"
 
 #include <algorithm>
@@ -314,7 +316,14 @@ private:
 
     void place(const GraphNode &n) {
         const std::string &t = n.op_type;
-        if (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || t == "Dropout")
+        // Outputs without elements (a 0 extent) need no kernel: nothing is computed or written.
+        if (std::all_of(n.outputs.begin(), n.outputs.end(),
+                        [&](const std::string &o) { return o.empty() || g_.tensor(o).elements() == 0; })) {
+            taken_[n.index] = true;
+            return;
+        }
+        if (t == "Dropout") return dropout(n);
+        if (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity")
             return view(n);
         if (t == "Cast" || t == "CastLike") return cast(n);
         if (t == "Conv") return tuned_or_general([&] { conv(n); }, n, window_kernels);
@@ -326,14 +335,18 @@ private:
         if (is_normalization(t)) return emit_family(normalization_kernels(g_, n), n);
         if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool" || t == "GlobalMaxPool")
             return tuned_or_general([&] { pool(n); }, n, window_kernels);
+        if (t == "Resize") return tuned_or_general([&] { emit_family(layout_kernels(g_, n), n); }, n, resize_kernels);
         if (is_layout(t)) return emit_family(layout_kernels(g_, n), n);
         if (is_broadcast(g_, n)) return emit_family(broadcast_kernels(g_, n), n);
+        if (is_reduction(t) && reduces_nothing(g_, n)) return view(n);
         if (is_reduction(t)) return emit_family({reduce_kernel(g_, n)}, n);
+        if (is_index_op(t)) return emit_family(index_kernels(g_, n), n);
         if (t == "Transpose") return transpose(n);
         if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Relu" || t == "Sigmoid" || t == "Tanh" ||
             t == "Erf" || t == "Exp" || t == "Log" || t == "Sqrt" || t == "Abs" || t == "Neg" || t == "Clip" ||
             t == "LeakyRelu" || t == "Elu" || t == "Selu" || t == "Celu" || t == "HardSigmoid" || t == "HardSwish" ||
-            t == "Softplus" || t == "Softsign" || t == "Reciprocal" || t == "Max" || t == "Min" || t == "Pow")
+            t == "Softplus" || t == "Softsign" || t == "Reciprocal" || t == "Max" || t == "Min" || t == "Pow" ||
+            t == "Sin" || t == "Cos")
             return elementwise(n);
         // The shape operators fold into constants when their inputs are known (ShapeFold.h).
         if (t == "Shape" || t == "Size" || t == "ConstantOfShape" || t == "Range")
@@ -368,8 +381,36 @@ private:
         return t;
     }
 
+    // Dropout at inference is the identity, and its mask all true. In training mode with a ratio
+    // above 0 it draws random numbers, which a compiled model does not.
+    void dropout(const GraphNode &n) {
+        auto constant = [&](size_t i, double fallback) {
+            if (n.inputs.size() <= i || n.inputs[i].empty()) return fallback;
+            std::vector<double> v = constant_values(g_, n.inputs[i], "a training mode or its ratio");
+            return v.empty() ? fallback : v[0];
+        };
+        const bool training = n.inputs.size() > 2 && !n.inputs[2].empty() && constant(2, 0.0) != 0;
+        if (training && constant(1, 0.5) != 0) throw Unsupported{"random numbers (training mode)"};
+        if (n.outputs.size() > 1 && !n.outputs[1].empty()) all_true(n, n.outputs[1]);
+        view(n);
+    }
+
+    // `mask` = true everywhere, shaped as the node's first input (read only to be compared with
+    // itself: an op reads at least one tensor).
+    void all_true(const GraphNode &n, const std::string &mask) {
+        const std::string &x = n.inputs[0];
+        std::string text = std::string(kHeader) + "# Y = true (1) for every element of X (a Dropout's mask at inference).\n";
+        text += "op all_true" + type_suffix(g_, {x, mask}) + "\nparam N\ninput  X: " + type_name(g_, x) +
+                "[N]\noutput Y: u8[N]\nY[i] = select(X[i] == X[i] || X[i] != X[i], 1, 0)\n";
+        SubgraphKernel k;
+        k.kind = "elementwise";
+        k.shape = shape_text({{"N", g_.tensor(x).elements()}});
+        k.args = {{"X", x}, {"Y", mask}};
+        emit_generated(k, "all_true" + type_suffix(g_, {x, mask}), text, {n.index});
+        taken_[n.index] = false;  // the data output is still to be placed, as a view
+    }
+
     void view(const GraphNode &n) {
-        if (n.op_type == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty()) throw Unsupported{"mask output"};
         const std::string &y = n.outputs[0];
         if (is_output(y)) {
             // A graph output has a buffer of its own, given by the caller: a view of an input, a
@@ -382,25 +423,25 @@ private:
         taken_[n.index] = true;
     }
 
-    // A Cast (or CastLike) to the type its input has already is a view; between types it needs
-    // kernels of other element types, which the compiled path does not have yet.
+    // A Cast (or CastLike) to the type its input has already is a view; between types, a
+    // converting kernel (onnx/ops/Broadcast.h).
     void cast(const GraphNode &n) {
         if (g_.tensor(n.inputs[0]).elem_type != g_.tensor(n.outputs[0]).elem_type)
-            throw Unsupported{"a cast between element types"};
+            return emit_family(broadcast_kernels(g_, n), n);
         view(n);
     }
 
     // Y = X element by element: the buffer of a view that must be a tensor of its own.
     void copy(const GraphNode &n) {
-        require_float(n.inputs[0]);
         const int64_t count = g_.tensor(n.inputs[0]).elements();
+        const std::string type = type_name(g_, n.inputs[0]), name = "copy" + type_suffix(g_, {n.inputs[0]});
         std::string text = std::string(kHeader) + "# A copy of X (an ONNX " + n.op_type + " writing a graph output).\n";
-        text += "op copy\nparam N\ninput  X: f32[N]\noutput Y: f32[N]\nY[i] = X[i]\n";
+        text += "op " + name + "\nparam N\ninput  X: " + type + "[N]\noutput Y: " + type + "[N]\nY[i] = X[i]\n";
         SubgraphKernel k;
         k.kind = "copy";
         k.shape = shape_text({{"N", count}});
         k.args = {{"X", n.inputs[0]}, {"Y", n.outputs[0]}};
-        emit_generated(k, "copy", text, {n.index});
+        emit_generated(k, name, text, {n.index});
     }
 
     void require_float(const std::string &t) const { onnx_import::require_float(g_, t); }
@@ -784,7 +825,8 @@ private:
     void elementwise(const GraphNode &n) {
         static const std::map<std::string, std::string> unary = {
             {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Erf", "erf"}, {"Exp", "exp"},
-            {"Log", "log"},   {"Sqrt", "sqrt"},       {"Abs", "abs"},   {"Neg", "neg"}};
+            {"Log", "log"},   {"Sqrt", "sqrt"},       {"Abs", "abs"},   {"Neg", "neg"},
+            {"Sin", "sin"},   {"Cos", "cos"}};
         struct Binary {
             std::string op, name;  // the infix operator, the op name
         };
@@ -860,7 +902,6 @@ private:
 
     void transpose(const GraphNode &n) {
         const std::string &x = n.inputs[0];
-        require_float(x);
         const Dims &d = dims(x);
         Dims perm = n.ints_attr("perm", {});
         if (perm.empty())
@@ -887,14 +928,15 @@ private:
                    const std::vector<std::string> &xn, const std::vector<std::string> &yn,
                    const std::vector<std::string> &xv, const std::vector<std::string> &yv,
                    const std::vector<std::pair<std::string, int64_t>> &shape) {
-        std::string text = std::string(kHeader) + "# " + doc + ".\nop " + name + "\n" + decls;
-        text += "input  X: f32[" + join(xn, ", ") + "]\noutput Y: f32[" + join(yn, ", ") + "]\n";
+        const std::string type = type_name(g_, n.inputs[0]);
+        std::string text = std::string(kHeader) + "# " + doc + ".\nop " + name + type_suffix(g_, {n.inputs[0]}) + "\n" + decls;
+        text += "input  X: " + type + "[" + join(xn, ", ") + "]\noutput Y: " + type + "[" + join(yn, ", ") + "]\n";
         text += "Y[" + join(yv, ", ") + "] = X[" + join(xv, ", ") + "]\n";
         SubgraphKernel k;
         k.kind = "copy";
         k.shape = shape_text(shape);
         k.args = {{"X", n.inputs[0]}, {"Y", n.outputs[0]}};
-        emit_generated(k, name, text, {n.index});
+        emit_generated(k, name + type_suffix(g_, {n.inputs[0]}), text, {n.index});
     }
 
     void report_unsupported() const {

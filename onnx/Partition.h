@@ -42,6 +42,9 @@ struct SubgraphKernel {
     std::vector<int> nodes;  // graph node indices it covers, in graph order
     // op tensor -> graph tensor, inputs in the op's order, then the output
     std::vector<std::pair<std::string, std::string>> args;
+    // Weights computed at compile time that the op reads and the model does not hold (a resize's
+    // interpolation matrices), each with its elements: compile_model adds them to the graph.
+    std::vector<GraphTensor> constants;
 };
 
 // A tensor that is another's buffer under other dimensions (a Reshape and its kin).

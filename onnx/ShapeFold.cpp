@@ -184,11 +184,12 @@ public:
     // Folds every node it can; true when one was.
     bool fold() {
         std::vector<int> folded;
+        bool changed = false;
         for (int i = 0; i < g_.node_size(); i++) {
             const onnx::NodeProto &n = g_.node(i);
             if (!n.domain().empty() && n.domain() != "ai.onnx")
                 continue;
-            if (n.output_size() != 1 || outputs_.count(n.output(0)))
+            if (n.output_size() != 1 || (outputs_.count(n.output(0)) && n.op_type() == "Constant"))
                 continue;
             std::optional<Value> v;
             try {
@@ -199,12 +200,26 @@ public:
             if (!v || v->count() > kMaxFoldedElements || int64_t(v->v.size()) != v->count())
                 continue;
             consts_[n.output(0)] = *v;
+            if (outputs_.count(n.output(0))) {
+                // A graph output keeps a node writing it: the Constant a model would have had.
+                onnx::NodeProto c;
+                c.set_name(n.name());
+                c.set_op_type("Constant");
+                c.add_output(n.output(0));
+                onnx::AttributeProto *value = c.add_attribute();
+                value->set_name("value");
+                value->set_type(onnx::AttributeProto::TENSOR);
+                *value->mutable_t() = write_tensor(*v, n.output(0));
+                *g_.mutable_node(i) = c;
+                changed = true;
+                continue;
+            }
             *g_.add_initializer() = write_tensor(*v, n.output(0));
             folded.push_back(i);
         }
         for (auto it = folded.rbegin(); it != folded.rend(); ++it)
             g_.mutable_node()->DeleteSubrange(*it, 1);
-        return !folded.empty();
+        return changed || !folded.empty();
     }
 
 private:

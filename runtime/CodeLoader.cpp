@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/DType.h"
 #include "runtime/GenericSignature.h"
 #include "runtime/HostCpu.h"
 #include "store/KernelCache.h"
@@ -102,12 +103,8 @@ std::string target_prefix(const std::string &halide_target) {
 }
 
 halide_type_t halide_type_of(const std::string &dtype) {
-    if (dtype == "i32") return {halide_type_int, 32, 1};
-    if (dtype == "i8") return {halide_type_int, 8, 1};
-    if (dtype == "u8") return {halide_type_uint, 8, 1};
-    if (dtype == "f16") return {halide_type_float, 16, 1};
-    if (dtype == "bf16") return {halide_type_bfloat, 16, 1};
-    return {halide_type_float, 32, 1};
+    const DType t = dtype_from_name(dtype).value_or(DType::F32);
+    return {halide_type_code_t(dtype_code(t)), uint8_t(8 * dtype_bytes(t)), 1};
 }
 
 // The dynamic loader's view of the code: an anonymous memory file, never a path others can

@@ -2,6 +2,8 @@
 
 #include "onnx/OpText.h"
 
+#include <cctype>
+
 namespace opgen::onnx_import {
 
 namespace {
@@ -31,12 +33,15 @@ std::string round_of(const std::string &x) {
 }
 
 // a^b for a tensor exponent: |a|^b as exp(b log |a|), negated for a negative base and an odd
-// integer exponent; 0^b is 1 for b = 0, else 0 (b > 0). A negative base with a fractional exponent
-// (NaN in ONNX) is not told apart.
+// integer exponent; 0^b is 1 for b = 0, else 0 (b > 0); a negative base with a fractional
+// exponent is NaN, as ONNX has it (the square root of a negative value computed at run time: a
+// constant NaN would be folded away).
 std::string power_of(const std::string &a, const std::string &b) {
     const std::string odd = "(" + b + ") - 2.0 * " + floor_of("(" + b + ") * 0.5") + " != 0.0";
-    return "select(" + a + " == 0.0, select(" + b + " == 0.0, 1.0, 0.0), select(" + a +
-           " < 0.0 && " + odd + ", -1.0, 1.0) * exp(" + b + " * log(abs(" + a + "))))";
+    const std::string fractional = "(" + b + ") != " + floor_of(b);
+    return "select(" + a + " == 0.0, select(" + b + " == 0.0, 1.0, 0.0), select(" + a + " < 0.0 && " +
+           fractional + ", sqrt(-1.0 - abs(" + a + ")), select(" + a + " < 0.0 && " + odd + ", -1.0, 1.0) * exp(" + b +
+           " * log(abs(" + a + ")))))";
 }
 
 // A chain of a two-argument function over every read: max(max(A, B), X2).
@@ -75,22 +80,132 @@ SubgraphKernel clip(const ModelGraph &g, const GraphNode &n) {
                             });
 }
 
+// ONNX's comparisons and their operators: a bool result (u8 0 or 1), the operands compared in
+// their own type (core/ComputeDef.h comparison_type).
+const std::map<std::string, std::string> &comparisons() {
+    static const std::map<std::string, std::string> c = {
+        {"Equal", "=="}, {"Less", "<"}, {"Greater", ">"}, {"LessOrEqual", "<="}, {"GreaterOrEqual", ">="}};
+    return c;
+}
+
+// The logical operators on bools, as conditions of their operands.
+const std::map<std::string, std::string> &logic() {
+    static const std::map<std::string, std::string> l = {{"And", "&&"}, {"Or", "||"}, {"Xor", "!="}};
+    return l;
+}
+
+// Arithmetic that integer tensors compute in their own type (every operation of the statement is
+// in the output's type: core/Lower.cpp): the infix operators, or a function when the text starts
+// with a letter.
+const std::map<std::string, std::string> &integer_arithmetic() {
+    static const std::map<std::string, std::string> a = {{"Add", "+"},   {"Sub", "-"},   {"Mul", "*"},
+                                                         {"Div", "/"},   {"Max", "max"}, {"Min", "min"},
+                                                         {"Neg", "neg"}, {"Abs", "abs"}, {"Relu", "relu"}};
+    return a;
+}
+
+std::string integer_expression(const std::string &op, const std::vector<std::string> &r) {
+    if (op == "neg") return "-" + r[0];
+    if (op == "abs") return "abs(" + r[0] + ")";
+    if (op == "relu") return "max(" + r[0] + ", 0)";
+    if (op == "max" || op == "min") return fold(op, r);
+    if (op == "/") {
+        // C's (and ONNX Runtime's) division truncates toward zero; Halide's is Euclidean (the
+        // remainder never negative): one step toward zero for a negative dividend that leaves one.
+        const std::string q = "(" + r[0] + " / " + r[1] + ")";
+        const std::string rem = "(" + r[0] + " - " + r[1] + " * " + q + ")";
+        return "select(" + r[0] + " < 0 && " + rem + " != 0, " + q + " + select(" + r[1] + " < 0, -1, 1), " + q + ")";
+    }
+    return r[0] + " " + op + " " + r[1];
+}
+
+// a mod b for integers, Halide's division being Euclidean (a remainder r with 0 <= r < |b|): the
+// divisor's sign (ONNX's fmod 0, as Python) or the dividend's (fmod 1, as C).
+std::string integer_mod(const std::vector<std::string> &r, bool c_sign) {
+    const std::string rem = "(" + r[0] + " - " + r[1] + " * (" + r[0] + " / " + r[1] + "))";
+    if (c_sign) return "select(" + rem + " != 0 && " + r[0] + " < 0, " + rem + " - abs(" + r[1] + "), " + rem + ")";
+    return "select(" + rem + " != 0 && " + r[1] + " < 0, " + rem + " + " + r[1] + ", " + rem + ")";
+}
+
+// A node whose element types decide its kernel: comparisons, logic, Where, Cast between types,
+// and arithmetic on integers; empty when `n` is none of them.
+std::vector<SubgraphKernel> typed_kernels(const ModelGraph &g, const GraphNode &n,
+                                          const std::vector<std::string> &inputs) {
+    const std::string &t = n.op_type, &y = n.outputs[0];
+    if (comparisons().count(t)) {
+        const std::string op = comparisons().at(t);
+        return {broadcast_kernel(g, inputs, y, "compare_" + std::string(t == "Equal" ? "eq" : t == "Less" ? "lt" : t == "Greater" ? "gt" : t == "LessOrEqual" ? "le" : "ge"), t,
+                                 [op](const std::vector<std::string> &r) {
+                                     return "select(" + r[0] + " " + op + " " + r[1] + ", 1, 0)";
+                                 })};
+    }
+    if (logic().count(t)) {
+        const std::string op = logic().at(t);
+        std::string base = t;
+        for (auto &c : base) c = char(std::tolower(c));
+        return {broadcast_kernel(g, inputs, y, "logical_" + base, t, [op](const std::vector<std::string> &r) {
+            return "select((" + r[0] + " != 0) " + op + " (" + r[1] + " != 0), 1, 0)";
+        })};
+    }
+    if (t == "Not")
+        return {broadcast_kernel(g, inputs, y, "logical_not", t, [](const std::vector<std::string> &r) {
+            return "select(" + r[0] + " == 0, 1, 0)";
+        })};
+    if (t == "Where")
+        return {broadcast_kernel(g, inputs, y, "where", t, [](const std::vector<std::string> &r) {
+            return "select(" + r[0] + " != 0, " + r[1] + ", " + r[2] + ")";
+        })};
+    if (t == "Cast" || t == "CastLike") {
+        // Conversions as C's (and ONNX Runtime's): float to integer truncates toward zero,
+        // integers wrap; to bool, any non-zero value is true.
+        const bool to_bool = g.tensor(y).is_bool();
+        return {broadcast_kernel(g, {inputs[0]}, y, "cast", t, [to_bool](const std::vector<std::string> &r) {
+            return to_bool ? "select(" + r[0] + " != 0, 1, 0)" : r[0];
+        })};
+    }
+    if (t == "Mod" && !all_float(g, {inputs[0], inputs[1], y})) {
+        const bool c_sign = n.int_attr("fmod", 0) == 1;
+        return {broadcast_kernel(g, inputs, y, c_sign ? "imod_c" : "imod", t,
+                                 [c_sign](const std::vector<std::string> &r) { return integer_mod(r, c_sign); })};
+    }
+    if (t == "Pow" && g.tensor(inputs[0]).elem_type != 1) {
+        // An integer base: the power in float32, rounded to the nearest integer in float32, then
+        // converted (every value of a statement is in its output's type).
+        const BroadcastStage power{"P", "f32", [](const std::vector<std::string> &r) { return power_of(r[0], r[1]); }};
+        const BroadcastStage rounded{"R", "f32", [](const std::vector<std::string> &r) { return floor_of(r[2] + " + 0.5"); }};
+        return {broadcast_kernel(
+            g, inputs, y, "pow", t, [](const std::vector<std::string> &r) { return r[3]; }, {}, {power, rounded})};
+    }
+    std::vector<std::string> tensors = inputs;
+    tensors.push_back(y);
+    if (integer_arithmetic().count(t) && !all_float(g, tensors)) {
+        const std::string op = integer_arithmetic().at(t);
+        const std::string base = std::isalpha(static_cast<unsigned char>(op[0])) ? op
+                                 : op == "+" ? "add" : op == "-" ? "sub" : op == "*" ? "mul" : "div";
+        return {broadcast_kernel(g, inputs, y, base, t,
+                                 [op](const std::vector<std::string> &r) { return integer_expression(op, r); })};
+    }
+    return {};
+}
+
 } // namespace
 
 SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::string> &inputs,
                                 const std::string &output, const std::string &base,
                                 const std::string &what, const Combine &combine,
-                                const std::map<std::string, Dims> &read_as) {
+                                const std::map<std::string, Dims> &read_as,
+                                const std::vector<BroadcastStage> &stages) {
     Dims d = g.tensor(output).dims;
     if (d.empty())
         d = {1}; // a scalar result: one element
     const size_t r = d.size();
     const AxisNames a = axis_names(d);
-    std::string name = base + "_b", decls;
+    std::vector<std::string> typed = inputs;
+    typed.push_back(output);
+    std::string name = base + type_suffix(g, typed) + "_b", decls;
     std::vector<std::string> reads;
     std::vector<std::pair<std::string, std::string>> args;
     for (size_t i = 0; i < inputs.size(); i++) {
-        require_float(g, inputs[i]);
         const Dims &dt =
             read_as.count(inputs[i]) ? read_as.at(inputs[i]) : g.tensor(inputs[i]).dims;
         if (dt.size() > r)
@@ -113,17 +228,23 @@ SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::stri
         const std::string operand = operand_name(i);
         name += (i ? "_" : "") + pattern;
         reads.push_back(operand + "[" + join(index, ", ") + "]");
-        decls += "input  " + operand + ": f32[" + join(shape, ", ") + "]\n";
+        decls += "input  " + operand + ": " + type_name(g, inputs[i]) + "[" + join(shape, ", ") + "]\n";
         args.push_back({operand, inputs[i]});
     }
     args.push_back({"C", output});
+    const std::string params = join(a.dims, ", "), at = "[" + join(a.vars, ", ") + "]";
+    std::string locals, statements;
+    for (const BroadcastStage &s : stages) {
+        locals += "local  " + s.name + ": " + s.type + "[" + params + "]\n";
+        statements += s.name + at + " = " + s.combine(reads) + "\n";
+        reads.push_back(s.name + at);
+    }
     const std::string expr = combine(reads);
-    const std::string params = join(a.dims, ", ");
     std::string text = std::string(kGeneratedHeader) + "# Elementwise " + what +
                        " with numpy broadcasting over " + std::to_string(r) + " axes: C = " + expr +
                        ".\n";
-    text += "op " + name + "\nparam " + params + "\n" + decls + "output C: f32[" + params + "]\n";
-    text += "C[" + join(a.vars, ", ") + "] = " + expr + "\n";
+    text += "op " + name + "\nparam " + params + "\n" + decls + locals + "output C: " + type_name(g, output) + "[" + params + "]\n";
+    text += statements + "C" + at + " = " + expr + "\n";
     return generated_kernel("elementwise", name, text, shape_text(a.shape), args);
 }
 
@@ -132,6 +253,12 @@ bool is_broadcast(const ModelGraph &g, const GraphNode &n) {
     if (t == "Sum" || t == "Mean" || t == "PRelu" || t == "Mod" || t == "Floor" || t == "Ceil" ||
         t == "Round" || t == "Sign")
         return true;
+    if (comparisons().count(t) || logic().count(t) || t == "Not" || t == "Where") return true;
+    if ((t == "Cast" || t == "CastLike") && g.tensor(n.inputs[0]).elem_type != g.tensor(n.outputs[0]).elem_type)
+        return true;
+    std::vector<std::string> tensors = n.inputs;
+    tensors.insert(tensors.end(), n.outputs.begin(), n.outputs.end());
+    if (integer_arithmetic().count(t) && !all_float(g, tensors)) return true;
     if (t == "Max" || t == "Min")
         return n.inputs.size() != 2;
     auto computed = [&](size_t i) {
@@ -148,6 +275,12 @@ std::vector<SubgraphKernel> broadcast_kernels(const ModelGraph &g, const GraphNo
     const std::string &t = n.op_type;
     const std::vector<std::string> inputs = present_inputs(n);
     const std::string &y = n.outputs[0];
+    if (std::vector<SubgraphKernel> k = typed_kernels(g, n, inputs); !k.empty())
+        return k;
+    // Float formulas; Pow's exponent may be an integer tensor, read as float32.
+    for (size_t i = 0; i < inputs.size(); i++)
+        if (t != "Pow" || i == 0) require_float(g, inputs[i]);
+    require_float(g, y);
     if (t == "Clip")
         return {clip(g, n)};
     if (t == "Sum" || t == "Mean") {
@@ -187,7 +320,7 @@ std::vector<SubgraphKernel> broadcast_kernels(const ModelGraph &g, const GraphNo
         })};
     if (t == "Mod") {
         if (n.int_attr("fmod", 0) != 1)
-            throw Unsupported{"integer modulus (fmod 0)"};
+            throw Unsupported{"float modulus without fmod 1"};
         return {broadcast_kernel(g, inputs, y, "fmod", t, [](const std::vector<std::string> &r) {
             return r[0] + " - " + r[1] + " * i32(" + r[0] + " / " + r[1] + ")";
         })};

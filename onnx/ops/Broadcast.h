@@ -29,10 +29,18 @@ using Combine = std::function<std::string(const std::vector<std::string> &reads)
 // output or extents that do not broadcast.
 // `read_as` reads an operand under other dimensions of as many elements (ONNX's legacy
 // broadcasts).
+// `stages` are locals of the output's shape computed first, each in its own type (so a float
+// formula can feed an integer output, rounded in between): a stage's combine sees the operands'
+// reads and then the earlier stages', `combine` all of them.
+struct BroadcastStage {
+    std::string name, type;
+    Combine combine;
+};
 SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::string> &inputs,
                                 const std::string &output, const std::string &base,
                                 const std::string &what, const Combine &combine,
-                                const std::map<std::string, Dims> &read_as = {});
+                                const std::map<std::string, Dims> &read_as = {},
+                                const std::vector<BroadcastStage> &stages = {});
 
 // Whether node `n` is this family's: its operator, and for Pow and Clip operands computed at run
 // time (the partitioner writes constant exponents and bounds into the op text instead).

@@ -72,7 +72,6 @@ SubgraphKernel strided_copy(const GraphNode &n, const std::string &x, const std:
 // clamped as ONNX clamps them.
 SubgraphKernel slice(const ModelGraph &g, const GraphNode &n) {
     const std::string &x = n.inputs[0];
-    require_float(g, x);
     const Dims &d = g.tensor(x).dims;
     const int64_t r = int64_t(d.size());
     Dims starts = n.ints_attr("starts", {}), ends = n.ints_attr("ends", {}),
@@ -111,7 +110,6 @@ SubgraphKernel slice(const ModelGraph &g, const GraphNode &n) {
 // ONNX Split: sizes from the attribute (before opset 13), the input (from 13) or equal parts.
 std::vector<SubgraphKernel> split(const ModelGraph &g, const GraphNode &n) {
     const std::string &x = n.inputs[0];
-    require_float(g, x);
     const Dims &d = g.tensor(x).dims;
     const size_t axis = size_t(normalize_axis(n.int_attr("axis", 0), int64_t(d.size())));
     Dims sizes = present(n, 1) ? int_input(g, n, 1, "split sizes") : n.ints_attr("split", {});
@@ -154,7 +152,6 @@ SubgraphKernel concat(const ModelGraph &g, const GraphNode &n) {
         if (g.tensor(t).elements() > 0)
             inputs.push_back(t);
     for (size_t i = 0; i < inputs.size(); i++) {
-        require_float(g, inputs[i]);
         const std::string E = "E" + std::to_string(i), X = "X" + std::to_string(i);
         params.push_back(E);
         shape.push_back({E, g.tensor(inputs[i]).dims[axis]});
@@ -217,7 +214,6 @@ std::string mirrored_read(const AxisNames &a, const std::vector<bool> &padded, b
 // reflect and edge modes the mirrored or nearest element.
 SubgraphKernel pad(const ModelGraph &g, const GraphNode &n) {
     const std::string &x = n.inputs[0];
-    require_float(g, x);
     const std::string mode = n.has("mode") ? n.attrs.at("mode").s : "constant";
     if (mode != "constant" && mode != "reflect" && mode != "edge")
         throw Unsupported{"mode " + mode};
@@ -309,7 +305,6 @@ SubgraphKernel repeat_copy(const GraphNode &n, const std::string &name, const st
 
 // ONNX Tile, its repeats a constant input.
 SubgraphKernel tile(const ModelGraph &g, const GraphNode &n) {
-    require_float(g, n.inputs[0]);
     const Dims &d = g.tensor(n.inputs[0]).dims;
     const Dims repeats = int_input(g, n, 1, "repeats");
     if (repeats.size() != d.size())
@@ -325,7 +320,6 @@ SubgraphKernel tile(const ModelGraph &g, const GraphNode &n) {
 // default half_pixel with either rounding, pytorch_half_pixel, asymmetric with floor).
 SubgraphKernel resize_nearest(const ModelGraph &g, const GraphNode &n) {
     const std::string &x = n.inputs[0];
-    require_float(g, x);
     for (size_t i = 1; i < n.inputs.size(); i++)
         if (!n.inputs[i].empty() && !g.is_weight(n.inputs[i]))
             throw Unsupported{"roi, scales or sizes computed at run time"};
@@ -365,7 +359,6 @@ SubgraphKernel resize_nearest(const ModelGraph &g, const GraphNode &n) {
 // as [N, C, H, B, W, B] (DepthToSpace's output, SpaceToDepth's input) so every read is affine.
 SubgraphKernel block_rearrange(const ModelGraph &g, const GraphNode &n) {
     const std::string &x = n.inputs[0];
-    require_float(g, x);
     const Dims &d = g.tensor(x).dims;
     if (d.size() != 4)
         throw Unsupported{"not NCHW"};
@@ -400,14 +393,20 @@ SubgraphKernel block_rearrange(const ModelGraph &g, const GraphNode &n) {
     return generated_kernel("copy", name, text, shape_text(shape), {{"X", x}, {"Y", n.outputs[0]}});
 }
 
-} // namespace
-
-bool is_layout(const std::string &t) {
-    return t == "Concat" || t == "Split" || t == "Slice" || t == "Pad" || t == "Tile" ||
-           t == "DepthToSpace" || t == "SpaceToDepth" || t == "Resize";
+// Every element moves as it is, so a kernel written for float32 serves any type: its tensors
+// retyped to `type` and its op renamed with the type, so ops of each type stay apart.
+SubgraphKernel retyped(SubgraphKernel k, const std::string &type) {
+    auto replace_all = [&](const std::string &from, const std::string &to) {
+        for (size_t at = k.text.find(from); at != std::string::npos; at = k.text.find(from, at + to.size()))
+            k.text.replace(at, from.size(), to);
+    };
+    replace_all(": f32[", ": " + type + "[");
+    replace_all("op " + k.op + "\n", "op " + k.op + "_" + type + "\n");
+    k.op += "_" + type;
+    return k;
 }
 
-std::vector<SubgraphKernel> layout_kernels(const ModelGraph &g, const GraphNode &n) {
+std::vector<SubgraphKernel> float_layout_kernels(const ModelGraph &g, const GraphNode &n) {
     if (n.op_type == "Split")
         return split(g, n);
     if (n.op_type == "Concat")
@@ -421,6 +420,21 @@ std::vector<SubgraphKernel> layout_kernels(const ModelGraph &g, const GraphNode 
     if (n.op_type == "DepthToSpace" || n.op_type == "SpaceToDepth")
         return {block_rearrange(g, n)};
     return {slice(g, n)};
+}
+
+} // namespace
+
+bool is_layout(const std::string &t) {
+    return t == "Concat" || t == "Split" || t == "Slice" || t == "Pad" || t == "Tile" ||
+           t == "DepthToSpace" || t == "SpaceToDepth" || t == "Resize";
+}
+
+std::vector<SubgraphKernel> layout_kernels(const ModelGraph &g, const GraphNode &n) {
+    std::vector<SubgraphKernel> kernels = float_layout_kernels(g, n);
+    const std::string type = type_name(g, n.inputs[0]);
+    if (type != "f32")
+        for (SubgraphKernel &k : kernels) k = retyped(std::move(k), type);
+    return kernels;
 }
 
 } // namespace opgen::onnx_import

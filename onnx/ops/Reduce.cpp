@@ -39,6 +39,12 @@ std::vector<bool> reduced_axes(const ModelGraph &g, const GraphNode &n, int64_t 
 
 } // namespace
 
+bool reduces_nothing(const ModelGraph &g, const GraphNode &n) {
+    if (n.int_attr("noop_with_empty_axes", 0) == 0 || !n.ints_attr("axes", {}).empty()) return false;
+    const bool axes_input = n.inputs.size() > 1 && !n.inputs[1].empty();
+    return !axes_input || (g.is_weight(n.inputs[1]) && g.tensor(n.inputs[1]).elements() == 0);
+}
+
 bool is_reduction(const std::string &op_type) {
     return kinds().count(op_type) != 0;
 }

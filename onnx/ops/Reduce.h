@@ -15,6 +15,9 @@ namespace opgen::onnx_import {
 // Whether `op_type` is one of this family's operators.
 bool is_reduction(const std::string &op_type);
 
+// Whether node `n` reduces over no axis (noop_with_empty_axes with no axes given): the identity.
+bool reduces_nothing(const ModelGraph &g, const GraphNode &n);
+
 // The kernel computing node `n` of `g`. Throws Unsupported for axes computed at run time, a
 // reduction over no axis (noop_with_empty_axes), an axis out of range or a non-float32 input.
 SubgraphKernel reduce_kernel(const ModelGraph &g, const GraphNode &n);

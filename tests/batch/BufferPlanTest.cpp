@@ -70,8 +70,8 @@ TEST(BufferPlan, AResidualStaysLiveUntilItsLastReader) {
 
 TEST(BufferPlan, ViewsAndOutputsTakeTheirSourcesStorage) {
     CompiledModel m = chain({{"x", "w1", "a"}, {"a2", "w2", "b"}, {"b", "w1", "c"}});
-    m.graph.tensors["a2"] = {"a2", {16, 16}, TensorKind::Intermediate, 1, {}, {}, {}};
-    m.graph.tensors["y"] = {"y", {16, 16}, TensorKind::Output, 1, {}, {}, {}};
+    m.graph.tensors["a2"] = {"a2", {16, 16}, TensorKind::Intermediate, 1, {}, {}, {}, {}};
+    m.graph.tensors["y"] = {"y", {16, 16}, TensorKind::Output, 1, {}, {}, {}, {}};
     m.graph.tensors["w1"].dims = {10};  // 40 bytes: the next weight starts at 64
     m.partition.views = {{"a2", "a", 1}, {"y", "c", 3}};
     BufferPlan p = plan_buffers(m);
@@ -85,7 +85,7 @@ TEST(BufferPlan, ViewsAndOutputsTakeTheirSourcesStorage) {
 
 TEST(BufferPlan, AnOutputThatViewsAnInputIsRefused) {
     CompiledModel m = chain({{"x", "a"}});
-    m.graph.tensors["y"] = {"y", {256}, TensorKind::Output, 1, {}, {}, {}};
+    m.graph.tensors["y"] = {"y", {256}, TensorKind::Output, 1, {}, {}, {}, {}};
     m.partition.views = {{"y", "x", 1}};
     try {
         plan_buffers(m);

@@ -47,8 +47,8 @@ TEST(WeightLayout, BlockedConvolutionWeightsIndexLikeOneDnn) {
 
 TEST(WeightLayout, AddsTensorsWithElementsOnlyWhenTheSourceHasThem) {
     ModelGraph g;
-    g.tensors["w"] = {"w", {2, 3}, TensorKind::Weight, 1, {}, iota(6), {}};
-    g.tensors["v"] = {"v", {16, 16, 1, 1}, TensorKind::Weight, 1, {}, {}, {}};
+    g.tensors["w"] = {"w", {2, 3}, TensorKind::Weight, 1, {}, iota(6), {}, {}};
+    g.tensors["v"] = {"v", {16, 16, 1, 1}, TensorKind::Weight, 1, {}, {}, {}, {}};
     add_relaid_weights(g, {make_relayout("w", {2, 3}, "transpose"), make_relayout("v", {16, 16, 1, 1}, "OIhw16i16o")});
     const GraphTensor &t = g.tensor("w@transpose");
     EXPECT_EQ(t.kind, TensorKind::Weight);

@@ -13,10 +13,11 @@ operands broadcast by numpy's rules, from graph inputs and from weights), likewi
 reductions.onnx (ReduceSum with its axes as an input, ReduceMean, ReduceMax, ReduceMin,
 ReduceSumSquare, ReduceL1, ReduceL2 over various axes, with and without keepdims), likewise;
 resize.onnx (nearest upsampling by whole factors from constant scales and sizes), likewise; and
-refused.onnx (a strided ConvTranspose and Sin, which the op language cannot express yet); and
+refused.onnx (a strided ConvTranspose and CumSum, which the op language cannot express yet); and
 exported_shapes.onnx (a symbolic batch whose shape the graph computes into a Reshape, with
-exporter-made symbolic dimensions on the intermediates); and integer_io.onnx (an int64 input and a
-bool output).
+exporter-made symbolic dimensions on the intermediates); integer_io.onnx (an int64 input and a
+bool output); double_io.onnx (a float64 input); and reshape_input.onnx (a Reshape whose shape is
+a graph input).
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -60,24 +61,47 @@ def cnn():
 
 
 def refused():
-    """Operators the op language cannot express: a strided transposed convolution and two sines."""
+    """Operators the op language cannot express: a strided transposed convolution and two
+    cumulative sums."""
     n = helper.make_node
     nodes = [
         n("ConvTranspose", ["x", "w"], ["up"], name="up", strides=[2, 2]),
-        n("Sin", ["x"], ["s1"], name="sin1"),
-        n("Sin", ["s1"], ["s2"], name="sin2"),
+        n("CumSum", ["x", "axis"], ["s1"], name="cumsum1"),
+        n("CumSum", ["s1", "axis"], ["s2"], name="cumsum2"),
     ]
     graph = helper.make_graph(
         nodes, "refused",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
         [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 17, 17]),
          helper.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 4, 8, 8])],
-        [init("w", [4, 4, 3, 3])])
+        [init("w", [4, 4, 3, 3]), numpy_helper.from_array(np.array(3, dtype=np.int64), "axis")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def double_io():
+    """A float64 input: a type no kernel computes."""
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Cast", ["x"], ["y"], name="to_float", to=TensorProto.FLOAT)], "double_io",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def reshape_input():
+    """A Reshape whose target shape is a graph input, as ONNX's own test cases write it."""
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Reshape", ["x", "shape"], ["r"], name="reshape"), n("Relu", ["r"], ["y"], name="relu")],
+        "reshape_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["rows", "cols"])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def integer_io():
-    """Token ids in, a boolean mask out: types the library's float32 entry points do not take."""
+    """Token ids in, a boolean mask out: integer and bool tensors across the library's boundary."""
     n = helper.make_node
     nodes = [
         n("Cast", ["ids"], ["f"], name="to_float", to=TensorProto.FLOAT),
@@ -313,7 +337,8 @@ def main():
             for name, a in arrays.items():
                 np.save(os.path.join(out, folder, name + ".npy"), a)
     for name, model in (("cnn", cnn()), ("transformer", transformer()), ("refused", refused()),
-                        ("exported_shapes", exported_shapes()), ("integer_io", integer_io())):
+                        ("exported_shapes", exported_shapes()), ("integer_io", integer_io()),
+                        ("double_io", double_io()), ("reshape_input", reshape_input())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
 

@@ -1,10 +1,12 @@
-// Low precision (docs/design.md §2.4): the u8 and bf16 types, host tensors of every type, the reference's
-// exact integers, the cache key's dtype of a mixed-type op, and dot-product blocking: the legal
-// space of an int8 matmul on a VNNI target offers the reduction in groups of 4 reduced inside the
-// lanes, and the kernel it schedules is vpdpbusd code that matches the reference exactly.
+// Low precision (docs/design.md §2.4): the u8, bf16 and i64 types, comparisons in their
+// operands' type, host tensors of every type, the reference's exact integers, the cache key's
+// dtype of a mixed-type op, and dot-product blocking: the legal space of an int8 matmul on a VNNI
+// target offers the reduction in groups of 4 reduced inside the lanes, and the kernel it
+// schedules is vpdpbusd code that matches the reference exactly.
 #include "core/DotProduct.h"
 #include "core/Kernel.h"
 #include "core/OpLibrary.h"
+#include "core/Parser.h"
 #include "core/Reference.h"
 #include "core/Schedule.h"
 #include "core/TilingRules.h"
@@ -59,7 +61,7 @@ TEST(LowPrecision, TypesHaveNamesSizesAndCodes) {
     EXPECT_EQ(dtype_bytes(DType::BF16), 2);
     EXPECT_TRUE(dtype_is_integer(DType::U8));
     EXPECT_FALSE(dtype_is_integer(DType::BF16));
-    EXPECT_EQ(dtype_names_listed(), "f32, f16, i8, i32, u8 or bf16");
+    EXPECT_EQ(dtype_names_listed(), "f32, f16, i8, i32, u8, bf16 or i64");
 }
 
 TEST(LowPrecision, HostTensorsHoldEachTypeInItsOwnWidth) {
@@ -198,4 +200,46 @@ TEST(LowPrecision, HostInt8KernelUsesVpdpbusdAndIsExact) {
 
 TEST(LowPrecision, HostBf16KernelUsesVdpbf16ps) {
     check_host_kernel("matmul_bf16", "M=32,N=96,K=128", "avx512_bf16", "vdpbf16ps");
+}
+
+// A comparison compares in its operands' type, not the statement's (docs/op-language.md): a u8
+// truth value of float32 operands in (-1, 1) is their order, which u8 operands (both 0) would
+// lose; the host kernel matches the reference exactly.
+TEST(LowPrecision, ComparisonsCompareInTheOperandsType) {
+    ComputeDef def = parse_compute("op less\nparam N\ninput A: f32[N]\ninput B: f32[N]\noutput Y: u8[N]\n"
+                                   "Y[i] = select(A[i] < B[i], 1, 0)\n",
+                                   "less.op");
+    BoundShape shape = bind_shape(def, "N=64");
+    std::map<std::string, HostTensor> in{{"A", make_host_tensor(DType::F32, {64})}, {"B", make_host_tensor(DType::F32, {64})}};
+    for (int64_t i = 0; i < 64; i++) {
+        in["A"].set(i, 0.01 * double(i % 7) - 0.03);
+        in["B"].set(i, 0.01 * double(i % 5) - 0.02);
+    }
+    ReferenceSample sample = reference_sample(def, shape, in);
+    ASSERT_EQ(sample.want.size(), 64u);
+    for (int64_t i = 0; i < 64; i++) EXPECT_EQ(sample.want[size_t(i)], in["A"].at(i) < in["B"].at(i) ? 1.0 : 0.0) << i;
+    Target host = host_target();
+    Verification v = test::run_checked(def, shape, heuristic_point(def, shape, host), host, 3);
+    EXPECT_TRUE(v.ok) << v.first_mismatch;
+}
+
+// i64 statements compute past 32 bits, in the kernel and the reference alike.
+TEST(LowPrecision, Int64SumsPastThirtyTwoBits) {
+    ComputeDef def = parse_compute("op wide\nparam N\ninput A: i64[N]\noutput Y: i64[N]\nY[i] = A[i] * 65536 * 65536 + A[i]\n",
+                                   "wide.op");
+    BoundShape shape = bind_shape(def, "N=32");
+    std::map<std::string, HostTensor> in{{"A", make_host_tensor(DType::I64, {32})}};
+    for (int64_t i = 0; i < 32; i++) in["A"].set(i, double(i - 16));
+    ReferenceSample sample = reference_sample(def, shape, in);
+    for (int64_t i = 0; i < 32; i++) EXPECT_EQ(sample.want[size_t(i)], double(i - 16) * 4294967297.0) << i;
+    Target host = host_target();
+    Verification v = test::run_checked(def, shape, heuristic_point(def, shape, host), host, 3);
+    EXPECT_TRUE(v.ok) << v.first_mismatch;
+}
+
+// float32's largest value as ONNX exporters print it, shortest (3.4028235e+38, a little above
+// FLT_MAX as a double), is a literal the language takes; 1e39 is not.
+TEST(LowPrecision, TheLargestFloatPrintedShortestIsInRange) {
+    EXPECT_NO_THROW(parse_compute("op m\nparam N\ninput X: f32[N]\noutput Y: f32[N]\nY[i] = X[i] * -3.4028235e+38\n", "m.op"));
+    EXPECT_THROW(parse_compute("op m\nparam N\ninput X: f32[N]\noutput Y: f32[N]\nY[i] = X[i] * 1e39\n", "m.op"), UserError);
 }

@@ -177,9 +177,9 @@ TEST(DeclarationError, ReservedNames) {
 
 TEST(DeclarationError, UnknownType) {
     EXPECT_EQ(parse_error("op t\nparam M\ninput X: f64[M]\n"),
-              "bad.op:3:10: unknown type 'f64' (expected f32, f16, i8, i32, u8 or bf16)");
+              "bad.op:3:10: unknown type 'f64' (expected f32, f16, i8, i32, u8, bf16 or i64)");
     EXPECT_EQ(parse_error("op t\nparam M\ninput X: [M]\n"),
-              "bad.op:3:10: expected a type (f32, f16, i8, i32, u8 or bf16), found '['");
+              "bad.op:3:10: expected a type (f32, f16, i8, i32, u8, bf16 or i64), found '['");
 }
 
 TEST(DeclarationError, ParameterDefaults) {
@@ -271,7 +271,7 @@ TEST(StatementError, UnknownFunctionOrWrongArity) {
     EXPECT_EQ(
         body_error("foo(X[i]) + Z[i]"),
         "bad.op:6:8: unknown function 'foo' (known: exp, log, tanh, sqrt, erf, abs, max, min, "
-        "select, f32, f16, i8, i32, u8, bf16)");
+        "select, sin, cos, f32, f16, i8, i32, u8, bf16, i64)");
     EXPECT_EQ(body_error("exp(X[i], Z[i])"),
               "bad.op:6:8: function 'exp' takes 1 argument, found 2");
     EXPECT_EQ(body_error("select(X[i] > 0.0, Z[i])"),
