@@ -112,6 +112,27 @@ HostTensor naive_packed_matmul(const Params &p, const Inputs &in, int64_t g, DTy
     return C.t;
 }
 
+// Requantization of an exact integer sum, as ONNX Runtime's int8 kernels do it: the sum plus its
+// bias times the float32 scale, one float32 product, rounded to the nearest integer (ties to
+// even), offset by the zero point and clamped to the output type's range.
+double requantize(double sum, double scale, double zp, DType out) {
+    const float y = float(sum) * float(scale);
+    const double lo = out == DType::U8 ? 0 : -128, hi = out == DType::U8 ? 255 : 127;
+    return std::min(hi, std::max(lo, std::nearbyint(double(y)) + zp));
+}
+
+// matmul_u8s8_requant(_s8): the exact i32 matmul, then requantize per output column.
+HostTensor naive_requant_matmul(const Params &p, const Inputs &in, DType out) {
+    HostTensor sums = naive_packed_matmul(p, in, 4, DType::I32);
+    int64_t M = p("M"), N = p("N");
+    View bias{in.at("bias")}, scale{in.at("scale")}, zp{in.at("zp")};
+    Out C({M, N}, out);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) C.set({m, n}, requantize(sums.at(m * N + n) + bias({n}), scale({n}), zp({0}), out));
+    }
+    return C.t;
+}
+
 // C[b] = A[b] B[b], or A[b] B[b]^T when `b_transposed` (B is then BATCH x N x K).
 HostTensor naive_batch_matmul(const Params &p, const Inputs &in, bool b_transposed) {
     int64_t L = p("BATCH"), M = p("M"), N = p("N"), K = p("K");
@@ -449,6 +470,14 @@ const std::vector<OpCase> &op_cases() {
          {"M=16,N=64,K=32", "M=13,N=37,K=20", "M=5,N=19,K=22"},
          1e-5,
          [](const Params &p, const Inputs &in) { return naive_packed_matmul(p, in, 2, DType::F32); }},
+        {"matmul_u8s8_requant",
+         {"M=16,N=64,K=32", "M=13,N=37,K=20"},
+         0.0,
+         [](const Params &p, const Inputs &in) { return naive_requant_matmul(p, in, DType::U8); }},
+        {"matmul_u8s8_requant_s8",
+         {"M=16,N=64,K=32", "M=13,N=37,K=20"},
+         0.0,
+         [](const Params &p, const Inputs &in) { return naive_requant_matmul(p, in, DType::I8); }},
         {"batch_matmul",
          {"BATCH=2,M=8,N=32,K=16", "BATCH=3,M=7,N=21,K=11"},
          1e-5,

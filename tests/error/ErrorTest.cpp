@@ -270,7 +270,7 @@ TEST(StatementError, NonAffineIndex) {
 TEST(StatementError, UnknownFunctionOrWrongArity) {
     EXPECT_EQ(
         body_error("foo(X[i]) + Z[i]"),
-        "bad.op:6:8: unknown function 'foo' (known: exp, log, tanh, sqrt, erf, abs, max, min, "
+        "bad.op:6:8: unknown function 'foo' (known: exp, log, tanh, sqrt, erf, abs, round, max, min, "
         "select, f32, f16, i8, i32, u8, bf16)");
     EXPECT_EQ(body_error("exp(X[i], Z[i])"),
               "bad.op:6:8: function 'exp' takes 1 argument, found 2");

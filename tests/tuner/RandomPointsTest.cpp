@@ -41,6 +41,8 @@ const std::map<std::string, std::string> &shapes() {
         {"matmul_bias_relu", "M=17,N=50,K=19"},
         {"matmul_bf16", "M=21,N=37,K=22"},
         {"matmul_u8s8", "M=29,N=41,K=24"},
+        {"matmul_u8s8_requant", "M=29,N=41,K=24"},
+        {"matmul_u8s8_requant_s8", "M=19,N=37,K=20"},
         {"max_pool2d", "N=1,C=4,H=19,W=24,KH=3,KW=3,stride=2,pad=1"},
         {"mul", "M=23,N=33"},
         {"nchw_to_nhwc", "N=1,C=19,H=7,W=9"},
