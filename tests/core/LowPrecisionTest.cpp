@@ -203,6 +203,11 @@ TEST(LowPrecision, HostBf16KernelUsesVdpbf16ps) {
     check_host_kernel("matmul_bf16", "M=32,N=96,K=128", "avx512_bf16", "vdpbf16ps");
 }
 
+TEST(LowPrecision, HostInt8ConvKernelUsesVpdpbusdAndIsExact) {
+    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=9,W=10,C=32,F=64", "avx512_vnni", "vpdpbusd");
+    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=7,W=7,C=64,F=64,KH=1,KW=1,pad=0", "avx512_vnni", "vpdpbusd");
+}
+
 // A requantizing epilogue written over several statements (i32 sums -> i32 + bias -> f32 scaled
 // and clamped -> u8) is the main reduction's epilogue: the space blocks the i32 sums as
 // matmul_u8s8's (dot products, 16 i32 lanes rather than 64 u8 ones) and places none of the

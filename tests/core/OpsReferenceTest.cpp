@@ -133,6 +133,33 @@ HostTensor naive_requant_matmul(const Params &p, const Inputs &in, DType out) {
     return C.t;
 }
 
+// conv2d_nhwc_u8s8_requant: NHWC u8 X, s8 Wt[ry, rx, c / 4, f, c % 4], exact sums, requantized.
+HostTensor naive_requant_conv_nhwc(const Params &p, const Inputs &in) {
+    int64_t N = p("N"), H = p("H"), W = p("W"), C = p("C"), F = p("F"), KH = p("KH"), KW = p("KW");
+    int64_t s = p("stride"), pad = p("pad"), d = p("dilation");
+    int64_t OH = conv_out(H, KH, s, pad, d), OW = conv_out(W, KW, s, pad, d);
+    View X{in.at("X")}, Wt{in.at("Wt")}, bias{in.at("bias")}, scale{in.at("scale")}, zp{in.at("zp")};
+    Out Y({N, OH, OW, F}, DType::U8);
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t y = 0; y < OH; y++) {
+            for (int64_t x = 0; x < OW; x++) {
+                for (int64_t f = 0; f < F; f++) {
+                    double sum = bias({f});
+                    for (int64_t ry = 0; ry < KH; ry++) {
+                        for (int64_t rx = 0; rx < KW; rx++) {
+                            int64_t iy = y * s + ry * d - pad, ix = x * s + rx * d - pad;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                            for (int64_t c = 0; c < C; c++) sum += X({n, iy, ix, c}) * Wt({ry, rx, c / 4, f, c % 4});
+                        }
+                    }
+                    Y.set({n, y, x, f}, requantize(sum, scale({f}), zp({0}), DType::U8));
+                }
+            }
+        }
+    }
+    return Y.t;
+}
+
 // C[b] = A[b] B[b], or A[b] B[b]^T when `b_transposed` (B is then BATCH x N x K).
 HostTensor naive_batch_matmul(const Params &p, const Inputs &in, bool b_transposed) {
     int64_t L = p("BATCH"), M = p("M"), N = p("N"), K = p("K");
@@ -478,6 +505,11 @@ const std::vector<OpCase> &op_cases() {
          {"M=16,N=64,K=32", "M=13,N=37,K=20"},
          0.0,
          [](const Params &p, const Inputs &in) { return naive_requant_matmul(p, in, DType::I8); }},
+        {"conv2d_nhwc_u8s8_requant",
+         {"N=1,H=8,W=8,C=16,F=32", "N=2,H=7,W=9,C=12,F=20,stride=2,pad=2,dilation=2",
+          "N=1,H=6,W=7,C=8,F=24,KH=1,KW=1,pad=0"},
+         0.0,
+         naive_requant_conv_nhwc},
         {"batch_matmul",
          {"BATCH=2,M=8,N=32,K=16", "BATCH=3,M=7,N=21,K=11"},
          1e-5,

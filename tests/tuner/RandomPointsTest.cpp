@@ -32,6 +32,7 @@ const std::map<std::string, std::string> &shapes() {
         {"conv2d_nchw", "N=2,C=3,H=13,W=18,F=7,stride=2"},
         {"conv2d_nchwc", "N=1,CB=6,H=9,W=13,FB=3,cb=5,fb=8,stride=2"},
         {"conv2d_nhwc", "N=1,H=9,W=17,C=5,F=19"},
+        {"conv2d_nhwc_u8s8_requant", "N=1,H=9,W=11,C=12,F=19"},
         {"depthwise_conv2d", "N=1,C=6,H=15,W=21"},
         {"depthwise_conv2d_nchwc", "N=1,CB=2,H=15,W=11,cb=8"},
         {"gelu", "M=7,N=53"},
