@@ -5,8 +5,8 @@
 // run. opgen's kernels are the winners the cache holds (`opgen tune` puts them there;
 // scripts/bench/int8.sh does), or the heuristic point where it holds none. Every output is
 // checked before timing: opgen's int8 against the reference exactly, oneDNN's int8 against opgen's
-// exactly, the float32 ones against the reference. // Then the requantizing int8 kernels (u8 outputs, per-channel scales, a zero point): opgen's
-// matmul_u8s8_requant at the same shapes and conv2d_nhwc_u8s8_requant at ResNet-50's layers, each
+// exactly, the float32 ones against the reference. Then the requantizing int8 kernels (u8
+// outputs, per-channel scales, a zero point): opgen's matmul_u8s8_requant at the same shapes and conv2d_nhwc_u8s8_requant at ResNet-50's layers, each
 // against oneDNN's int8 matmul / convolution with the same output scales, zero point and s32 bias,
 // timed in pairs interleaved round by round. Built with -DOPGEN_BUILD_BENCH=ON.
 #include "tests/bench/DotPeak.h"
