@@ -123,7 +123,9 @@ std::vector<const Statement *> pure_locals_read(const ComputeDef &def) {
         todo.pop_back();
         for (const ExprNode *e : accesses(*s)) {
             const Statement *p = def.statement_for(e->name);
-            if (!p || p->reduce != ReduceKind::None || std::find(chain.begin(), chain.end(), p) != chain.end()) continue;
+            if (!p || p->reduce != ReduceKind::None ||
+                std::find(chain.begin(), chain.end(), p) != chain.end())
+                continue;
             chain.push_back(p);
             todo.push_back(p);
         }
@@ -134,10 +136,13 @@ std::vector<const Statement *> pure_locals_read(const ComputeDef &def) {
 // Whether every read in `s` of a tensor in `tensors` is at `s`'s own index variables, in order.
 bool reads_pointwise(const Statement &s, const std::vector<std::string> &tensors) {
     for (const ExprNode *e : accesses(s)) {
-        if (std::find(tensors.begin(), tensors.end(), e->name) == tensors.end()) continue;
-        if (e->args.size() != s.vars.size()) return false;
+        if (std::find(tensors.begin(), tensors.end(), e->name) == tensors.end())
+            continue;
+        if (e->args.size() != s.vars.size())
+            return false;
         for (size_t i = 0; i < e->args.size(); i++) {
-            if (e->args[i]->kind != ExprKind::IndexVar || e->args[i]->name != s.vars[i]) return false;
+            if (e->args[i]->kind != ExprKind::IndexVar || e->args[i]->name != s.vars[i])
+                return false;
         }
     }
     return true;
@@ -153,22 +158,27 @@ const Statement *reduction_behind_epilogue(const ComputeDef &def) {
     for (const Statement *r : readers) {
         for (const ExprNode *e : accesses(*r)) {
             const Statement *s = def.statement_for(e->name);
-            if (!s || s->reduce == ReduceKind::None) continue;
-            if (found && found != s) return nullptr;
+            if (!s || s->reduce == ReduceKind::None)
+                continue;
+            if (found && found != s)
+                return nullptr;
             found = s;
         }
     }
-    if (!found || found->vars.size() != out.vars.size()) return nullptr;
+    if (!found || found->vars.size() != out.vars.size())
+        return nullptr;
     std::vector<std::string> tensors{found->tensor};
-    for (const Statement *r : readers) tensors.push_back(r->tensor);
+    for (const Statement *r : readers)
+        tensors.push_back(r->tensor);
     readers.push_back(&out);
     for (const Statement *r : readers) {
-        if (r->vars.size() != out.vars.size() || !reads_pointwise(*r, tensors)) return nullptr;
+        if (r->vars.size() != out.vars.size() || !reads_pointwise(*r, tensors))
+            return nullptr;
     }
     return found;
 }
 
-}  // namespace
+} // namespace
 
 const Statement &main_statement(const ComputeDef &def) {
     const Statement &out = *def.statement_for(def.output().name);
@@ -188,7 +198,8 @@ const Statement &main_statement(const ComputeDef &def) {
         }
         for (const auto &a : e->args) stack.push_back(a.get());
     }
-    if (!found) found = reduction_behind_epilogue(def);  // an epilogue over several statements
+    if (!found)
+        found = reduction_behind_epilogue(def); // an epilogue over several statements
     return found ? *found : out;
 }
 
@@ -216,14 +227,16 @@ bool main_is_fusable(const ComputeDef &def) {
 std::vector<const Statement *> fused_epilogue(const ComputeDef &def) {
     const Statement &out = *def.statement_for(def.output().name);
     const Statement &m = main_statement(def);
-    if (m.reduce == ReduceKind::None || &m == &out || find_access(out.body, m.tensor)) return {};
+    if (m.reduce == ReduceKind::None || &m == &out || find_access(out.body, m.tensor))
+        return {};
     return pure_locals_read(def);
 }
 
 int op_vector_lanes(const ComputeDef &def, const Target &target) {
     int bytes = dtype_bytes(def.output().dtype);
     const Statement &m = main_statement(def);
-    if (m.reduce != ReduceKind::None) bytes = std::max(bytes, dtype_bytes(def.find_tensor(m.tensor)->dtype));
+    if (m.reduce != ReduceKind::None)
+        bytes = std::max(bytes, dtype_bytes(def.find_tensor(m.tensor)->dtype));
     return target.vector_lanes(bytes);
 }
 

@@ -1,14 +1,16 @@
-// opgen_int8_bench (docs/design.md §8.2): opgen's int8 matmul (matmul_u8s8: u8 A x s8 B pre-packed in groups
-// of 4 -> s32) against oneDNN 2.6's int8 matmul (u8 x s8 -> s32, weights reordered into its own
-// layout before timing, as a deployed model's are) and against opgen's own float32 matmul of the
-// same shape; likewise opgen's bf16 matmul (matmul_bf16, f32 sums) against oneDNN's bf16 matmul; with the host's measured int8 (vpdpbusd) and fp32 (FMA) peaks, in one interleaved
-// run. opgen's kernels are the winners the cache holds (`opgen tune` puts them there;
+// opgen_int8_bench (docs/design.md §8.2): opgen's int8 matmul (matmul_u8s8: u8 A x s8 B pre-packed
+// in groups of 4 -> s32) against oneDNN 2.6's int8 matmul (u8 x s8 -> s32, weights reordered into
+// its own layout before timing, as a deployed model's are) and against opgen's own float32 matmul
+// of the same shape; likewise opgen's bf16 matmul (matmul_bf16, f32 sums) against oneDNN's bf16
+// matmul; with the host's measured int8 (vpdpbusd) and fp32 (FMA) peaks, in one interleaved run.
+// opgen's kernels are the winners the cache holds (`opgen tune` puts them there;
 // scripts/bench/int8.sh does), or the heuristic point where it holds none. Every output is
 // checked before timing: opgen's int8 against the reference exactly, oneDNN's int8 against opgen's
 // exactly, the float32 ones against the reference. Then the requantizing int8 kernels (u8
-// outputs, per-channel scales, a zero point): opgen's matmul_u8s8_requant at the same shapes and conv2d_nhwc_u8s8_requant at ResNet-50's layers, each
-// against oneDNN's int8 matmul / convolution with the same output scales, zero point and s32 bias,
-// timed in pairs interleaved round by round. Built with -DOPGEN_BUILD_BENCH=ON.
+// outputs, per-channel scales, a zero point): opgen's matmul_u8s8_requant at the same shapes and
+// conv2d_nhwc_u8s8_requant at ResNet-50's layers, each against oneDNN's int8 matmul / convolution
+// with the same output scales, zero point and s32 bias, timed in pairs interleaved round by round.
+// Built with -DOPGEN_BUILD_BENCH=ON.
 #include "tests/bench/DotPeak.h"
 #include "tests/bench/Machine.h"
 #include "tests/bench/Threads.h"
@@ -23,8 +25,8 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -57,8 +59,8 @@ struct OpgenRun {
     std::unique_ptr<JitKernel> kernel;
 };
 
-std::unique_ptr<OpgenRun> opgen_run(const std::string &op, const std::string &shape, const Target &host, int threads,
-                                    db::KernelCache *cache) {
+std::unique_ptr<OpgenRun> opgen_run(const std::string &op, const std::string &shape,
+                                    const Target &host, int threads, db::KernelCache *cache) {
     auto r = std::make_unique<OpgenRun>();
     r->def = OpLibrary::standard().load(op);
     r->shape = bind_shape(r->def, shape);
@@ -251,7 +253,8 @@ void print_tables(const std::vector<Row> &rows, int threads, double int8_peak, d
     std::cout << std::flush;
 }
 
-// --- Requantizing int8 kernels: u8 out, per-channel scales, a zero point (docs/design.md §8.2) -----
+// --- Requantizing int8 kernels: u8 out, per-channel scales, a zero point (docs/design.md §8.2)
+// -----
 
 // oneDNN's int8 matmul or convolution with the same epilogue as opgen's requantizing ops: s32 bias,
 // output scales per output channel (mask on the channel dimension) and a destination zero point,
@@ -265,9 +268,10 @@ struct OnednnRequant {
     std::string impl;
 
     // `primitive` made from `pd`; `wei_plain` in the plain layout of `wei_plain_md`.
-    void finish(dnnl::primitive primitive, const dnnl::primitive_desc_base &pd, const dnnl::memory::desc &src, const dnnl::memory::desc &bias,
-                const dnnl::memory::desc &dst, const dnnl::memory::desc &wei_plain_md, void *src_data, void *wei_plain,
-                void *bias_data, void *dst_data) {
+    void finish(dnnl::primitive primitive, const dnnl::primitive_desc_base &pd,
+                const dnnl::memory::desc &src, const dnnl::memory::desc &bias,
+                const dnnl::memory::desc &dst, const dnnl::memory::desc &wei_plain_md,
+                void *src_data, void *wei_plain, void *bias_data, void *dst_data) {
         impl = pd.impl_info_str();
         prim = std::move(primitive);
         dnnl::memory plain(wei_plain_md, engine, wei_plain);
@@ -288,23 +292,27 @@ struct OnednnRequant {
 dnnl::primitive_attr requant_attr(const HostTensor &scale, int channel_dim, int32_t zp) {
     dnnl::primitive_attr attr;
     std::vector<float> scales(size_t(scale.elements()));
-    for (int64_t i = 0; i < scale.elements(); i++) scales[size_t(i)] = float(scale.at(i));
+    for (int64_t i = 0; i < scale.elements(); i++)
+        scales[size_t(i)] = float(scale.at(i));
     attr.set_output_scales(1 << channel_dim, scales);
     attr.set_zero_points(DNNL_ARG_DST, 0, {zp});
     return attr;
 }
 
-std::unique_ptr<OnednnRequant> onednn_requant_matmul(OpgenRun &r, std::vector<int8_t> &b_plain, void *dst) {
+std::unique_ptr<OnednnRequant> onednn_requant_matmul(OpgenRun &r, std::vector<int8_t> &b_plain,
+                                                     void *dst) {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
-    const int64_t m = r.shape.values.at("M"), n = r.shape.values.at("N"), k = r.shape.values.at("K");
+    const int64_t m = r.shape.values.at("M"), n = r.shape.values.at("N"),
+                  k = r.shape.values.at("K");
     auto o = std::make_unique<OnednnRequant>();
-    dnnl::memory::desc a({m, k}, dt::u8, tag::ab), b({k, n}, dt::s8, tag::any), bias({1, n}, dt::s32, tag::ab),
-        c({m, n}, dt::u8, tag::ab);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, bias, c),
-                                    requant_attr(r.inputs.at("scale"), 1, int32_t(r.inputs.at("zp").at(0))), o->engine);
-    o->finish(dnnl::matmul(pd), pd, a, bias, c, {{k, n}, dt::s8, tag::ab}, r.inputs.at("A").host(), b_plain.data(),
-              r.inputs.at("bias").host(), dst);
+    dnnl::memory::desc a({m, k}, dt::u8, tag::ab), b({k, n}, dt::s8, tag::any),
+        bias({1, n}, dt::s32, tag::ab), c({m, n}, dt::u8, tag::ab);
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(a, b, bias, c),
+        requant_attr(r.inputs.at("scale"), 1, int32_t(r.inputs.at("zp").at(0))), o->engine);
+    o->finish(dnnl::matmul(pd), pd, a, bias, c, {{k, n}, dt::s8, tag::ab}, r.inputs.at("A").host(),
+              b_plain.data(), r.inputs.at("bias").host(), dst);
     return o;
 }
 
@@ -318,26 +326,30 @@ std::vector<int8_t> oihw_filter(const OpgenRun &r) {
         for (int64_t c = 0; c < C; c++)
             for (int64_t y = 0; y < KH; y++)
                 for (int64_t x = 0; x < KW; x++)
-                    w[size_t(((f * C + c) * KH + y) * KW + x)] = p[(((y * KW + x) * (C / 4) + c / 4) * F + f) * 4 + c % 4];
+                    w[size_t(((f * C + c) * KH + y) * KW + x)] =
+                        p[(((y * KW + x) * (C / 4) + c / 4) * F + f) * 4 + c % 4];
     return w;
 }
 
-std::unique_ptr<OnednnRequant> onednn_requant_conv(OpgenRun &r, std::vector<int8_t> &w_plain, void *dst) {
+std::unique_ptr<OnednnRequant> onednn_requant_conv(OpgenRun &r, std::vector<int8_t> &w_plain,
+                                                   void *dst) {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
     const auto &v = r.shape.given;
-    const int64_t N = v.at("N"), C = v.at("C"), H = v.at("H"), W = v.at("W"), F = v.at("F"), KH = v.at("KH"),
-                  KW = v.at("KW"), st = v.at("stride"), pad = v.at("pad");
+    const int64_t N = v.at("N"), C = v.at("C"), H = v.at("H"), W = v.at("W"), F = v.at("F"),
+                  KH = v.at("KH"), KW = v.at("KW"), st = v.at("stride"), pad = v.at("pad");
     const int64_t OH = (H + 2 * pad - KH) / st + 1, OW = (W + 2 * pad - KW) / st + 1;
     user_check(v.at("dilation") == 1) << "int8 bench: oneDNN's anchor takes dilation 1 only";
     auto o = std::make_unique<OnednnRequant>();
     dnnl::memory::desc src({N, C, H, W}, dt::u8, tag::nhwc), wei({F, C, KH, KW}, dt::s8, tag::any),
         bias({F}, dt::s32, tag::x), dst_md({N, F, OH, OW}, dt::u8, tag::nhwc);
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
-                                      bias, dst_md, {st, st}, {pad, pad}, {pad, pad});
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, src, wei, bias, dst_md,
+                                      {st, st}, {pad, pad}, {pad, pad});
     dnnl::convolution_forward::primitive_desc pd(
         d, requant_attr(r.inputs.at("scale"), 1, int32_t(r.inputs.at("zp").at(0))), o->engine);
-    o->finish(dnnl::convolution_forward(pd), pd, src, bias, dst_md, {{F, C, KH, KW}, dt::s8, tag::oihw}, r.inputs.at("X").host(), w_plain.data(),
+    o->finish(dnnl::convolution_forward(pd), pd, src, bias, dst_md,
+              {{F, C, KH, KW}, dt::s8, tag::oihw}, r.inputs.at("X").host(), w_plain.data(),
               r.inputs.at("bias").host(), dst);
     return o;
 }
@@ -361,8 +373,9 @@ struct RequantRow {
 
 // Checks opgen's output against the reference and oneDNN's against opgen's, then times the two
 // interleaved.
-RequantRow bench_requant(const std::string &label, OpgenRun &r, OnednnRequant &dnnl, const std::vector<uint8_t> &dnnl_out,
-                         double ops, int rounds, double window_ms) {
+RequantRow bench_requant(const std::string &label, OpgenRun &r, OnednnRequant &dnnl,
+                         const std::vector<uint8_t> &dnnl_out, double ops, int rounds,
+                         double window_ms) {
     r.kernel->run();
     dnnl.run();
     Verification v = verify_output(r.def, r.shape, r.inputs, r.out, 0.0);
@@ -375,13 +388,16 @@ RequantRow bench_requant(const std::string &label, OpgenRun &r, OnednnRequant &d
         row.inside += r.out.at(i) > 0 && r.out.at(i) < 255;
     }
     row.exact = v.ok;
-    std::cerr << label << ": opgen " << (v.ok ? "exact" : "WRONG " + v.first_mismatch) << " at " << v.points_checked
-              << " points (" << row.inside << " of " << row.points << " outputs inside 1..254); oneDNN differs by 1 at "
-              << row.off_by_one << ", by more at " << row.worse << "\n  opgen " << r.source << "\n  oneDNN " << dnnl.impl
-              << "\n";
-    std::vector<Contender> cs{{"opgen", [&] { r.kernel->run(); }, {}}, {"oneDNN", [&] { dnnl.run(); }, {}}};
+    std::cerr << label << ": opgen " << (v.ok ? "exact" : "WRONG " + v.first_mismatch) << " at "
+              << v.points_checked << " points (" << row.inside << " of " << row.points
+              << " outputs inside 1..254); oneDNN differs by 1 at " << row.off_by_one
+              << ", by more at " << row.worse << "\n  opgen " << r.source << "\n  oneDNN "
+              << dnnl.impl << "\n";
+    std::vector<Contender> cs{{"opgen", [&] { r.kernel->run(); }, {}},
+                              {"oneDNN", [&] { dnnl.run(); }, {}}};
     for (int i = 0; i < rounds; i++) {
-        for (auto &c : cs) c.round_ms.push_back(time_window(c, window_ms));
+        for (auto &c : cs)
+            c.round_ms.push_back(time_window(c, window_ms));
     }
     row.opgen_ms = median(cs[0].round_ms);
     row.dnnl_ms = median(cs[1].round_ms);
@@ -390,19 +406,20 @@ RequantRow bench_requant(const std::string &label, OpgenRun &r, OnednnRequant &d
     return row;
 }
 
-RequantRow requant_matmul_row(const MatmulShape &s, const Target &host, int threads, db::KernelCache *cache, int rounds,
-                              double window_ms) {
+RequantRow requant_matmul_row(const MatmulShape &s, const Target &host, int threads,
+                              db::KernelCache *cache, int rounds, double window_ms) {
     auto r = opgen_run("matmul_u8s8_requant", s.text(), host, threads, cache);
     in_range_requant_values(*r, s.k);
     std::vector<int8_t> b = unpacked_b<int8_t>(r->inputs.at("B"), s, 4);
     std::vector<uint8_t> out(size_t(s.m * s.n));
     auto dnnl = onednn_requant_matmul(*r, b, out.data());
-    const std::string label = "matmul " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    const std::string label =
+        "matmul " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     return bench_requant(label, *r, *dnnl, out, 2.0 * double(s.m * s.n * s.k), rounds, window_ms);
 }
 
-RequantRow requant_conv_row(const std::string &shape, const Target &host, int threads, db::KernelCache *cache,
-                            int rounds, double window_ms) {
+RequantRow requant_conv_row(const std::string &shape, const Target &host, int threads,
+                            db::KernelCache *cache, int rounds, double window_ms) {
     auto r = opgen_run("conv2d_nhwc_u8s8_requant", shape, host, threads, cache);
     const auto &v = r->shape.given;
     const int64_t terms = v.at("C") * v.at("KH") * v.at("KW");
@@ -410,23 +427,26 @@ RequantRow requant_conv_row(const std::string &shape, const Target &host, int th
     std::vector<int8_t> w = oihw_filter(*r);
     std::vector<uint8_t> out(size_t(r->out.elements()));
     auto dnnl = onednn_requant_conv(*r, w, out.data());
-    const std::string label = "conv " + std::to_string(v.at("KH")) + "x" + std::to_string(v.at("KW")) + " " +
-                              std::to_string(v.at("C")) + "->" + std::to_string(v.at("F")) + " at " +
-                              std::to_string(v.at("H")) + "x" + std::to_string(v.at("W"));
-    return bench_requant(label, *r, *dnnl, out, 2.0 * double(r->out.elements() * terms), rounds, window_ms);
+    const std::string label = "conv " + std::to_string(v.at("KH")) + "x" +
+                              std::to_string(v.at("KW")) + " " + std::to_string(v.at("C")) + "->" +
+                              std::to_string(v.at("F")) + " at " + std::to_string(v.at("H")) + "x" +
+                              std::to_string(v.at("W"));
+    return bench_requant(label, *r, *dnnl, out, 2.0 * double(r->out.elements() * terms), rounds,
+                         window_ms);
 }
 
 void print_requant_table(const std::vector<RequantRow> &rows, int threads, double int8_peak) {
-    std::cout << "\n| requantizing int8 (u8 out) | threads | opgen ms | oneDNN ms | opgen GOP/s | oneDNN/opgen | "
+    std::cout << "\n| requantizing int8 (u8 out) | threads | opgen ms | oneDNN ms | opgen GOP/s | "
+                 "oneDNN/opgen | "
                  "% int8 peak | check | oneDNN off by 1 |\n"
               << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const RequantRow &r : rows) {
         const double g = r.ops / r.opgen_ms / 1e6;
-        std::cout << "| " << r.label << " | " << threads << " | " << fixed(r.opgen_ms, 3) << " | " << fixed(r.dnnl_ms, 3)
-                  << " | " << fixed(g, 0) << " | " << fixed(r.vs_dnnl, 2) << "x | "
-                  << (int8_peak > 0 ? fixed(100 * g / int8_peak, 0) + "%" : "n/a") << " | "
-                  << (r.exact && r.worse == 0 ? "exact" : "MISMATCH") << " | " << r.off_by_one << " of " << r.points
-                  << " |\n";
+        std::cout << "| " << r.label << " | " << threads << " | " << fixed(r.opgen_ms, 3) << " | "
+                  << fixed(r.dnnl_ms, 3) << " | " << fixed(g, 0) << " | " << fixed(r.vs_dnnl, 2)
+                  << "x | " << (int8_peak > 0 ? fixed(100 * g / int8_peak, 0) + "%" : "n/a")
+                  << " | " << (r.exact && r.worse == 0 ? "exact" : "MISMATCH") << " | "
+                  << r.off_by_one << " of " << r.points << " |\n";
     }
     std::cout << std::flush;
 }
@@ -435,7 +455,9 @@ std::vector<std::string> split(const std::string &text, char sep) {
     std::vector<std::string> out;
     std::stringstream in(text);
     std::string item;
-    while (std::getline(in, item, sep)) if (!item.empty()) out.push_back(item);
+    while (std::getline(in, item, sep))
+        if (!item.empty())
+            out.push_back(item);
     return out;
 }
 
@@ -464,8 +486,10 @@ int main(int argc, char **argv) {
     double window_ms = 60;
     app.add_option("--db", db_path, "kernel cache holding the tuned winners (default: none, heuristic points)");
     app.add_option("--shapes", shapes_text, "MxNxK;MxNxK;... (K a multiple of 4)");
-    app.add_option("--convs", convs_text, "int8 convolutions (conv2d_nhwc_u8s8_requant shapes), ';'-separated");
-    app.add_flag("--requant-only", requant_only, "only the requantizing rows (matmul at --shapes, the --convs)");
+    app.add_option("--convs", convs_text,
+                   "int8 convolutions (conv2d_nhwc_u8s8_requant shapes), ';'-separated");
+    app.add_flag("--requant-only", requant_only,
+                 "only the requantizing rows (matmul at --shapes, the --convs)");
     app.add_option("--threads", thread_counts, "thread counts, each its own pass");
     app.add_option("--rounds", rounds, "interleaved timing rounds");
     app.add_option("--window-ms", window_ms, "milliseconds of calls per contender per round");
@@ -487,15 +511,19 @@ int main(int argc, char **argv) {
                       << " GFLOP/s\n" << std::flush;
             std::vector<Row> rows;
             for (const MatmulShape &s : parse_shapes(shapes_text)) {
-                if (!requant_only) rows.push_back(bench_shape(s, host, threads, cache.get(), rounds, window_ms));
+                if (!requant_only)
+                    rows.push_back(bench_shape(s, host, threads, cache.get(), rounds, window_ms));
             }
-            if (!rows.empty()) print_tables(rows, threads, int8_peak, bf16_peak);
+            if (!rows.empty())
+                print_tables(rows, threads, int8_peak, bf16_peak);
             std::vector<RequantRow> requant;
             for (const MatmulShape &s : parse_shapes(shapes_text)) {
-                requant.push_back(requant_matmul_row(s, host, threads, cache.get(), rounds, window_ms));
+                requant.push_back(
+                    requant_matmul_row(s, host, threads, cache.get(), rounds, window_ms));
             }
             for (const std::string &c : split(convs_text, ';')) {
-                requant.push_back(requant_conv_row(c, host, threads, cache.get(), rounds, window_ms));
+                requant.push_back(
+                    requant_conv_row(c, host, threads, cache.get(), rounds, window_ms));
             }
             print_requant_table(requant, threads, int8_peak);
             std::cout << "\nafter the rows: int8 VNNI peak " << fixed(bench::vnni_peak_gops(threads), 0)

@@ -3,11 +3,11 @@
 // space of an int8 matmul on a VNNI target offers the reduction in groups of 4 reduced inside the
 // lanes, and the kernel it schedules is vpdpbusd code that matches the reference exactly.
 #include "core/DotProduct.h"
-#include "core/StagePlacement.h"
 #include "core/Kernel.h"
 #include "core/OpLibrary.h"
 #include "core/Reference.h"
 #include "core/Schedule.h"
+#include "core/StagePlacement.h"
 #include "core/TilingRules.h"
 #include "core/TilingSpace.h"
 #include "tests/support/CheckedKernel.h"
@@ -18,9 +18,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -204,8 +204,10 @@ TEST(LowPrecision, HostBf16KernelUsesVdpbf16ps) {
 }
 
 TEST(LowPrecision, HostInt8ConvKernelUsesVpdpbusdAndIsExact) {
-    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=9,W=10,C=32,F=64", "avx512_vnni", "vpdpbusd");
-    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=7,W=7,C=64,F=64,KH=1,KW=1,pad=0", "avx512_vnni", "vpdpbusd");
+    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=9,W=10,C=32,F=64", "avx512_vnni",
+                      "vpdpbusd");
+    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=7,W=7,C=64,F=64,KH=1,KW=1,pad=0",
+                      "avx512_vnni", "vpdpbusd");
 }
 
 // A requantizing epilogue written over several statements (i32 sums -> i32 + bias -> f32 scaled
@@ -219,7 +221,8 @@ TEST(LowPrecision, RequantEpilogueFusesIntoTheDotProductGemm) {
     EXPECT_EQ(main_statement(def).tensor, "P");
     EXPECT_TRUE(main_is_fusable(def));
     std::vector<std::string> epilogue;
-    for (const Statement *s : fused_epilogue(def)) epilogue.push_back(s->tensor);
+    for (const Statement *s : fused_epilogue(def))
+        epilogue.push_back(s->tensor);
     std::sort(epilogue.begin(), epilogue.end());
     EXPECT_EQ(epilogue, (std::vector<std::string>{"Q", "S"}));
     EXPECT_TRUE(placeable_statements(def).empty());
@@ -246,12 +249,15 @@ namespace {
 
 // Inputs of matmul_u8s8_requant whose outputs mostly land inside 0..255: small A and B, a bias,
 // scale 0.5 on even columns (an odd sum is then a tie, x.5) and 0.37 + n/1000 on odd ones.
-std::map<std::string, HostTensor> in_range_requant_inputs(const ComputeDef &def, const BoundShape &shape) {
+std::map<std::string, HostTensor> in_range_requant_inputs(const ComputeDef &def,
+                                                          const BoundShape &shape) {
     std::map<std::string, HostTensor> in = random_inputs(def, shape, 11);
     std::mt19937_64 rng(5);
     std::uniform_int_distribution<int> a(0, 3), b(-3, 3), bias(-40, 40);
-    for (int64_t i = 0; i < in.at("A").elements(); i++) in.at("A").set(i, a(rng));
-    for (int64_t i = 0; i < in.at("B").elements(); i++) in.at("B").set(i, b(rng));
+    for (int64_t i = 0; i < in.at("A").elements(); i++)
+        in.at("A").set(i, a(rng));
+    for (int64_t i = 0; i < in.at("B").elements(); i++)
+        in.at("B").set(i, b(rng));
     for (int64_t n = 0; n < in.at("bias").elements(); n++) {
         in.at("bias").set(n, bias(rng));
         in.at("scale").set(n, n % 2 == 0 ? 0.5 : 0.37 + 0.001 * double(n));
@@ -260,13 +266,14 @@ std::map<std::string, HostTensor> in_range_requant_inputs(const ComputeDef &def,
     return in;
 }
 
-}  // namespace
+} // namespace
 
 // The fused requantizing kernel on the host: vpdpbusd code, equal to the reference at every point,
 // with outputs spread inside the range and ties (x.5) rounded to even, as the reference rounds.
 TEST(LowPrecision, HostRequantKernelUsesVpdpbusdAndRoundsTiesToEven) {
     Target host = host_target();
-    if (!host.has_feature("avx512_vnni")) GTEST_SKIP() << "host has no avx512_vnni that Halide can emit";
+    if (!host.has_feature("avx512_vnni"))
+        GTEST_SKIP() << "host has no avx512_vnni that Halide can emit";
     ComputeDef def = OpLibrary::standard().load("matmul_u8s8_requant");
     BoundShape shape = bind_shape(def, "M=32,N=96,K=128");
     SchedulePoint p = heuristic_point(def, shape, host);
@@ -290,7 +297,8 @@ TEST(LowPrecision, HostRequantKernelUsesVpdpbusdAndRoundsTiesToEven) {
         for (int64_t n = 0; n < 96; n++) {
             const double c = out.at(m * 96 + n), s = ref.value("S", {m, n});
             inside += c > 0 && c < 255;
-            if (n % 2 == 1 || std::fmod(std::fabs(s), 2.0) != 1.0 || c <= 0 || c >= 255) continue;
+            if (n % 2 == 1 || std::fmod(std::fabs(s), 2.0) != 1.0 || c <= 0 || c >= 255)
+                continue;
             ties++;
             EXPECT_EQ(std::fmod(c - 100, 2.0), 0.0) << "S=" << s << " gave " << c;
         }
