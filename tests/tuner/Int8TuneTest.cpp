@@ -55,9 +55,10 @@ TEST(Int8Tune, RequantWinnerKeepsTheDotProductAndIsExact) {
     ASSERT_TRUE(r.found);
     for (const Trial &t : r.trials) {
         EXPECT_NE(t.result.status, "wrong_result") << t.point.summary() << ": " << t.result.error;
-        EXPECT_EQ(t.point.dot_product, host.has_feature("avx512_vnni") ? 4 : 0) << t.point.summary();
+        EXPECT_EQ(t.point.dot_product, host.has_feature("avx512_vnni") ? 4 : 0)
+            << t.point.summary();
     }
-    EXPECT_LE(r.best.vector_width, host.vector_lanes(4));  // i32 lanes at most, never u8 ones
+    EXPECT_LE(r.best.vector_width, host.vector_lanes(4)); // i32 lanes at most, never u8 ones
     Verification v = test::run_checked(def, shape, r.best, host, 78);
     EXPECT_TRUE(v.ok) << v.first_mismatch;
     EXPECT_EQ(v.points_checked, shape.elements("C"));
