@@ -87,10 +87,11 @@ TEST(GoldenSchedule, RequantMatmulGeneratorSource) {
 // Every cast and round prints as lower_to_halide lowers it: u8 and i8 saturate, round is Halide's
 // (ties to even) on floats and the identity on integers, never a trip through float.
 TEST(GoldenSchedule, CastsAndRoundPrintAsLowered) {
-    ComputeDef def = parse_compute("op c\nparam N\ninput X: f32[N]\ninput Z: i32[N]\nlocal T: i32[N]\n"
-                                   "output Y: f32[N]\nT[i] = round(Z[i]) + i32(u8(Z[i]))\n"
-                                   "Y[i] = round(X[i]) + bf16(X[i]) + T[i]\n",
-                                   "c.op");
+    ComputeDef def =
+        parse_compute("op c\nparam N\ninput X: f32[N]\ninput Z: i32[N]\nlocal T: i32[N]\n"
+                      "output Y: f32[N]\nT[i] = round(Z[i]) + i32(u8(Z[i]))\n"
+                      "Y[i] = round(X[i]) + bf16(X[i]) + T[i]\n",
+                      "c.op");
     std::string src = halide_algorithm_source(def, bind_shape(def, "N=8"));
     EXPECT_NE(src.find("saturating_cast<uint8_t>("), std::string::npos) << src;
     EXPECT_NE(src.find("cast<Halide::bfloat16_t>("), std::string::npos) << src;
