@@ -82,6 +82,10 @@ public:
             if (f == "f16") return "cast<" + vt_ + ">(cast<Halide::float16_t>(" + value(e->args[0]) + "))";
             if (f == "i32") return "cast<" + vt_ + ">(cast<int32_t>(" + value(e->args[0]) + "))";
             if (f == "i8") return "cast<" + vt_ + ">(saturating_cast<int8_t>(" + value(e->args[0]) + "))";
+            if (f == "u8") return "cast<" + vt_ + ">(saturating_cast<uint8_t>(" + value(e->args[0]) + "))";
+            if (f == "bf16") return "cast<" + vt_ + ">(cast<Halide::bfloat16_t>(" + value(e->args[0]) + "))";
+            // round is the identity on integers, as lower_to_halide lowers it (never through float).
+            if (f == "round" && vt_.find("int") != std::string::npos) return value(e->args[0]);
             if (f == "abs") return "cast<" + vt_ + ">(abs(" + value(e->args[0]) + "))";
             // Transcendental functions are float32 math, as in lower_to_halide: a statement of
             // another type converts the argument to float32 and the result back.

@@ -132,7 +132,7 @@ namespace {
 // what pixel_gemm_point and strided_row_gemm_point build on; 0 otherwise.
 int one_by_one_gemm_lanes(const ComputeDef &def, const BoundShape &shape, const Target &target, const SchedulePoint &p) {
     const Statement &ms = main_statement(def);
-    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    const int lanes = op_vector_lanes(def, target);
     if (lanes <= 1 || p.axes.size() < 3 || ms.reduce == ReduceKind::None || !main_is_fusable(def) ||
         !reduces_window_in_channels(ms, shape, kWindowSteps) || window_inside_channels(ms, shape, kWindowSteps)) {
         return 0;
@@ -220,7 +220,7 @@ bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, cons
 bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
     const Statement &ms = main_statement(def);
     const Statement &out = *def.statement_for(def.output().name);
-    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    const int lanes = op_vector_lanes(def, target);
     if (lanes <= 1 || p.axes.size() < 3 || ms.reduce == ReduceKind::None || !main_is_fusable(def) ||
         !reduces_window_in_channels(ms, shape, kWindowSteps)) {
         return false;
@@ -276,7 +276,7 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
 bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
     const Statement &ms = main_statement(def);
     const Statement &out = *def.statement_for(def.output().name);
-    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    const int lanes = op_vector_lanes(def, target);
     if (lanes <= 1 || p.axes.size() < 4 || p.reduce.size() < 3 || ms.reduce == ReduceKind::None ||
         !main_is_fusable(def) || ms.reduce_vars.size() < 3) {
         return false;

@@ -124,7 +124,7 @@ void stream_vector_panels(const ComputeDef &def, const BoundShape &shape, const 
 }
 
 bool panel_gemm_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
-    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    const int lanes = op_vector_lanes(def, target);
     if (lanes <= 1 || p.vector_width != lanes || p.vector_axis != 0 || p.axes.size() < 2 || !p.stages.empty() ||
         !main_is_fusable(def) || streams_operands(def, shape)) {
         return false;

@@ -184,6 +184,8 @@ public:
         Halide::Expr a = value(e->args[0]);
         if (f == "abs")
             return Halide::cast(type_, Halide::abs(a));
+        if (f == "round")
+            return type_.is_float() ? Halide::round(a) : a; // ties to even
         // Transcendental functions are float32 math (Halide's erf exists only for float32, and
         // the others would return float32 for an integer argument): a statement of another
         // type converts its argument to float32 and the result back.

@@ -212,7 +212,7 @@ std::vector<Token> lex(const std::string &text, const std::string &file) {
 const std::vector<std::pair<std::string, int>> &function_table() {
     static const std::vector<std::pair<std::string, int>> f = [] {
         std::vector<std::pair<std::string, int>> t = {{"exp", 1}, {"log", 1}, {"tanh", 1}, {"sqrt", 1}, {"erf", 1},
-                                                      {"abs", 1}, {"max", 2}, {"min", 2}, {"select", 3},
+                                                      {"abs", 1}, {"round", 1}, {"max", 2}, {"min", 2}, {"select", 3},
                                                       {"sin", 1}, {"cos", 1}};
         for (const DTypeInfo &d : dtype_table()) t.push_back({d.name, 1});
         return t;

@@ -352,6 +352,8 @@ struct ReferenceEvaluator::Impl {
             return std::min(a, eval(e->args[1], t));
         if (f == "abs")
             return result(t, std::fabs(a));
+        if (f == "round")
+            return is_int(t) ? a : result(t, std::nearbyint(a)); // ties to even, as Halide's round
         // Transcendental functions: float32 math, converted back to a non-float32 type.
         if (f == "exp")
             return t == DType::F32 ? std::exp(a) : convert(t, std::exp(a));

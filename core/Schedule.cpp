@@ -112,6 +112,74 @@ std::string SchedulePoint::summary() const {
     return s.str();
 }
 
+namespace {
+
+// The pure locals the output reads, directly or through one another.
+std::vector<const Statement *> pure_locals_read(const ComputeDef &def) {
+    std::vector<const Statement *> chain;
+    std::vector<const Statement *> todo{def.statement_for(def.output().name)};
+    while (!todo.empty()) {
+        const Statement *s = todo.back();
+        todo.pop_back();
+        for (const ExprNode *e : accesses(*s)) {
+            const Statement *p = def.statement_for(e->name);
+            if (!p || p->reduce != ReduceKind::None ||
+                std::find(chain.begin(), chain.end(), p) != chain.end())
+                continue;
+            chain.push_back(p);
+            todo.push_back(p);
+        }
+    }
+    return chain;
+}
+
+// Whether every read in `s` of a tensor in `tensors` is at `s`'s own index variables, in order.
+bool reads_pointwise(const Statement &s, const std::vector<std::string> &tensors) {
+    for (const ExprNode *e : accesses(s)) {
+        if (std::find(tensors.begin(), tensors.end(), e->name) == tensors.end())
+            continue;
+        if (e->args.size() != s.vars.size())
+            return false;
+        for (size_t i = 0; i < e->args.size(); i++) {
+            if (e->args[i]->kind != ExprKind::IndexVar || e->args[i]->name != s.vars[i])
+                return false;
+        }
+    }
+    return true;
+}
+
+// The one reduction the output reads only through pure locals (int8 requantization: i32 sums ->
+// f32 scaling -> u8 output), where the output, the locals and the reduction are all read
+// pointwise, each at its reader's own variables; nullptr otherwise.
+const Statement *reduction_behind_epilogue(const ComputeDef &def) {
+    const Statement &out = *def.statement_for(def.output().name);
+    std::vector<const Statement *> readers = pure_locals_read(def);
+    const Statement *found = nullptr;
+    for (const Statement *r : readers) {
+        for (const ExprNode *e : accesses(*r)) {
+            const Statement *s = def.statement_for(e->name);
+            if (!s || s->reduce == ReduceKind::None)
+                continue;
+            if (found && found != s)
+                return nullptr;
+            found = s;
+        }
+    }
+    if (!found || found->vars.size() != out.vars.size())
+        return nullptr;
+    std::vector<std::string> tensors{found->tensor};
+    for (const Statement *r : readers)
+        tensors.push_back(r->tensor);
+    readers.push_back(&out);
+    for (const Statement *r : readers) {
+        if (r->vars.size() != out.vars.size() || !reads_pointwise(*r, tensors))
+            return nullptr;
+    }
+    return found;
+}
+
+} // namespace
+
 const Statement &main_statement(const ComputeDef &def) {
     const Statement &out = *def.statement_for(def.output().name);
     if (out.reduce != ReduceKind::None) return out;
@@ -130,6 +198,8 @@ const Statement &main_statement(const ComputeDef &def) {
         }
         for (const auto &a : e->args) stack.push_back(a.get());
     }
+    if (!found)
+        found = reduction_behind_epilogue(def); // an epilogue over several statements
     return found ? *found : out;
 }
 
@@ -152,6 +222,22 @@ bool main_is_fusable(const ComputeDef &def) {
         for (const auto &a : e->args) stack.push_back(a.get());
     }
     return ok;
+}
+
+std::vector<const Statement *> fused_epilogue(const ComputeDef &def) {
+    const Statement &out = *def.statement_for(def.output().name);
+    const Statement &m = main_statement(def);
+    if (m.reduce == ReduceKind::None || &m == &out || find_access(out.body, m.tensor))
+        return {};
+    return pure_locals_read(def);
+}
+
+int op_vector_lanes(const ComputeDef &def, const Target &target) {
+    int bytes = dtype_bytes(def.output().dtype);
+    const Statement &m = main_statement(def);
+    if (m.reduce != ReduceKind::None)
+        bytes = std::max(bytes, dtype_bytes(def.find_tensor(m.tensor)->dtype));
+    return target.vector_lanes(bytes);
 }
 
 int dimension_indexed_by(const Statement &ms, const std::string &input, const std::string &var) {
@@ -1275,7 +1361,7 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     const Statement &out = *def.statement_for(def.output().name);
     const Statement &ms = main_statement(def);
     SchedulePoint p;
-    int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    int lanes = op_vector_lanes(def, target);
     size_t rank = out.vars.size();
     for (size_t i = 0; i < rank; i++) {
         const std::string &v = out.vars[rank - 1 - i];

@@ -106,11 +106,20 @@ struct SchedulePoint {
 };
 
 // The statement whose loops the schedule tiles: the reduction that the output is (a pointwise
-// epilogue of), or the output itself when the op has no such reduction.
+// epilogue of, directly or through pure locals each read pointwise), or the output itself when the
+// op has no such reduction.
 const Statement &main_statement(const ComputeDef &def);
-// True when the output reads the main statement's tensor at exactly its own index variables, so the
-// reduction can be computed inside the output's tiles.
+// True when the output reads the main statement's tensor at exactly its own index variables (or
+// reads it only through such pure locals), so the reduction can be computed inside the output's
+// tiles.
 bool main_is_fusable(const ComputeDef &def);
+// The pure locals between the output and a main reduction it reads only through them (int8
+// requantization: i32 sums -> f32 scaling -> u8); empty otherwise. Inlined into the output, so no
+// point places them (docs/design.md §2.4).
+std::vector<const Statement *> fused_epilogue(const ComputeDef &def);
+// Lanes of one vector for the op's loops: of the wider of the output's type and, where the output
+// is an epilogue of a reduction, the reduction's (u8 outputs of i32 sums vectorize as the sums do).
+int op_vector_lanes(const ComputeDef &def, const Target &target);
 
 // The Halide dimension of `input` that the main statement `ms` indexes by exactly the variable
 // `var` (Wt[f, c, ry, rx] by f: dimension 3, dimension 0 being the contiguous one), or -1.

@@ -280,6 +280,55 @@ void check_reads(const ComputeDef &def, const BoundShape &b, const std::string &
     }
 }
 
+// The reduction variable that steps whole groups along `a` where `a` reads a group of `g`
+// consecutive elements through `inner` (index g*q + inner, `inner` of extent g): `q`'s name, or ""
+// when `a` is not such an index.
+std::string group_stepper(const Statement &s, const BoundShape &b, const Affine &a,
+                          const ReduceVar &inner) {
+    auto c = a.coeff.find(inner.name);
+    if (c == a.coeff.end() || c->second != 1)
+        return "";
+    const int64_t g = b.eval(inner.extent);
+    for (const ReduceVar &q : s.reduce_vars) {
+        auto k = a.coeff.find(q.name);
+        if (&q != &inner && k != a.coeff.end() && k->second == g)
+            return q.name;
+    }
+    return "";
+}
+
+// A reduction that reads an operand in groups of g consecutive elements along one dimension
+// (index g*kb + kk, kk the innermost reduction variable of extent g: the dot-product packing of
+// docs/design.md §2.4) reads g * (extent / g) of them: where the dimension's extent is not a
+// multiple of g its last elements would silently be left out of the sum, so binding refuses it.
+void check_grouped_reads(const ComputeDef &def, const BoundShape &b, const std::string &at) {
+    for (const auto &s : def.statements) {
+        if (s.reduce != ReduceKind::Sum || s.reduce_vars.size() < 2)
+            continue;
+        const ReduceVar &inner = s.reduce_vars.back();
+        const int64_t g = b.eval(inner.extent);
+        for (const ExprNode *e : accesses(s)) {
+            const TensorDecl *t = def.find_tensor(e->name);
+            for (size_t i = 0; i < e->args.size(); i++) {
+                const Affine a = affine_of(b, e->args[i], at);
+                if (g < 2 || group_stepper(s, b, a, inner).empty())
+                    continue;
+                int64_t hi = a.constant;
+                for (const auto &[v, c] : a.coeff)
+                    hi += c > 0 ? c * (b.var_extent(s, v) - 1) : 0;
+                const int64_t extent = b.dims.at(e->name)[i];
+                user_check(hi >= extent - 1, start_loc(e->args[i]))
+                    << at << ": " << to_string(t->dims[i]) << "=" << extent
+                    << " is not a multiple of " << g << ": the reduction reads dimension " << i
+                    << " of '" << e->name << "' in groups of " << g << " ('"
+                    << to_string(e->args[i]) << "'), so its elements " << hi + 1 << ".."
+                    << extent - 1 << " would be left out of the sum (pad " << to_string(t->dims[i])
+                    << " to a multiple of " << g << " with zeros)";
+            }
+        }
+    }
+}
+
 // The given parameter values, each checked against its declaration.
 std::map<std::string, int64_t> given_values(const ComputeDef &def,
                                             const std::map<std::string, int64_t> &given) {
@@ -415,6 +464,7 @@ BoundShape bind_values(const ComputeDef &def, const std::map<std::string, int64_
     b.dims = tensor_dims(def, b, at, max_bytes);
     check_reduction_extents(def, b, at);
     check_reads(def, b, at);
+    check_grouped_reads(def, b, at);
     return b;
 }
 

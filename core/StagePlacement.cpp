@@ -45,9 +45,13 @@ std::vector<const Statement *> placeable_statements(const ComputeDef &def) {
     const Statement &out = *def.statement_for(def.output().name);
     const Statement &ms = main_statement(def);
     bool fused = ms.reduce != ReduceKind::None && main_is_fusable(def);
+    std::vector<const Statement *> epilogue =
+        fused ? fused_epilogue(def) : std::vector<const Statement *>{};
     std::vector<const Statement *> r;
     for (const auto &s : def.statements) {
         if (&s == &out || (fused && &s == &ms)) continue;
+        if (std::find(epilogue.begin(), epilogue.end(), &s) != epilogue.end())
+            continue; // inlined in the output
         r.push_back(&s);
     }
     return r;

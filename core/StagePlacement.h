@@ -17,7 +17,8 @@
 namespace opgen {
 
 // The statements a point places with StageChoice, in statement order: all but the output and a
-// fused main reduction (main_statement, main_is_fusable).
+// fused main reduction (main_statement, main_is_fusable) with the epilogue inlined between them
+// (fused_epilogue).
 std::vector<const Statement *> placeable_statements(const ComputeDef &def);
 
 // Whether fast math changes the op: a statement calls exp, erf or tanh, or divides a

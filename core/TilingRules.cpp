@@ -550,7 +550,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     const Statement &out = *def.statement_for(def.output().name);
     const Statement &ms = main_statement(def);
     const bool fusable = ms.reduce != ReduceKind::None && main_is_fusable(def);
-    const int lanes = target.vector_lanes(dtype_bytes(def.output().dtype));
+    const int lanes = op_vector_lanes(def, target);
     std::vector<int64_t> extents;  // innermost first
     for (auto it = out.vars.rbegin(); it != out.vars.rend(); ++it) extents.push_back(shape.var_extent(out, *it));
     s.vector_widths = vector_widths_for(extents.front(), lanes);

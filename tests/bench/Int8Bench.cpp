@@ -1,11 +1,16 @@
-// opgen_int8_bench (docs/design.md §8.2): opgen's int8 matmul (matmul_u8s8: u8 A x s8 B pre-packed in groups
-// of 4 -> s32) against oneDNN 2.6's int8 matmul (u8 x s8 -> s32, weights reordered into its own
-// layout before timing, as a deployed model's are) and against opgen's own float32 matmul of the
-// same shape; likewise opgen's bf16 matmul (matmul_bf16, f32 sums) against oneDNN's bf16 matmul; with the host's measured int8 (vpdpbusd) and fp32 (FMA) peaks, in one interleaved
-// run. opgen's kernels are the winners the cache holds (`opgen tune` puts them there;
+// opgen_int8_bench (docs/design.md §8.2): opgen's int8 matmul (matmul_u8s8: u8 A x s8 B pre-packed
+// in groups of 4 -> s32) against oneDNN 2.6's int8 matmul (u8 x s8 -> s32, weights reordered into
+// its own layout before timing, as a deployed model's are) and against opgen's own float32 matmul
+// of the same shape; likewise opgen's bf16 matmul (matmul_bf16, f32 sums) against oneDNN's bf16
+// matmul; with the host's measured int8 (vpdpbusd) and fp32 (FMA) peaks, in one interleaved run.
+// opgen's kernels are the winners the cache holds (`opgen tune` puts them there;
 // scripts/bench/int8.sh does), or the heuristic point where it holds none. Every output is
 // checked before timing: opgen's int8 against the reference exactly, oneDNN's int8 against opgen's
-// exactly, the float32 ones against the reference. Built with -DOPGEN_BUILD_BENCH=ON.
+// exactly, the float32 ones against the reference. Then the requantizing int8 kernels (u8
+// outputs, per-channel scales, a zero point): opgen's matmul_u8s8_requant at the same shapes and
+// conv2d_nhwc_u8s8_requant at ResNet-50's layers, each against oneDNN's int8 matmul / convolution
+// with the same output scales, zero point and s32 bias, timed in pairs interleaved round by round.
+// Built with -DOPGEN_BUILD_BENCH=ON.
 #include "tests/bench/DotPeak.h"
 #include "tests/bench/Machine.h"
 #include "tests/bench/Threads.h"
@@ -21,12 +26,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 
 using namespace opgen;
 
@@ -52,11 +59,11 @@ struct OpgenRun {
     std::unique_ptr<JitKernel> kernel;
 };
 
-std::unique_ptr<OpgenRun> opgen_run(const std::string &op, const MatmulShape &s, const Target &host, int threads,
-                                    db::KernelCache *cache) {
+std::unique_ptr<OpgenRun> opgen_run(const std::string &op, const std::string &shape,
+                                    const Target &host, int threads, db::KernelCache *cache) {
     auto r = std::make_unique<OpgenRun>();
     r->def = OpLibrary::standard().load(op);
-    r->shape = bind_shape(r->def, s.text());
+    r->shape = bind_shape(r->def, shape);
     std::optional<db::KernelRecord> rec;
     if (cache) rec = cache->lookup(kernel_key(r->def, r->shape, host, threads));
     SchedulePoint p = rec ? SchedulePoint::from_json(nlohmann::json::parse(rec->schedule_json))
@@ -166,9 +173,9 @@ struct Row {
 // Checks every output, then times the six contenders of one shape interleaved.
 Row bench_shape(const MatmulShape &s, const Target &host, int threads, db::KernelCache *cache, int rounds,
                 double window_ms) {
-    auto i8 = opgen_run("matmul_u8s8", s, host, threads, cache);
-    auto f32 = opgen_run("matmul", s, host, threads, cache);
-    auto bf = opgen_run("matmul_bf16", s, host, threads, cache);
+    auto i8 = opgen_run("matmul_u8s8", s.text(), host, threads, cache);
+    auto f32 = opgen_run("matmul", s.text(), host, threads, cache);
+    auto bf = opgen_run("matmul_bf16", s.text(), host, threads, cache);
     std::vector<int8_t> b8 = unpacked_b<int8_t>(i8->inputs.at("B"), s, 4);
     std::vector<uint16_t> bbf = unpacked_b<uint16_t>(bf->inputs.at("B"), s, 2);
     std::vector<int32_t> dnnl_c(size_t(s.m * s.n));
@@ -246,11 +253,217 @@ void print_tables(const std::vector<Row> &rows, int threads, double int8_peak, d
     std::cout << std::flush;
 }
 
-std::vector<MatmulShape> parse_shapes(const std::string &text) {
-    std::vector<MatmulShape> out;
+// --- Requantizing int8 kernels: u8 out, per-channel scales, a zero point (docs/design.md §8.2)
+// -----
+
+// oneDNN's int8 matmul or convolution with the same epilogue as opgen's requantizing ops: s32 bias,
+// output scales per output channel (mask on the channel dimension) and a destination zero point,
+// u8 destination; activations in the layout opgen's op reads (row-major A; NHWC), weights given
+// plain and reordered into the primitive's own layout before any call.
+struct OnednnRequant {
+    dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{engine};
+    dnnl::primitive prim;
+    std::unordered_map<int, dnnl::memory> args;
+    std::string impl;
+
+    // `primitive` made from `pd`; `wei_plain` in the plain layout of `wei_plain_md`.
+    void finish(dnnl::primitive primitive, const dnnl::primitive_desc_base &pd,
+                const dnnl::memory::desc &src, const dnnl::memory::desc &bias,
+                const dnnl::memory::desc &dst, const dnnl::memory::desc &wei_plain_md,
+                void *src_data, void *wei_plain, void *bias_data, void *dst_data) {
+        impl = pd.impl_info_str();
+        prim = std::move(primitive);
+        dnnl::memory plain(wei_plain_md, engine, wei_plain);
+        dnnl::memory wei(pd.weights_desc(), engine);
+        dnnl::reorder(plain, wei).execute(stream, plain, wei);
+        stream.wait();
+        args = {{DNNL_ARG_SRC, dnnl::memory(src, engine, src_data)},
+                {DNNL_ARG_WEIGHTS, wei},
+                {DNNL_ARG_BIAS, dnnl::memory(bias, engine, bias_data)},
+                {DNNL_ARG_DST, dnnl::memory(dst, engine, dst_data)}};
+    }
+    void run() {
+        prim.execute(stream, args);
+        stream.wait();
+    }
+};
+
+dnnl::primitive_attr requant_attr(const HostTensor &scale, int channel_dim, int32_t zp) {
+    dnnl::primitive_attr attr;
+    std::vector<float> scales(size_t(scale.elements()));
+    for (int64_t i = 0; i < scale.elements(); i++)
+        scales[size_t(i)] = float(scale.at(i));
+    attr.set_output_scales(1 << channel_dim, scales);
+    attr.set_zero_points(DNNL_ARG_DST, 0, {zp});
+    return attr;
+}
+
+std::unique_ptr<OnednnRequant> onednn_requant_matmul(OpgenRun &r, std::vector<int8_t> &b_plain,
+                                                     void *dst) {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    const int64_t m = r.shape.values.at("M"), n = r.shape.values.at("N"),
+                  k = r.shape.values.at("K");
+    auto o = std::make_unique<OnednnRequant>();
+    dnnl::memory::desc a({m, k}, dt::u8, tag::ab), b({k, n}, dt::s8, tag::any),
+        bias({1, n}, dt::s32, tag::ab), c({m, n}, dt::u8, tag::ab);
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(a, b, bias, c),
+        requant_attr(r.inputs.at("scale"), 1, int32_t(r.inputs.at("zp").at(0))), o->engine);
+    o->finish(dnnl::matmul(pd), pd, a, bias, c, {{k, n}, dt::s8, tag::ab}, r.inputs.at("A").host(),
+              b_plain.data(), r.inputs.at("bias").host(), dst);
+    return o;
+}
+
+// The plain OIHW filter of conv2d_nhwc_u8s8_requant's packed Wt[ry, rx, c / 4, f, c % 4].
+std::vector<int8_t> oihw_filter(const OpgenRun &r) {
+    const auto &v = r.shape.given;
+    const int64_t F = v.at("F"), C = v.at("C"), KH = v.at("KH"), KW = v.at("KW");
+    std::vector<int8_t> w(size_t(F * C * KH * KW));
+    const int8_t *p = static_cast<const int8_t *>(r.inputs.at("Wt").host());
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t y = 0; y < KH; y++)
+                for (int64_t x = 0; x < KW; x++)
+                    w[size_t(((f * C + c) * KH + y) * KW + x)] =
+                        p[(((y * KW + x) * (C / 4) + c / 4) * F + f) * 4 + c % 4];
+    return w;
+}
+
+std::unique_ptr<OnednnRequant> onednn_requant_conv(OpgenRun &r, std::vector<int8_t> &w_plain,
+                                                   void *dst) {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    const auto &v = r.shape.given;
+    const int64_t N = v.at("N"), C = v.at("C"), H = v.at("H"), W = v.at("W"), F = v.at("F"),
+                  KH = v.at("KH"), KW = v.at("KW"), st = v.at("stride"), pad = v.at("pad");
+    const int64_t OH = (H + 2 * pad - KH) / st + 1, OW = (W + 2 * pad - KW) / st + 1;
+    user_check(v.at("dilation") == 1) << "int8 bench: oneDNN's anchor takes dilation 1 only";
+    auto o = std::make_unique<OnednnRequant>();
+    dnnl::memory::desc src({N, C, H, W}, dt::u8, tag::nhwc), wei({F, C, KH, KW}, dt::s8, tag::any),
+        bias({F}, dt::s32, tag::x), dst_md({N, F, OH, OW}, dt::u8, tag::nhwc);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, src, wei, bias, dst_md,
+                                      {st, st}, {pad, pad}, {pad, pad});
+    dnnl::convolution_forward::primitive_desc pd(
+        d, requant_attr(r.inputs.at("scale"), 1, int32_t(r.inputs.at("zp").at(0))), o->engine);
+    o->finish(dnnl::convolution_forward(pd), pd, src, bias, dst_md,
+              {{F, C, KH, KW}, dt::s8, tag::oihw}, r.inputs.at("X").host(), w_plain.data(),
+              r.inputs.at("bias").host(), dst);
+    return o;
+}
+
+// Scales that put the outputs mostly inside 0..255 around the zero point 128 (the sums of `terms`
+// u8 x s8 products of uniform values have a standard deviation near 10,900 sqrt(terms)), varying
+// by channel; small biases. Random scales in (-1, 1) would saturate nearly every output.
+void in_range_requant_values(OpgenRun &r, int64_t terms) {
+    HostTensor &scale = r.inputs.at("scale");
+    for (int64_t i = 0; i < scale.elements(); i++)
+        scale.set(i, 48.0 / (10900.0 * std::sqrt(double(terms))) * (0.75 + 0.125 * double(i % 5)));
+    r.inputs.at("zp").set(0, 128);
+}
+
+struct RequantRow {
+    std::string label;
+    double opgen_ms = 0, dnnl_ms = 0, vs_dnnl = 0, ops = 0;
+    bool exact = false;
+    int64_t off_by_one = 0, worse = 0, inside = 0, points = 0;
+};
+
+// Checks opgen's output against the reference and oneDNN's against opgen's, then times the two
+// interleaved.
+RequantRow bench_requant(const std::string &label, OpgenRun &r, OnednnRequant &dnnl,
+                         const std::vector<uint8_t> &dnnl_out, double ops, int rounds,
+                         double window_ms) {
+    r.kernel->run();
+    dnnl.run();
+    Verification v = verify_output(r.def, r.shape, r.inputs, r.out, 0.0);
+    RequantRow row{label};
+    row.points = r.out.elements();
+    for (int64_t i = 0; i < row.points; i++) {
+        const double d = std::fabs(r.out.at(i) - double(dnnl_out[size_t(i)]));
+        row.off_by_one += d == 1;
+        row.worse += d > 1;
+        row.inside += r.out.at(i) > 0 && r.out.at(i) < 255;
+    }
+    row.exact = v.ok;
+    std::cerr << label << ": opgen " << (v.ok ? "exact" : "WRONG " + v.first_mismatch) << " at "
+              << v.points_checked << " points (" << row.inside << " of " << row.points
+              << " outputs inside 1..254); oneDNN differs by 1 at " << row.off_by_one
+              << ", by more at " << row.worse << "\n  opgen " << r.source << "\n  oneDNN "
+              << dnnl.impl << "\n";
+    std::vector<Contender> cs{{"opgen", [&] { r.kernel->run(); }, {}},
+                              {"oneDNN", [&] { dnnl.run(); }, {}}};
+    for (int i = 0; i < rounds; i++) {
+        for (auto &c : cs)
+            c.round_ms.push_back(time_window(c, window_ms));
+    }
+    row.opgen_ms = median(cs[0].round_ms);
+    row.dnnl_ms = median(cs[1].round_ms);
+    row.vs_dnnl = 1.0 / round_ratio(cs[0], cs[1]);
+    row.ops = ops;
+    return row;
+}
+
+RequantRow requant_matmul_row(const MatmulShape &s, const Target &host, int threads,
+                              db::KernelCache *cache, int rounds, double window_ms) {
+    auto r = opgen_run("matmul_u8s8_requant", s.text(), host, threads, cache);
+    in_range_requant_values(*r, s.k);
+    std::vector<int8_t> b = unpacked_b<int8_t>(r->inputs.at("B"), s, 4);
+    std::vector<uint8_t> out(size_t(s.m * s.n));
+    auto dnnl = onednn_requant_matmul(*r, b, out.data());
+    const std::string label =
+        "matmul " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    return bench_requant(label, *r, *dnnl, out, 2.0 * double(s.m * s.n * s.k), rounds, window_ms);
+}
+
+RequantRow requant_conv_row(const std::string &shape, const Target &host, int threads,
+                            db::KernelCache *cache, int rounds, double window_ms) {
+    auto r = opgen_run("conv2d_nhwc_u8s8_requant", shape, host, threads, cache);
+    const auto &v = r->shape.given;
+    const int64_t terms = v.at("C") * v.at("KH") * v.at("KW");
+    in_range_requant_values(*r, terms);
+    std::vector<int8_t> w = oihw_filter(*r);
+    std::vector<uint8_t> out(size_t(r->out.elements()));
+    auto dnnl = onednn_requant_conv(*r, w, out.data());
+    const std::string label = "conv " + std::to_string(v.at("KH")) + "x" +
+                              std::to_string(v.at("KW")) + " " + std::to_string(v.at("C")) + "->" +
+                              std::to_string(v.at("F")) + " at " + std::to_string(v.at("H")) + "x" +
+                              std::to_string(v.at("W"));
+    return bench_requant(label, *r, *dnnl, out, 2.0 * double(r->out.elements() * terms), rounds,
+                         window_ms);
+}
+
+void print_requant_table(const std::vector<RequantRow> &rows, int threads, double int8_peak) {
+    std::cout << "\n| requantizing int8 (u8 out) | threads | opgen ms | oneDNN ms | opgen GOP/s | "
+                 "oneDNN/opgen | "
+                 "% int8 peak | check | oneDNN off by 1 |\n"
+              << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const RequantRow &r : rows) {
+        const double g = r.ops / r.opgen_ms / 1e6;
+        std::cout << "| " << r.label << " | " << threads << " | " << fixed(r.opgen_ms, 3) << " | "
+                  << fixed(r.dnnl_ms, 3) << " | " << fixed(g, 0) << " | " << fixed(r.vs_dnnl, 2)
+                  << "x | " << (int8_peak > 0 ? fixed(100 * g / int8_peak, 0) + "%" : "n/a")
+                  << " | " << (r.exact && r.worse == 0 ? "exact" : "MISMATCH") << " | "
+                  << r.off_by_one << " of " << r.points << " |\n";
+    }
+    std::cout << std::flush;
+}
+
+std::vector<std::string> split(const std::string &text, char sep) {
+    std::vector<std::string> out;
     std::stringstream in(text);
     std::string item;
-    while (std::getline(in, item, ';')) {
+    while (std::getline(in, item, sep))
+        if (!item.empty())
+            out.push_back(item);
+    return out;
+}
+
+std::vector<MatmulShape> parse_shapes(const std::string &text) {
+    std::vector<MatmulShape> out;
+    for (const std::string &item : split(text, ';')) {
         MatmulShape s{};
         if (std::sscanf(item.c_str(), "%ldx%ldx%ld", &s.m, &s.n, &s.k) != 3) {
             throw UserError("bad shape '" + item + "' (expected MxNxK)");
@@ -266,10 +479,17 @@ int main(int argc, char **argv) {
     CLI::App app{"opgen int8 matmul against oneDNN int8 and opgen f32, with the int8 peak"};
     std::string db_path, shapes_text = "1024x1024x1024;128x768x768;128x3072x768";
     std::vector<int> thread_counts{1};
+    std::string convs_text = "N=1,H=56,W=56,C=64,F=64;N=1,H=56,W=56,C=256,F=64,KH=1,KW=1,pad=0;"
+                             "N=1,H=14,W=14,C=256,F=256";
+    bool requant_only = false;
     int rounds = 7;
     double window_ms = 60;
     app.add_option("--db", db_path, "kernel cache holding the tuned winners (default: none, heuristic points)");
     app.add_option("--shapes", shapes_text, "MxNxK;MxNxK;... (K a multiple of 4)");
+    app.add_option("--convs", convs_text,
+                   "int8 convolutions (conv2d_nhwc_u8s8_requant shapes), ';'-separated");
+    app.add_flag("--requant-only", requant_only,
+                 "only the requantizing rows (matmul at --shapes, the --convs)");
     app.add_option("--threads", thread_counts, "thread counts, each its own pass");
     app.add_option("--rounds", rounds, "interleaved timing rounds");
     app.add_option("--window-ms", window_ms, "milliseconds of calls per contender per round");
@@ -291,9 +511,21 @@ int main(int argc, char **argv) {
                       << " GFLOP/s\n" << std::flush;
             std::vector<Row> rows;
             for (const MatmulShape &s : parse_shapes(shapes_text)) {
-                rows.push_back(bench_shape(s, host, threads, cache.get(), rounds, window_ms));
+                if (!requant_only)
+                    rows.push_back(bench_shape(s, host, threads, cache.get(), rounds, window_ms));
             }
-            print_tables(rows, threads, int8_peak, bf16_peak);
+            if (!rows.empty())
+                print_tables(rows, threads, int8_peak, bf16_peak);
+            std::vector<RequantRow> requant;
+            for (const MatmulShape &s : parse_shapes(shapes_text)) {
+                requant.push_back(
+                    requant_matmul_row(s, host, threads, cache.get(), rounds, window_ms));
+            }
+            for (const std::string &c : split(convs_text, ';')) {
+                requant.push_back(
+                    requant_conv_row(c, host, threads, cache.get(), rounds, window_ms));
+            }
+            print_requant_table(requant, threads, int8_peak);
             std::cout << "\nafter the rows: int8 VNNI peak " << fixed(bench::vnni_peak_gops(threads), 0)
                       << " GOP/s, bf16 peak " << fixed(bench::bf16_peak_gflops(threads), 0) << " GFLOP/s\n";
         }

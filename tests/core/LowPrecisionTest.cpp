@@ -9,6 +9,7 @@
 #include "core/Parser.h"
 #include "core/Reference.h"
 #include "core/Schedule.h"
+#include "core/StagePlacement.h"
 #include "core/TilingRules.h"
 #include "core/TilingSpace.h"
 #include "tests/support/CheckedKernel.h"
@@ -18,8 +19,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -189,7 +192,7 @@ void check_host_kernel(const std::string &op_name, const std::string &shape_text
     EXPECT_NE(assembly_of(def, shape, p, host).find(instruction), std::string::npos) << instruction;
     Verification v = test::run_checked(def, shape, p, host, 5);
     EXPECT_TRUE(v.ok) << v.first_mismatch;
-    EXPECT_EQ(v.points_checked, shape.elements("C"));
+    EXPECT_EQ(v.points_checked, shape.elements(def.output().name));
 }
 
 }  // namespace
@@ -242,4 +245,108 @@ TEST(LowPrecision, Int64SumsPastThirtyTwoBits) {
 TEST(LowPrecision, TheLargestFloatPrintedShortestIsInRange) {
     EXPECT_NO_THROW(parse_compute("op m\nparam N\ninput X: f32[N]\noutput Y: f32[N]\nY[i] = X[i] * -3.4028235e+38\n", "m.op"));
     EXPECT_THROW(parse_compute("op m\nparam N\ninput X: f32[N]\noutput Y: f32[N]\nY[i] = X[i] * 1e39\n", "m.op"), UserError);
+}
+
+TEST(LowPrecision, HostInt8ConvKernelUsesVpdpbusdAndIsExact) {
+    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=9,W=10,C=32,F=64", "avx512_vnni",
+                      "vpdpbusd");
+    check_host_kernel("conv2d_nhwc_u8s8_requant", "N=1,H=7,W=7,C=64,F=64,KH=1,KW=1,pad=0",
+                      "avx512_vnni", "vpdpbusd");
+}
+
+// A requantizing epilogue written over several statements (i32 sums -> i32 + bias -> f32 scaled
+// and clamped -> u8) is the main reduction's epilogue: the space blocks the i32 sums as
+// matmul_u8s8's (dot products, 16 i32 lanes rather than 64 u8 ones) and places none of the
+// epilogue's statements, which are inlined into the output's tiles, with the sums computed per
+// register tile there (the accumulator in registers): one pass over the output's memory.
+TEST(LowPrecision, RequantEpilogueFusesIntoTheDotProductGemm) {
+    ComputeDef def = OpLibrary::standard().load("matmul_u8s8_requant");
+    BoundShape shape = bind_shape(def, "M=64,N=128,K=256");
+    EXPECT_EQ(main_statement(def).tensor, "P");
+    EXPECT_TRUE(main_is_fusable(def));
+    std::vector<std::string> epilogue;
+    for (const Statement *s : fused_epilogue(def))
+        epilogue.push_back(s->tensor);
+    std::sort(epilogue.begin(), epilogue.end());
+    EXPECT_EQ(epilogue, (std::vector<std::string>{"Q", "S"}));
+    EXPECT_TRUE(placeable_statements(def).empty());
+    Target vnni = vnni_target();
+    SchedulePoint p = heuristic_point(def, shape, vnni);
+    EXPECT_EQ(p.dot_product, 4);
+    EXPECT_EQ(p.vector_width, 16);
+    EXPECT_TRUE(p.stages.empty());
+    TilingRules rules = make_tiling_rules(def, shape, vnni, 1);
+    EXPECT_EQ(rules.knobs.dot_product, 4);
+    for (const SchedulePoint &q : sample_legal_points(rules, def, shape, vnni, 20, 1, 2000)) {
+        EXPECT_EQ(q.dot_product, 4) << q.summary();
+        EXPECT_TRUE(q.stages.empty()) << q.summary();
+    }
+    LoweredOp op = lower_for_point(def, shape, &p);
+    std::string source = apply_schedule(op, p, vnni).source();
+    EXPECT_NE(source.find("P_acc.compute_at(C, "), std::string::npos) << source;
+    EXPECT_EQ(source.find("compute_root"), std::string::npos) << source;
+    EXPECT_EQ(source.find("S."), std::string::npos) << source;
+    EXPECT_EQ(source.find("Q."), std::string::npos) << source;
+}
+
+namespace {
+
+// Inputs of matmul_u8s8_requant whose outputs mostly land inside 0..255: small A and B, a bias,
+// scale 0.5 on even columns (an odd sum is then a tie, x.5) and 0.37 + n/1000 on odd ones.
+std::map<std::string, HostTensor> in_range_requant_inputs(const ComputeDef &def,
+                                                          const BoundShape &shape) {
+    std::map<std::string, HostTensor> in = random_inputs(def, shape, 11);
+    std::mt19937_64 rng(5);
+    std::uniform_int_distribution<int> a(0, 3), b(-3, 3), bias(-40, 40);
+    for (int64_t i = 0; i < in.at("A").elements(); i++)
+        in.at("A").set(i, a(rng));
+    for (int64_t i = 0; i < in.at("B").elements(); i++)
+        in.at("B").set(i, b(rng));
+    for (int64_t n = 0; n < in.at("bias").elements(); n++) {
+        in.at("bias").set(n, bias(rng));
+        in.at("scale").set(n, n % 2 == 0 ? 0.5 : 0.37 + 0.001 * double(n));
+    }
+    in.at("zp").set(0, 100);
+    return in;
+}
+
+} // namespace
+
+// The fused requantizing kernel on the host: vpdpbusd code, equal to the reference at every point,
+// with outputs spread inside the range and ties (x.5) rounded to even, as the reference rounds.
+TEST(LowPrecision, HostRequantKernelUsesVpdpbusdAndRoundsTiesToEven) {
+    Target host = host_target();
+    if (!host.has_feature("avx512_vnni"))
+        GTEST_SKIP() << "host has no avx512_vnni that Halide can emit";
+    ComputeDef def = OpLibrary::standard().load("matmul_u8s8_requant");
+    BoundShape shape = bind_shape(def, "M=32,N=96,K=128");
+    SchedulePoint p = heuristic_point(def, shape, host);
+    EXPECT_NE(assembly_of(def, shape, p, host).find("vpdpbusd"), std::string::npos);
+    std::map<std::string, HostTensor> in = in_range_requant_inputs(def, shape);
+    LoweredOp op = lower_for_point(def, shape, &p);
+    apply_schedule(op, p, host);
+    JitKernel kernel(op, host);
+    HostTensor out = make_host_tensor(DType::U8, shape.dims.at("C"));
+    poison(out);
+    kernel.bind(in, out);
+    kernel.run();
+    Verification v = verify_output(def, shape, in, out, 0.0, shape.elements("C"));
+    EXPECT_TRUE(v.ok) << v.first_mismatch;
+    EXPECT_EQ(v.points_checked, shape.elements("C"));
+    // The inputs test what they should: most outputs inside the range, and many ties, each of
+    // which the kernel rounded to the even neighbour.
+    ReferenceEvaluator ref(def, shape, in);
+    int64_t inside = 0, ties = 0;
+    for (int64_t m = 0; m < 32; m++) {
+        for (int64_t n = 0; n < 96; n++) {
+            const double c = out.at(m * 96 + n), s = ref.value("S", {m, n});
+            inside += c > 0 && c < 255;
+            if (n % 2 == 1 || std::fmod(std::fabs(s), 2.0) != 1.0 || c <= 0 || c >= 255)
+                continue;
+            ties++;
+            EXPECT_EQ(std::fmod(c - 100, 2.0), 0.0) << "S=" << s << " gave " << c;
+        }
+    }
+    EXPECT_GT(inside, 32 * 96 * 3 / 4);
+    EXPECT_GT(ties, 200);
 }

@@ -95,10 +95,11 @@ HostTensor naive_matmul(const Params &p, const Inputs &in) {
     return C.t;
 }
 
-// C = A B with B read from its packed layout B[k / g, n, k % g], over the first K - K % g steps:
-// matmul_u8s8 (g = 4, an i32 output; double holds its sums exactly) and matmul_bf16 (g = 2).
+// C = A B with B read from its packed layout B[k / g, n, k % g] (K a multiple of g, as binding
+// checks): matmul_u8s8 (g = 4, an i32 output; double holds its sums exactly) and matmul_bf16 (g =
+// 2).
 HostTensor naive_packed_matmul(const Params &p, const Inputs &in, int64_t g, DType out) {
-    int64_t M = p("M"), N = p("N"), K = p("K") / g * g;
+    int64_t M = p("M"), N = p("N"), K = p("K");
     View A{in.at("A")}, B{in.at("B")};
     Out C({M, N}, out);
     for (int64_t m = 0; m < M; m++) {
@@ -110,6 +111,58 @@ HostTensor naive_packed_matmul(const Params &p, const Inputs &in, int64_t g, DTy
         }
     }
     return C.t;
+}
+
+// Requantization of an exact integer sum, as ONNX Runtime's int8 kernels do it: the sum plus its
+// bias times the float32 scale, one float32 product, rounded to the nearest integer (ties to
+// even), offset by the zero point and clamped to the output type's range.
+double requantize(double sum, double scale, double zp, DType out) {
+    const float y = float(sum) * float(scale);
+    const double lo = out == DType::U8 ? 0 : -128, hi = out == DType::U8 ? 255 : 127;
+    return std::min(hi, std::max(lo, std::nearbyint(double(y)) + zp));
+}
+
+// matmul_u8s8_requant(_s8): the exact i32 matmul, then requantize per output column.
+HostTensor naive_requant_matmul(const Params &p, const Inputs &in, DType out) {
+    HostTensor sums = naive_packed_matmul(p, in, 4, DType::I32);
+    int64_t M = p("M"), N = p("N");
+    View bias{in.at("bias")}, scale{in.at("scale")}, zp{in.at("zp")};
+    Out C({M, N}, out);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++)
+            C.set({m, n}, requantize(sums.at(m * N + n) + bias({n}), scale({n}), zp({0}), out));
+    }
+    return C.t;
+}
+
+// conv2d_nhwc_u8s8_requant: NHWC u8 X, s8 Wt[ry, rx, c / 4, f, c % 4], exact sums, requantized.
+HostTensor naive_requant_conv_nhwc(const Params &p, const Inputs &in) {
+    int64_t N = p("N"), H = p("H"), W = p("W"), C = p("C"), F = p("F"), KH = p("KH"), KW = p("KW");
+    int64_t s = p("stride"), pad = p("pad"), d = p("dilation");
+    int64_t OH = conv_out(H, KH, s, pad, d), OW = conv_out(W, KW, s, pad, d);
+    View X{in.at("X")}, Wt{in.at("Wt")}, bias{in.at("bias")}, scale{in.at("scale")},
+        zp{in.at("zp")};
+    Out Y({N, OH, OW, F}, DType::U8);
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t y = 0; y < OH; y++) {
+            for (int64_t x = 0; x < OW; x++) {
+                for (int64_t f = 0; f < F; f++) {
+                    double sum = bias({f});
+                    for (int64_t ry = 0; ry < KH; ry++) {
+                        for (int64_t rx = 0; rx < KW; rx++) {
+                            int64_t iy = y * s + ry * d - pad, ix = x * s + rx * d - pad;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                                continue;
+                            for (int64_t c = 0; c < C; c++)
+                                sum += X({n, iy, ix, c}) * Wt({ry, rx, c / 4, f, c % 4});
+                        }
+                    }
+                    Y.set({n, y, x, f}, requantize(sum, scale({f}), zp({0}), DType::U8));
+                }
+            }
+        }
+    }
+    return Y.t;
 }
 
 // C[b] = A[b] B[b], or A[b] B[b]^T when `b_transposed` (B is then BATCH x N x K).
@@ -442,13 +495,30 @@ const std::vector<OpCase> &op_cases() {
     static const std::vector<OpCase> cases = {
         {"matmul", {"M=16,N=64,K=32", "M=13,N=37,K=19"}, 1e-5, naive_matmul},
         {"matmul_u8s8",
-         {"M=16,N=64,K=32", "M=13,N=37,K=20", "M=5,N=19,K=22"},
+         {"M=16,N=64,K=32", "M=13,N=37,K=20", "M=5,N=19,K=44"},
          0.0,
-         [](const Params &p, const Inputs &in) { return naive_packed_matmul(p, in, 4, DType::I32); }},
+         [](const Params &p, const Inputs &in) {
+             return naive_packed_matmul(p, in, 4, DType::I32);
+         }},
         {"matmul_bf16",
-         {"M=16,N=64,K=32", "M=13,N=37,K=20", "M=5,N=19,K=21"},
+         {"M=16,N=64,K=32", "M=13,N=37,K=20", "M=5,N=19,K=22"},
          1e-5,
-         [](const Params &p, const Inputs &in) { return naive_packed_matmul(p, in, 2, DType::F32); }},
+         [](const Params &p, const Inputs &in) {
+             return naive_packed_matmul(p, in, 2, DType::F32);
+         }},
+        {"matmul_u8s8_requant",
+         {"M=16,N=64,K=32", "M=13,N=37,K=20"},
+         0.0,
+         [](const Params &p, const Inputs &in) { return naive_requant_matmul(p, in, DType::U8); }},
+        {"matmul_u8s8_requant_s8",
+         {"M=16,N=64,K=32", "M=13,N=37,K=20"},
+         0.0,
+         [](const Params &p, const Inputs &in) { return naive_requant_matmul(p, in, DType::I8); }},
+        {"conv2d_nhwc_u8s8_requant",
+         {"N=1,H=8,W=8,C=16,F=32", "N=2,H=7,W=9,C=12,F=20,stride=2,pad=2,dilation=2",
+          "N=1,H=6,W=7,C=8,F=24,KH=1,KW=1,pad=0"},
+         0.0,
+         naive_requant_conv_nhwc},
         {"batch_matmul",
          {"BATCH=2,M=8,N=32,K=16", "BATCH=3,M=7,N=21,K=11"},
          1e-5,
@@ -474,7 +544,8 @@ const std::vector<OpCase> &op_cases() {
          [](const Params &p, const Inputs &in) { return naive_conv_nchw(p, in, false); }},
         {"conv2d_nhwc",
          {"N=1,H=8,W=8,C=4,F=16", "N=2,H=7,W=9,C=3,F=5,KH=5,KW=3,stride=2,pad=1,dilation=1",
-          "N=1,H=5,W=7,C=6,F=20,KH=1,KW=1,stride=1,pad=0", "N=1,H=9,W=11,C=6,F=20,KH=1,KW=1,stride=2,pad=0"},
+          "N=1,H=5,W=7,C=6,F=20,KH=1,KW=1,stride=1,pad=0",
+          "N=1,H=9,W=11,C=6,F=20,KH=1,KW=1,stride=2,pad=0"},
          1e-5,
          naive_conv_nhwc},
         {"conv2d_bias_relu",

@@ -178,6 +178,8 @@ TEST_F(Command, UserOpFolderIsListedTunedAndQueried) {
 TEST_F(Command, BadInputsSayWhatIsWrongAndWriteNothing) {
     expect_error(opgen("tune --op nosuch --shape M=1 --db k.db", dir), "unknown op 'nosuch'");
     expect_error(opgen("tune --op matmul --shape M=0,N=2,K=3 --db k.db", dir), "M=0 must be positive");
+    expect_error(opgen("tune --op matmul_u8s8_requant --shape M=4,N=8,K=10 --db k.db", dir),
+                 "op 'matmul_u8s8_requant' at shape K=10,M=4,N=8: K=10 is not a multiple of 4");
     expect_error(opgen("tune --op matmul --shape M=2,N=2 --db k.db", dir), "missing parameter 'K'");
     expect_error(opgen("tune --op matmul --shape M=2,X=3,N=2,K=1 --db k.db", dir), "no parameter 'X'");
     expect_error(opgen("tune --op matmul --shape 'M=2,,N=3' --db k.db", dir), "empty entry");

@@ -270,7 +270,7 @@ TEST(StatementError, NonAffineIndex) {
 TEST(StatementError, UnknownFunctionOrWrongArity) {
     EXPECT_EQ(
         body_error("foo(X[i]) + Z[i]"),
-        "bad.op:6:8: unknown function 'foo' (known: exp, log, tanh, sqrt, erf, abs, max, min, "
+        "bad.op:6:8: unknown function 'foo' (known: exp, log, tanh, sqrt, erf, abs, round, max, min, "
         "select, sin, cos, f32, f16, i8, i32, u8, bf16, i64)");
     EXPECT_EQ(body_error("exp(X[i], Z[i])"),
               "bad.op:6:8: function 'exp' takes 1 argument, found 2");
@@ -501,6 +501,27 @@ TEST(ShapeError, ReadOutsideAnInputThatIsNotZeroPad) {
     EXPECT_EQ(shape_error(padded, "M=30000"),
               "p.op:5:10: op 'p' at shape M=30000: index 'i * 100000 - 7' of 'X' leaves the 32-bit "
               "range of kernel indices");
+}
+
+// A reduction that reads an operand in groups (the dot-product packing) at an extent that is not a
+// multiple of the group would leave the last elements out of the sum: binding refuses it.
+TEST(ShapeError, GroupedReductionNeedsWholeGroups) {
+    EXPECT_EQ(shape_error(bundled("matmul_u8s8"), "M=4,N=8,K=10"),
+              bundled_path("matmul_u8s8") + ":12:35: op 'matmul_u8s8' at shape K=10,M=4,N=8: K=10 "
+                                            "is not a multiple of 4: the reduction "
+                                            "reads dimension 1 of 'A' in groups of 4 ('4 * kb + "
+                                            "kk'), so its elements 8..9 would be left "
+                                            "out of the sum (pad K to a multiple of 4 with zeros)");
+    EXPECT_EQ(shape_error(bundled("matmul_u8s8"), "M=4,N=8,K=12"), "(no error)");
+    EXPECT_NE(shape_error(bundled("matmul_bf16"), "M=4,N=8,K=7").find("K=7 is not a multiple of 2"),
+              std::string::npos);
+    // An operand whose groups run past its end (zero_pad reads zeros there) leaves nothing out.
+    ComputeDef padded =
+        parse_compute("op g\nparam K\nlet KB = (K + 3) / 4\ninput A: u8[K] zero_pad\n"
+                      "input B: i8[KB, 4]\noutput C: i32[1]\n"
+                      "C[i] = sum(kb: KB, kk: 4) A[4*kb + kk] * B[kb, kk]\n",
+                      "g.op");
+    EXPECT_EQ(shape_error(padded, "K=10"), "(no error)");
 }
 
 TEST(ShapeError, LetOutside32Bits) {

@@ -3,6 +3,7 @@
 // change, run with OPGEN_UPDATE_GOLDEN=1 and review the diff.
 #include "codegen/Emit.h"
 #include "core/OpLibrary.h"
+#include "core/Parser.h"
 #include "core/Schedule.h"
 
 #include <gtest/gtest.h>
@@ -68,4 +69,33 @@ TEST(GoldenSchedule, SchedulePointJsonRoundTrips) {
     SchedulePoint p = blocked_point(f);
     EXPECT_TRUE(SchedulePoint::from_json(nlohmann::json::parse(p.to_json().dump())) == p);
     expect_golden("matmul_blocked_packed.json", p.to_json().dump(2) + "\n");
+}
+
+// The requantizing int8 matmul's generator: the i32 sums on vpdpbusd's dot product, the epilogue
+// (i32 bias, f32 scale, round, zero point, clamp, u8) inlined into the output's tiles, as the
+// JIT kernel computes it.
+TEST(GoldenSchedule, RequantMatmulGeneratorSource) {
+    ComputeDef def = OpLibrary::standard().load("matmul_u8s8_requant");
+    BoundShape shape = bind_shape(def, "M=128,N=768,K=768");
+    Target target = load_target("x86-64-avx512");
+    target.features = {"avx512_vnni"};
+    SchedulePoint p = heuristic_point(def, shape, target);
+    expect_golden("matmul_u8s8_requant_generator.cpp.txt",
+                  generator_source(def, shape, p, target, "matmul_u8s8_requant_128"));
+}
+
+// Every cast and round prints as lower_to_halide lowers it: u8 and i8 saturate, round is Halide's
+// (ties to even) on floats and the identity on integers, never a trip through float.
+TEST(GoldenSchedule, CastsAndRoundPrintAsLowered) {
+    ComputeDef def =
+        parse_compute("op c\nparam N\ninput X: f32[N]\ninput Z: i32[N]\nlocal T: i32[N]\n"
+                      "output Y: f32[N]\nT[i] = round(Z[i]) + i32(u8(Z[i]))\n"
+                      "Y[i] = round(X[i]) + bf16(X[i]) + T[i]\n",
+                      "c.op");
+    std::string src = halide_algorithm_source(def, bind_shape(def, "N=8"));
+    EXPECT_NE(src.find("saturating_cast<uint8_t>("), std::string::npos) << src;
+    EXPECT_NE(src.find("cast<Halide::bfloat16_t>("), std::string::npos) << src;
+    EXPECT_NE(src.find("round(cast<float>(X("), std::string::npos) << src;
+    EXPECT_EQ(src.find("round(cast<float>(cast<int32_t>(Z("), std::string::npos) << src;
+    EXPECT_EQ(src.find("u8("), std::string::npos) << src;
 }

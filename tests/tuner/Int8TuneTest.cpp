@@ -1,6 +1,7 @@
-// An int8 matmul (u8 x s8 -> s32, docs/design.md §2.4) tuned end to end with measurement workers: every
-// candidate is checked against the reference exactly before its time counts, and the winner,
-// compiled again here, matches the reference at every point. A tiny shape and few trials.
+// An int8 matmul (u8 x s8 -> s32, docs/design.md §2.4), plain and requantizing, tuned end to end
+// with measurement workers: every candidate is checked against the reference exactly before its
+// time counts, and the winner, compiled again here, matches the reference at every point. A tiny
+// shape and few trials.
 #include "core/OpLibrary.h"
 #include "tests/support/CheckedKernel.h"
 #include "tuner/Tuner.h"
@@ -32,6 +33,33 @@ TEST(Int8Tune, TunedKernelMatchesTheReferenceExactly) {
     EXPECT_EQ(r.best.dot_product, host.has_feature("avx512_vnni") ? 4 : 0);
 
     Verification v = test::run_checked(def, shape, r.best, host, 77);
+    EXPECT_TRUE(v.ok) << v.first_mismatch;
+    EXPECT_EQ(v.points_checked, shape.elements("C"));
+}
+
+// The requantizing int8 matmul tuned end to end: its space keeps the dot product on a VNNI host
+// (the epilogue's u8 output does not make the space vectorize by 64 u8 lanes), every candidate
+// matches the reference exactly, and so does the winner.
+TEST(Int8Tune, RequantWinnerKeepsTheDotProductAndIsExact) {
+    ComputeDef def = OpLibrary::standard().load("matmul_u8s8_requant");
+    BoundShape shape = bind_shape(def, "M=16,N=64,K=32");
+    Target host = host_target();
+    TuneOptions o;
+    o.trials = 4;
+    o.batch = 2;
+    o.seed = 5;
+    o.jobs = 2;
+    o.min_time_ms = 1;
+    o.timeout_s = 60;
+    TuneResult r = tune(def, shape, host, o);
+    ASSERT_TRUE(r.found);
+    for (const Trial &t : r.trials) {
+        EXPECT_NE(t.result.status, "wrong_result") << t.point.summary() << ": " << t.result.error;
+        EXPECT_EQ(t.point.dot_product, host.has_feature("avx512_vnni") ? 4 : 0)
+            << t.point.summary();
+    }
+    EXPECT_LE(r.best.vector_width, host.vector_lanes(4)); // i32 lanes at most, never u8 ones
+    Verification v = test::run_checked(def, shape, r.best, host, 78);
     EXPECT_TRUE(v.ok) << v.first_mismatch;
     EXPECT_EQ(v.points_checked, shape.elements("C"));
 }
