@@ -27,12 +27,12 @@ Clip with its bounds as inputs, decomposed normalizations and activations, a sym
                 as (1 - mask) * finfo.min Added to the scores, tanh GELU with Pow(x, 3), the tied
                 lm_head.
   vit           a Hugging Face ViT encoder, 2 layers, 64 wide, 4 heads, MLP 256, a 32x32 image in
-                8x8 patches (17 tokens with the cls token, GPT-2's sequence and widths, so the two
-                share kernels in one cache) (opset 17): patch Conv, flatten(2) as a computed Reshape, Transpose,
-                the cls token Expanded to the batch (Shape, Equal, Where, Expand as torch writes
-                expand(b, -1, -1)), Concat, position Add, pre-norm LayerNormalization, attention,
-                MLP with the exact (Erf) GELU, final LayerNormalization, the classifier on
-                hidden[:, 0] (a Gather).
+                8x8 patches: 17 tokens with the cls token, GPT-2's sequence and widths, so the two
+                share kernels in one cache (opset 17): patch Conv, flatten(2) as a computed
+                Reshape, Transpose, the cls token Expanded to the batch (Shape, Equal, Where,
+                Expand as torch writes expand(b, -1, -1)), Concat, position Add, pre-norm
+                LayerNormalization, attention, MLP with the exact (Erf) GELU, final
+                LayerNormalization, the classifier on hidden[:, 0] (a Gather).
 
 Each model NAME becomes OUTDIR/NAME.onnx and its seeded inputs OUTDIR/NAME.inputs/<input>.npy
 (a symbolic dimension at the value --batch gives, 2 by default), ready for scripts/ort/run.js.
@@ -228,8 +228,8 @@ def mbconv(g, x, cin, cout, expand, k, stride, prefix):
 def efficientnet(image=32, classes=10):
     g = Exporter(seed=3, opset=14)  # HardSwish is an ONNX operator from opset 14
     x = "input"
-    mean = g.const("normalize_mean", np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1))
-    std = g.const("normalize_std", np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1))
+    mean = g.const("normalize_mean", np.array([[[[0.485]], [[0.456]], [[0.406]]]], np.float32))
+    std = g.const("normalize_std", np.array([[[[0.229]], [[0.224]], [[0.225]]]], np.float32))
     y = g.op("Div", [g.op("Sub", [x, mean], "normalize_Sub"), std], "normalize_Div")
     # TensorFlow's SAME at stride 2 on an even size pads only after: tf2onnx writes [0, 0, 1, 1].
     y = conv(g, y, 3, 16, 3, "stem", stride=2, pads=[0, 0, 1, 1])
@@ -254,6 +254,13 @@ class Gpt2Config:
         self.positions, self.vocab, self.std = positions, vocab, std
 
 
+def norm_params(g, hidden, prefix):
+    """A trained LayerNorm's scale and shift: near 1 and 0, not exactly (so both matter)."""
+    gamma = (1.0 + 0.1 * g.rng.standard_normal(hidden)).astype(np.float32)
+    beta = (0.1 * g.rng.standard_normal(hidden)).astype(np.float32)
+    return g.const(prefix + ".weight", gamma), g.const(prefix + ".bias", beta)
+
+
 def layer_norm_decomposed(g, x, hidden, prefix, eps=1e-5):
     """nn.LayerNorm before opset 17: mean, centred, Pow 2, variance, Sqrt, Div, scale, shift."""
     mean = g.op("ReduceMean", [x], prefix + "_ReduceMean", axes=[-1], keepdims=1)
@@ -264,8 +271,7 @@ def layer_norm_decomposed(g, x, hidden, prefix, eps=1e-5):
     std = g.op("Sqrt", [g.op("Add", [var, g.constant(prefix, np.array(eps, np.float32))],
                              prefix + "_Add")], prefix + "_Sqrt")
     y = g.op("Div", [d, std], prefix + "_Div")
-    gamma = g.const(prefix + ".weight", (1.0 + 0.1 * g.rng.standard_normal(hidden)).astype(np.float32))
-    beta = g.const(prefix + ".bias", (0.1 * g.rng.standard_normal(hidden)).astype(np.float32))
+    gamma, beta = norm_params(g, hidden, prefix)
     return g.op("Add", [g.op("Mul", [y, gamma], prefix + "_Mul"), beta], prefix + "_Add")
 
 
@@ -273,7 +279,8 @@ def conv1d(g, x, nx, nf, prefix, std):
     """transformers' Conv1D: size_out = x.size()[:-1] + (nf,); addmm(b, x.view(-1, nx), W);
     .view(size_out). The weight is [nx, nf] (no transpose)."""
     head = g.sizes_but_last(x, 1, prefix)
-    flat = g.op("Reshape", [x, g.constant(prefix, np.array([-1, nx], np.int64))], prefix + "_Reshape")
+    flat = g.op("Reshape", [x, g.constant(prefix, np.array([-1, nx], np.int64))],
+                prefix + "_Reshape")
     w = g.weight(prefix + ".weight", [nx, nf], std)
     b = g.weight(prefix + ".bias", [nf], std)
     y = g.op("Gemm", [flat, w, b], prefix + "_Gemm", alpha=1.0, beta=1.0)
@@ -345,7 +352,7 @@ def gpt2(c=Gpt2Config()):
     mask = g.op("Cast", [mask], "mask_Cast", to=TensorProto.FLOAT)
     mask = g.op("Sub", [g.constant("mask", np.array(1.0, np.float32)), mask], "mask_Sub")
     mask = g.op("Mul", [mask, g.constant("mask", np.array(FLOAT_MIN, np.float32))], "mask_Mul")
-    tril = np.tril(np.ones([c.positions, c.positions], bool)).reshape(1, 1, c.positions, c.positions)
+    tril = np.tril(np.ones([1, 1, c.positions, c.positions], bool))
     for i in range(c.layers):
         p = "transformer.h.%d" % i
         bias = g.const(p + ".attn.bias", tril)  # each layer's registered buffer
@@ -385,8 +392,7 @@ def linear3d(g, x, cin, cout, prefix, std):
 
 
 def layer_norm(g, x, hidden, prefix, eps=1e-12):
-    gamma = g.const(prefix + ".weight", (1.0 + 0.1 * g.rng.standard_normal(hidden)).astype(np.float32))
-    beta = g.const(prefix + ".bias", (0.1 * g.rng.standard_normal(hidden)).astype(np.float32))
+    gamma, beta = norm_params(g, hidden, prefix)
     return g.op("LayerNormalization", [x, gamma, beta], prefix + "_LayerNormalization", axis=-1,
                 epsilon=eps)
 
