@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 
-from harness import PY, check, require_ort, run
+from harness import PY, check, compare_outputs, ort_outputs, require_ort, run
 
 src, ort_dir, opgen = sys.argv[1], sys.argv[2], sys.argv[3]
 models = os.path.join(src, "scripts", "models")
@@ -27,13 +27,11 @@ try:
         inputs = os.path.join(tmp, name + ".inputs")
         ort_out = os.path.join(tmp, name + ".ort")
         out = os.path.join(tmp, name + ".compiled")
-        r = run("node", os.path.join(src, "scripts", "ort", "run.js"), "--model", model, "--inputs",
-                inputs, "--out", ort_out, "--runs", "1", "--warmup", "0", "--ort", ort_dir)
-        check(r.returncode == 0, "run.js on %s failed: %s" % (name, r.stderr))
+        error = ort_outputs(src, ort_dir, model, inputs, ort_out)
+        check(error is None, error)
         r = run(opgen, "compile", model, "-o", out, "--partition-only", "--check-with", inputs)
         check(r.returncode == 0, "opgen compile %s failed: %s" % (name, r.stderr))
-        r = run(PY, os.path.join(models, "compare_outputs.py"), ort_out,
-                os.path.join(out, "check"), "--rtol", "1e-4")
+        r = compare_outputs(src, ort_out, os.path.join(out, "check"))
         check(r.returncode == 0, "%s: the compiled partition differs from ONNX Runtime:\n%s%s" % (
             name, r.stdout, r.stderr))
         print(name + ":", r.stdout.strip().replace("\n", "\n  "))

@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 
-from harness import PY, check, require_ort, run
+from harness import PY, check, compare_outputs, ort_outputs, require_ort, run, run_library
 
 src, ort_dir, opgen = sys.argv[1], sys.argv[2], sys.argv[3]
 models = os.path.join(src, "scripts", "models")
@@ -48,25 +48,16 @@ def run_and_compare(tmp, name, out, threads=1):
     """Runs the compiled model on the test inputs and compares every output with ORT's."""
     ort_out = os.path.join(tmp, name + ".ort")
     if not os.path.isdir(ort_out):
-        r = run("node", os.path.join(src, "scripts", "ort", "run.js"), "--model",
-                os.path.join(tmp, name + ".onnx"), "--inputs", os.path.join(tmp, name + ".inputs"),
-                "--out", ort_out, "--runs", "1", "--warmup", "0", "--ort", ort_dir)
-        check(r.returncode == 0, "run.js on %s failed: %s" % (name, r.stderr))
-    with open(os.path.join(out, "graph.json")) as f:
-        graph = json.load(f)
+        error = ort_outputs(src, ort_dir, os.path.join(tmp, name + ".onnx"),
+                            os.path.join(tmp, name + ".inputs"), ort_out)
+        check(error is None, error)
     mine = out + ".outputs"
-    os.makedirs(mine, exist_ok=True)
-    args = [opgen, "run", out, "--iterations", "3", "--threads", str(threads), "--finite"]
-    for i in graph["inputs"]:
-        args += ["--input", os.path.join(tmp, name + ".inputs", i + ".npy")]
-    for o in graph["outputs"]:
-        args += ["--output", os.path.join(mine, o + ".npy")]
-    r = run(*args)
+    r = run_library(opgen, out, os.path.join(tmp, name + ".inputs"), mine, threads=threads)
     check(r.returncode == 0, "opgen run %s failed: %s" % (name, r.stderr))
     check("latency: p50" in r.stdout and "peak RSS:" in r.stdout, "opgen run printed:\n" + r.stdout)
     # The calibration of weight read-ahead ran (10 runs) before the outputs were written.
     check("read ahead: the weights of" in r.stdout, "opgen run did not calibrate:\n" + r.stdout)
-    r = run(PY, os.path.join(models, "compare_outputs.py"), ort_out, mine, "--rtol", "1e-4")
+    r = compare_outputs(src, ort_out, mine)
     check(r.returncode == 0, "%s: the compiled model differs from ONNX Runtime:\n%s%s" % (
         name, r.stdout, r.stderr))
     print(name + ":", r.stdout.strip().replace("\n", "\n  "))
