@@ -6,6 +6,7 @@
 #include "onnx/ops/Gemm.h"
 #include "onnx/ops/Layout.h"
 #include "onnx/ops/Normalization.h"
+#include "onnx/ops/Quantize.h"
 #include "onnx/ops/Index.h"
 #include "onnx/ops/Reduce.h"
 #include "onnx/ops/Resize.h"
@@ -327,7 +328,7 @@ private:
             return view(n);
         if (t == "Cast" || t == "CastLike") return cast(n);
         if (t == "Conv") return tuned_or_general([&] { conv(n); }, n, window_kernels);
-        if (t == "ConvTranspose") return emit_family(window_kernels(g_, n), n);
+        if (t == "ConvTranspose" || t == "ConvInteger" || t == "QLinearConv") return emit_family(window_kernels(g_, n), n);
         if ((t == "MatMul" || t == "Gemm") && g_.is_weight(n.inputs[1]))
             return tuned_or_general([&] { dense(n); }, n, gemm_kernels);
         if (t == "MatMul") return tuned_or_general([&] { batched(n); }, n, gemm_kernels);
@@ -341,6 +342,7 @@ private:
         if (is_reduction(t) && reduces_nothing(g_, n)) return view(n);
         if (is_reduction(t)) return emit_family({reduce_kernel(g_, n)}, n);
         if (is_index_op(t)) return emit_family(index_kernels(g_, n), n);
+        if (is_quantized_op(t)) return emit_family(quantized_kernels(g_, n), n);
         if (t == "Transpose") return transpose(n);
         if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Relu" || t == "Sigmoid" || t == "Tanh" ||
             t == "Erf" || t == "Exp" || t == "Log" || t == "Sqrt" || t == "Abs" || t == "Neg" || t == "Clip" ||

@@ -9,6 +9,9 @@ namespace opgen::onnx_import {
 
 namespace {
 
+// The largest interpolation matrix a kernel carries (64 MiB of float32): a 4096 x 4096 axis.
+constexpr int64_t kMaxMatrixElements = int64_t(1) << 24;
+
 // The input coordinate output index `o` maps to.
 double source_coordinate(double o, const ResizeAxis &a, const std::string &coordinates) {
     const double out_width = a.scale * double(a.in);
@@ -103,6 +106,9 @@ std::vector<double> axis_scales(const ModelGraph &g, const GraphNode &n, const D
 } // namespace
 
 std::vector<double> resize_matrix(const ResizeAxis &axis, const ResizeMode &m) {
+    if (axis.in <= 0 || axis.out <= 0 || axis.in > kMaxMatrixElements / axis.out)
+        throw Unsupported{"an interpolation matrix of more than " + std::to_string(kMaxMatrixElements) + " elements"};
+    if (!(axis.scale > 0) || !std::isfinite(axis.scale)) throw Unsupported{"a scale that is not positive"};
     std::vector<double> w(size_t(axis.out * axis.in), 0.0);
     for (int64_t o = 0; o < axis.out; o++) add_row(w, o, axis, m);
     return w;

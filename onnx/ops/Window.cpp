@@ -173,6 +173,38 @@ SubgraphKernel convolution(const ModelGraph &g, const GraphNode &n) {
     return generated_kernel("conv", name, text, shape, args);
 }
 
+// A strided ConvTranspose adds X[i] W[k] to output o = i * stride + k * dilation - pad: o's input
+// i is a fraction of o, which affine reads cannot say, so it is a masked sum over every input
+// position, the one product per (i, k) that lands on o kept. It does the input's positions times a
+// convolution's work, so it is taken only up to this many input positions.
+constexpr int64_t kMaxMaskedPositions = 1024;
+
+std::string strided_transpose_text(const std::string &name, const SpatialDecl &d, bool bias,
+                                   const std::vector<AxisText> &t) {
+    std::vector<std::string> iv, lands, kv;
+    std::vector<std::string> reducers = {"c: CG"};
+    for (size_t i = 0; i < t.size(); i++) {
+        iv.push_back("x" + std::to_string(i));
+        kv.push_back(t[i].kv);
+        reducers.push_back(d.reducers[i]);
+        reducers.push_back(iv.back() + ": " + t[i].in);
+        lands.push_back(iv.back() + "*" + t[i].stride + " + " + t[i].kv + "*" + t[i].dilation + " == " + t[i].ov + " + " + t[i].pad);
+    }
+    const std::string y = "[n, g, f, " + join(d.ov, ", ") + "]";
+    std::string text = std::string(kGeneratedHeader) + "# " + std::to_string(t.size()) +
+                       "-D transposed convolution at any stride, as a masked sum over the input's positions" +
+                       (bias ? ", plus a bias per output channel" : "") + ".\n";
+    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " + join(d.attrs, ", ") + "\n";
+    text += "input  X: f32[N, G, CG, " + join(d.in, ", ") + "]\n";
+    text += "input  Wt: f32[G, CG, FG, " + join(d.kernel, ", ") + "]\n";
+    if (bias) text += "input  bias: f32[G, FG]\nlocal  Z: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += "output Y: f32[N, G, FG, " + join(d.out, ", ") + "]\n";
+    text += std::string(bias ? "Z" : "Y") + y + " = sum(" + join(reducers, ", ") + ") select(" + join(lands, " && ") +
+            ", X[n, g, c, " + join(iv, ", ") + "] * Wt[g, c, f, " + join(kv, ", ") + "], 0.0)\n";
+    if (bias) text += "Y" + y + " = Z" + y + " + bias[g, f]\n";
+    return text;
+}
+
 // ConvTranspose at stride 1: a convolution reading X at o + pad - k * dilation (zero outside), W
 // [C, F/G, K...] viewed as [G, CG, FG, K...]. A larger stride would read X at a fraction of the
 // output index, which the op language's affine reads cannot say.
@@ -188,17 +220,27 @@ SubgraphKernel transposed_convolution(const ModelGraph &g, const GraphNode &n) {
         throw Unsupported{"channels that do not divide into the groups"};
     const Dims strides = n.ints_attr("strides", Dims(s, 1)),
                dilations = n.ints_attr("dilations", Dims(s, 1));
-    if (std::any_of(strides.begin(), strides.end(), [](int64_t v) { return v != 1; }))
-        throw Unsupported{"a stride above 1"};
+    const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t v) { return v != 1; });
+    if (strided && product(xd, 2, xd.size()) > kMaxMaskedPositions)
+        throw Unsupported{"a stride above 1 over more than " + std::to_string(kMaxMaskedPositions) + " input positions"};
     const std::string mode = n.has("auto_pad") ? n.attrs.at("auto_pad").s : "NOTSET";
-    if (mode != "NOTSET" && mode != "VALID")
+    if (mode != "NOTSET" && mode != "VALID" && mode != "SAME_UPPER" && mode != "SAME_LOWER")
         throw Unsupported{"auto_pad " + mode};
-    const Dims pads = mode == "VALID" ? Dims(2 * s, 0) : n.ints_attr("pads", Dims(2 * s, 0));
+    Dims pads = mode == "NOTSET" ? n.ints_attr("pads", Dims(2 * s, 0)) : Dims(2 * s, 0);
     if (dilations.size() != s || pads.size() != 2 * s)
         throw Unsupported{"dilations or pads not one per spatial axis"};
+    if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+        // ONNX's total padding for the output shape inference gave, split as its spec says.
+        const Dims out_pad = n.ints_attr("output_padding", Dims(s, 0));
+        for (size_t i = 0; i < s && out_pad.size() == s; i++) {
+            const int64_t total = strides[i] * (xd[i + 2] - 1) + out_pad[i] + (wd[i + 2] - 1) * dilations[i] + 1 - yd[i + 2];
+            pads[i] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
+            pads[i + s] = total - pads[i];
+        }
+    }
     std::vector<WindowAxis> axes(s);
     for (size_t i = 0; i < s; i++)
-        axes[i] = {xd[i + 2], wd[i + 2], yd[i + 2], 1, dilations[i], pads[i], pads[i + s]};
+        axes[i] = {xd[i + 2], wd[i + 2], yd[i + 2], strides[i], dilations[i], pads[i], pads[i + s]};
     const SpatialDecl d = spatial(axes);
     const std::vector<AxisText> t = axis_texts(s);
     std::vector<std::string> reads, kv;
@@ -208,10 +250,12 @@ SubgraphKernel transposed_convolution(const ModelGraph &g, const GraphNode &n) {
     if (bias)
         require_float(g, n.inputs[2]);
     const std::string dim = std::to_string(s);
-    const std::string name = "convolution_transpose_" + dim + "d" + (bias ? "_bias" : "");
-    const std::string text = grouped_convolution_text(
-        name, "# " + dim + "-D transposed convolution at stride 1 (reads outside X are zero), channels in G groups",
-        d, bias, "G, CG, FG", reads, "g, c, f, " + join(kv, ", "));
+    const std::string name = "convolution_transpose_" + dim + "d" + (strided ? "_strided" : "") + (bias ? "_bias" : "");
+    const std::string text =
+        strided ? strided_transpose_text(name, d, bias, t)
+                : grouped_convolution_text(
+                      name, "# " + dim + "-D transposed convolution at stride 1 (reads outside X are zero), channels in G groups",
+                      d, bias, "G, CG, FG", reads, "g, c, f, " + join(kv, ", "));
     const std::vector<std::pair<std::string, std::string>> args = convolution_args(n, bias);
     const std::string shape =
         window_shape({{"N", xd[0]}, {"G", groups}, {"CG", xd[1] / groups}, {"FG", wd[1]}}, d);
@@ -276,9 +320,96 @@ SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
                             {{"X", x}, {"Y", n.outputs[0]}});
 }
 
+// A zero point or scale of a quantized convolution read per output channel ([G, FG]) or as one
+// value ([1]); its declaration goes to `decls`.
+std::string per_channel_read(const ModelGraph &g, const std::string &t, const std::string &name, int64_t channels,
+                             const std::string &type, std::string &decls) {
+    const int64_t count = g.tensor(t).elements();
+    if (count != 1 && count != channels) throw Unsupported{"a zero point or scale of neither 1 nor the channels' values"};
+    decls += "input  " + name + ": " + type + (count == 1 ? "[1]\n" : "[G, FG]\n");
+    return name + (count == 1 ? "[0]" : "[g, f]");
+}
+
+// ConvInteger and QLinearConv: Conv's grouped form over u8 or i8 tensors, products of
+// (x - x_zero_point)(w - w_zero_point) summed in int32. Padding contributes nothing: X's zero
+// point is subtracted only inside X, where a ones mask the kernel carries (ONE, zero-padded like
+// X) reads 1. QLinearConv adds the bias and requantizes: scaled by x_scale w_scale / y_scale,
+// rounded half to even, y_zero_point added, saturated.
+SubgraphKernel integer_convolution(const ModelGraph &g, const GraphNode &n) {
+    const bool requant = n.op_type == "QLinearConv";
+    const std::string &x = n.inputs[0], &w = n.inputs[requant ? 3 : 1], &y = n.outputs[0];
+    const Dims &xd = g.tensor(x).dims, &wd = g.tensor(w).dims;
+    if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size()) throw Unsupported{"not a 1-D, 2-D or 3-D convolution"};
+    const int64_t groups = n.int_attr("group", 1);
+    if (groups <= 0 || xd[1] % groups != 0 || wd[0] % groups != 0 || wd[1] * groups != xd[1])
+        throw Unsupported{"channels that do not divide into the groups"};
+    const SpatialDecl d = spatial(window_axes(g, n, Dims(wd.begin() + 2, wd.end())));
+    const std::string xzp = requant ? n.inputs[2] : (present(n, 2) ? n.inputs[2] : "");
+    const std::string wzp = requant ? n.inputs[5] : (present(n, 3) ? n.inputs[3] : "");
+    std::string decls = "input  X: " + type_name(g, x) + "[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n" +
+                        "input  ONE: u8[" + join(d.in, ", ") + "] zero_pad\n" + "input  Wt: " + type_name(g, w) +
+                        "[G, FG, CG, " + join(d.kernel, ", ") + "]\n";
+    GraphTensor ones;
+    ones.name = y + "#inside";
+    ones.dims = Dims(xd.begin() + 2, xd.end());
+    ones.elem_type = 2;  // uint8
+    ones.kind = TensorKind::Weight;
+    ones.raw.assign(size_t(product(ones.dims, 0, ones.dims.size())), '\1');
+    std::vector<std::pair<std::string, std::string>> args = {{"X", x}, {"ONE", ones.name}, {"Wt", w}};
+    std::vector<std::string> kv;
+    for (const std::string &r : d.reducers) kv.push_back(r.substr(0, r.find(':')));
+    std::string x_read = "X[n, g, c, " + join(d.reads, ", ") + "]", w_read = "Wt[g, f, c, " + join(kv, ", ") + "]";
+    if (!xzp.empty()) {
+        if (g.tensor(xzp).elements() != 1) throw Unsupported{"an input zero point of more than one value"};
+        decls += "input  XZ: " + type_name(g, xzp) + "[1]\n";
+        args.push_back({"XZ", xzp});
+        x_read = "(" + x_read + " - XZ[0] * ONE[" + join(d.reads, ", ") + "])";
+    }
+    if (!wzp.empty()) {
+        w_read = "(" + w_read + " - " + per_channel_read(g, wzp, "WZ", wd[0], type_name(g, wzp), decls) + ")";
+        args.push_back({"WZ", wzp});
+    }
+    const std::string y_at = "[n, g, f, " + join(d.ov, ", ") + "]", out_dims = "[N, G, FG, " + join(d.out, ", ") + "]";
+    const std::string sum = "sum(c: CG, " + join(d.reducers, ", ") + ") " + x_read + " * " + w_read;
+    std::string name = std::string(requant ? "qlinear_conv_" : "conv_integer_") + std::to_string(xd.size() - 2) + "d" +
+                       type_suffix(g, {x, w, y});
+    std::string body;
+    if (!requant) {
+        body = "output Y: i32" + out_dims + "\nY" + y_at + " = " + sum + "\n";
+    } else {
+        std::string scale = "XS[0] * ";
+        decls += "input  XS: f32[1]\n";
+        args.push_back({"XS", n.inputs[1]});
+        scale += per_channel_read(g, n.inputs[4], "WS", wd[0], "f32", decls) + " / YS[0]";
+        args.push_back({"WS", n.inputs[4]});
+        decls += "input  YS: f32[1]\n";
+        args.push_back({"YS", n.inputs[6]});
+        std::string yz = "0.0", bias;
+        if (present(n, 7)) decls += "input  YZ: " + type_name(g, n.inputs[7]) + "[1]\n", args.push_back({"YZ", n.inputs[7]}), yz = "YZ[0]";
+        if (present(n, 8)) decls += "input  bias: i32[G, FG]\n", args.push_back({"bias", n.inputs[8]}), bias = " + bias[g, f]";
+        const bool i8 = type_name(g, y) == "i8";
+        body = "local  P: i32" + out_dims + "\nlocal  R: f32" + out_dims + "\noutput Y: " + type_name(g, y) + out_dims + "\n";
+        body += "P" + y_at + " = " + sum + "\n";
+        body += "R" + y_at + " = min(max(round((P" + y_at + bias + ") * (" + scale + ")) + " + yz + ", " +
+                (i8 ? "-128.0" : "0.0") + "), " + (i8 ? "127.0" : "255.0") + ")\nY" + y_at + " = R" + y_at + "\n";
+    }
+    args.push_back({"Y", y});
+    std::string text = std::string(kGeneratedHeader) + "# An ONNX " + n.op_type +
+                       ": (X - x_zero_point)(W - w_zero_point) summed in int32 over grouped windows" +
+                       (requant ? ", requantized" : "") + ".\n";
+    text += "op " + name + "\nparam N, G, CG, FG, " + spatial_params(d) + "\nattr " + join(d.attrs, ", ") + "\n" + decls + body;
+    SubgraphKernel k = generated_kernel("conv", name, text,
+                                        window_shape({{"N", xd[0]}, {"G", groups}, {"CG", xd[1] / groups}, {"FG", wd[0] / groups}}, d),
+                                        args);
+    k.constants = {ones};
+    return k;
+}
+
 } // namespace
 
 std::vector<SubgraphKernel> window_kernels(const ModelGraph &g, const GraphNode &n) {
+    if (n.op_type == "ConvInteger" || n.op_type == "QLinearConv")
+        return {integer_convolution(g, n)};
     if (n.op_type == "Conv")
         return {convolution(g, n)};
     if (n.op_type == "ConvTranspose")

@@ -18,8 +18,8 @@ Clip with its bounds as inputs, decomposed normalizations and activations, a sym
                 over H and W, 1x1 projection, residual Add), a SiLU head pooled by
                 ReduceMean(keepdims=0), Gemm.
   gpt2          a Hugging Face GPT-2 decoder, 2 layers, 64 wide, 4 heads, sequence 17 (opset 13),
-                exported from `inputs_embeds` with a float `attention_mask` (both documented float
-                inputs of GPT2Model): positions by Shape -> Range -> Gather of wpe, LayerNorm
+                exported from int64 `input_ids` and `attention_mask` as tokenizers give them:
+                tokens by Gather of wte, positions by Shape -> Range -> Gather of wpe, LayerNorm
                 decomposed (ReduceMean, Sub, Pow, Sqrt, Div), Conv1D as Reshape -> Gemm ->
                 Reshape with the shapes computed from Shape/Slice/Concat, Split of q, k, v, heads
                 split and merged by computed Reshapes and Transposes, the causal mask as a Slice
@@ -336,7 +336,10 @@ def gpt2_attention(g, x, mask, bias, c, prefix):
 
 def gpt2(c=Gpt2Config()):
     g = Exporter(seed=124, opset=13)
-    x, mask_in = "inputs_embeds", "attention_mask"
+    ids_in, mask_in = "input_ids", "attention_mask"
+    # inputs_embeds = wte(input_ids)
+    wte = g.weight("transformer.wte.weight", [c.vocab, c.hidden], 0.5)
+    x = g.op("Gather", [wte, ids_in], "transformer.wte_Gather", axis=0)
     # position_ids = arange(0, input_shape[-1]).unsqueeze(0); position_embeds = wpe(position_ids)
     seq = g.size(x, 1, "position")
     ids = g.op("Range", [g.constant("position", np.array(0, np.int64)), seq,
@@ -370,8 +373,8 @@ def gpt2(c=Gpt2Config()):
     logits = g.rename(g.op("MatMul", [h, wte_t], "lm_head_MatMul"), "logits")
     return g.export(
         "torch_jit",
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, c.seq, c.hidden]),
-         helper.make_tensor_value_info(mask_in, TensorProto.FLOAT, [1, c.seq])],
+        [helper.make_tensor_value_info(ids_in, TensorProto.INT64, [1, c.seq]),
+         helper.make_tensor_value_info(mask_in, TensorProto.INT64, [1, c.seq])],
         [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [1, c.seq, c.vocab])])
 
 
@@ -479,16 +482,20 @@ MODELS = {"mobilenetv2": mobilenetv2, "efficientnet": efficientnet, "gpt2": gpt2
 
 
 def write_inputs(model, directory, batch, seed):
-    """Seeded inputs: standard normal, a symbolic dimension at `batch`; an attention mask of
-    ones with the last quarter zero (right padding), so the padding mask changes the result."""
+    """Seeded inputs: standard normal, a symbolic dimension at `batch`; token ids uniform over the
+    vocabulary; an attention mask of ones with the last quarter zero (right padding), so the
+    padding mask changes the result."""
     os.makedirs(directory, exist_ok=True)
     rng = np.random.default_rng(seed)
     for value in model.graph.input:
         dims = [d.dim_value if d.HasField("dim_value") else batch
                 for d in value.type.tensor_type.shape.dim]
         if value.name == "attention_mask":
-            data = np.ones(dims, np.float32)
+            data = np.ones(dims, np.int64)
             data[..., dims[-1] - dims[-1] // 4:] = 0
+        elif value.name == "input_ids":
+            vocab = next(t.dims[0] for t in model.graph.initializer if t.name == "transformer.wte.weight")
+            data = rng.integers(0, vocab, dims).astype(np.int64)
         else:
             data = rng.standard_normal(dims).astype(np.float32)
         np.save(os.path.join(directory, value.name + ".npy"), data)

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs an ONNX model through ONNX Runtime (CPU, from the npm package scripts/ort-setup.sh
 // installs): the reference that whole-model outputs are checked against and the anchor their
-// latency is compared with. Reads float32 .npy inputs, writes float32 .npy outputs,
+// latency is compared with. Reads .npy inputs (float32, int32, int64, bool, uint8, int8), writes
+// the outputs as .npy of their types,
 // times N runs after W warm-up runs, and prints one JSON line: the median and minimum latency,
 // the CPU time per run, the session's load time, and the process's peak resident memory (with the resident memory of
 // the bare Node.js process before ONNX Runtime was loaded, so the two can be told apart).
@@ -57,7 +58,17 @@ function parseArgs(argv) {
     return args;
 }
 
-// .npy version 1-3, little-endian float32, C order: what numpy.save writes for float32 arrays.
+// numpy's type names, ONNX Runtime's, and the typed arrays that hold them.
+const NPY_TYPES = {
+    '<f4': {ort: 'float32', array: Float32Array},
+    '<i4': {ort: 'int32', array: Int32Array},
+    '<i8': {ort: 'int64', array: BigInt64Array},
+    '|b1': {ort: 'bool', array: Uint8Array},
+    '|u1': {ort: 'uint8', array: Uint8Array},
+    '|i1': {ort: 'int8', array: Int8Array},
+};
+
+// .npy version 1-3, little-endian, C order, of NPY_TYPES: what numpy.save writes for them.
 function readNpy(file) {
     let bytes;
     try {
@@ -75,24 +86,33 @@ function readNpy(file) {
     const fortran = /'fortran_order':\s*(True|False)/.exec(header);
     const shape = /'shape':\s*\(([^)]*)\)/.exec(header);
     if (!descr || !fortran || !shape) throw new UserError(`input '${file}': bad .npy header`);
-    if (descr[1] !== '<f4')
-        throw new UserError(`input '${file}': dtype ${descr[1]}, expected float32 (<f4)`);
+    const type = NPY_TYPES[descr[1]];
+    if (!type)
+        throw new UserError(`input '${file}': dtype ${descr[1]}, expected one of ${Object.keys(NPY_TYPES).join(' ')}`);
     if (fortran[1] === 'True') throw new UserError(`input '${file}': Fortran order unsupported`);
     const dims = shape[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
     const count = dims.reduce((a, b) => a * b, 1);
     const dataStart = headerStart + headerLen;
-    if (bytes.length - dataStart !== count * 4)
+    const width = type.array.BYTES_PER_ELEMENT;
+    if (bytes.length - dataStart !== count * width)
         throw new UserError(`input '${file}': ${bytes.length - dataStart} data bytes, ` +
-                            `shape (${dims}) needs ${count * 4}`);
-    // Copy so the Float32Array is aligned whatever the header length.
-    const data = new Float32Array(count);
+                            `shape (${dims}) needs ${count * width}`);
+    // Copy so the typed array is aligned whatever the header length.
+    const data = new type.array(count);
     Buffer.from(data.buffer).set(bytes.subarray(dataStart));
-    return {data, dims};
+    return {data, dims, type: type.ort};
 }
 
-function writeNpy(file, data, dims) {
+// numpy's name of an ONNX Runtime tensor type.
+function npyDescr(ortType) {
+    for (const [descr, t] of Object.entries(NPY_TYPES))
+        if (t.ort === ortType) return descr;
+    throw new UserError(`output of type ${ortType}: no .npy type for it`);
+}
+
+function writeNpy(file, data, dims, ortType = 'float32') {
     const shape = dims.length === 1 ? `(${dims[0]},)` : `(${dims.join(', ')})`;
-    let header = `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }`;
+    let header = `{'descr': '${npyDescr(ortType)}', 'fortran_order': False, 'shape': ${shape}, }`;
     const total = 10 + header.length + 1;
     header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
     const prefix = Buffer.alloc(10);
@@ -161,8 +181,8 @@ async function main() {
     const feeds = {};
     const files = gatherInputs(args, session);
     for (const name of session.inputNames) {
-        const {data, dims} = readNpy(files[name]);
-        feeds[name] = new ort.Tensor('float32', data, dims);
+        const {data, dims, type} = readNpy(files[name]);
+        feeds[name] = new ort.Tensor(type, type === 'bool' ? Uint8Array.from(data) : data, dims);
     }
 
     let results = null;
@@ -181,9 +201,7 @@ async function main() {
         fs.mkdirSync(args.out, {recursive: true});
         for (const name of session.outputNames) {
             const tensor = results[name];
-            if (tensor.type !== 'float32')
-                throw new UserError(`output '${name}' is ${tensor.type}, only float32 is written`);
-            writeNpy(path.join(args.out, name + '.npy'), tensor.data, tensor.dims);
+            writeNpy(path.join(args.out, name + '.npy'), tensor.data, tensor.dims, tensor.type);
         }
     }
     const mib = (bytes) => Math.round(bytes / 2 ** 20 * 10) / 10;

@@ -61,8 +61,8 @@ def cnn():
 
 
 def refused():
-    """Operators the op language cannot express: a strided transposed convolution and two
-    cumulative sums."""
+    """Operators the op language cannot express: a strided transposed convolution over more input
+    positions than its masked sum takes, and two cumulative sums."""
     n = helper.make_node
     nodes = [
         n("ConvTranspose", ["x", "w"], ["up"], name="up", strides=[2, 2]),
@@ -71,9 +71,9 @@ def refused():
     ]
     graph = helper.make_graph(
         nodes, "refused",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-        [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 17, 17]),
-         helper.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 40, 40])],
+        [helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 4, 81, 81]),
+         helper.make_tensor_value_info("s2", TensorProto.FLOAT, [1, 4, 40, 40])],
         [init("w", [4, 4, 3, 3]), numpy_helper.from_array(np.array(3, dtype=np.int64), "axis")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
