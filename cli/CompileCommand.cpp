@@ -54,7 +54,8 @@ int64_t memory_size(const std::string &text) {
 // `folder`: check/<output>.npy files to write with the rest of DIR.
 std::map<std::string, std::string> reference_outputs(const onnx_import::CompiledModel &m, const std::string &folder) {
     std::map<std::string, HostTensor> inputs;
-    for (const auto &name : m.graph.inputs) inputs[name] = onnx_import::read_npy(folder + "/" + name + ".npy");
+    for (const auto &name : m.graph.inputs)
+        inputs[name] = onnx_import::host_tensor(onnx_import::read_npy_array(folder + "/" + name + ".npy"));
     auto start = std::chrono::steady_clock::now();
     std::map<std::string, HostTensor> outputs = onnx_import::evaluate_compiled_model(m, inputs);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

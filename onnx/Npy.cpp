@@ -75,12 +75,23 @@ HostTensor read_npy(const std::string &path) {
     return t;
 }
 
+HostTensor host_tensor(const NpyArray &a) {
+    const DType t = a.onnx_type == 1 ? DType::F32 : a.onnx_type == 3 ? DType::I8 : a.onnx_type == 6 ? DType::I32
+                    : a.onnx_type == 7 ? DType::I64 : DType::U8;
+    HostTensor h = make_host_tensor(t, a.dims);
+    internal_check(int64_t(a.bytes.size()) == h.byte_size()) << "npy array of " << a.bytes.size() << " bytes";
+    std::memcpy(h.host(), a.bytes.data(), a.bytes.size());
+    return h;
+}
+
 std::string npy_bytes(const HostTensor &t) {
     std::string shape;
     for (auto d : t.dims) shape += std::to_string(d) + ", ";
     if (t.dims.size() > 1) shape.erase(shape.size() - 2);
     else if (t.dims.size() == 1) shape.pop_back();
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+    const char *descr = t.dtype == DType::I64 ? "<i8" : t.dtype == DType::I32 ? "<i4" : t.dtype == DType::U8 ? "|u1"
+                        : t.dtype == DType::I8 ? "|i1" : "<f4";
+    std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
     header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
     std::string out = "\x93NUMPY";
     out += char(1);
@@ -88,7 +99,7 @@ std::string npy_bytes(const HostTensor &t) {
     out += char(header.size() & 0xff);
     out += char(header.size() >> 8);
     out += header;
-    out.append(reinterpret_cast<const char *>(t.data.data()), t.data.size() * 4);
+    out.append(static_cast<const char *>(t.host()), size_t(t.byte_size()));
     return out;
 }
 

@@ -32,7 +32,10 @@ NpyArray read_npy_array(const std::string &path);
 // Reads a .npy file of float32 ('<f4'), C order; UserError for another type.
 HostTensor read_npy(const std::string &path);
 
-// The bytes of a version 1 .npy file holding `t` as float32.
+// The array as a host tensor of the op language's type that holds it (bool as u8).
+HostTensor host_tensor(const NpyArray &a);
+
+// The bytes of a version 1 .npy file holding `t` in its type (u8 as uint8).
 std::string npy_bytes(const HostTensor &t);
 
 }  // namespace opgen::onnx_import

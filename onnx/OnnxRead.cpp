@@ -32,7 +32,9 @@ std::string dims_text(const std::vector<int64_t> &dims) {
 // Each input of `fixed` becomes an initializer holding its value and leaves the graph's inputs.
 void fix_inputs(onnx::ModelProto &model, const FixedInputs &fixed, const std::string &path) {
     auto *inputs = model.mutable_graph()->mutable_input();
-    for (const auto &[name, value] : fixed) {
+    for (const auto &entry : fixed) {
+        const std::string &name = entry.first;  // not a structured binding: the lambda reads it
+        const NpyArray &value = entry.second;
         auto it = std::find_if(inputs->begin(), inputs->end(), [&](const auto &v) { return v.name() == name; });
         user_check(it != inputs->end()) << "model '" << path << "': --fix-input " << name << ": the model has no input '"
                                         << name << "'";

@@ -409,6 +409,17 @@ TEST_F(Compile, IntegerAndBoolTensorsCrossTheLibrary) {
     EXPECT_NE(r.err.find("expected int64 ('<i8') in C order for input 'ids'"), std::string::npos) << r.err;
 }
 
+// The reference check (--check-with) reads weights of every type: a constant bool condition.
+TEST_F(Compile, ReferenceCheckReadsWeightsOfEveryType) {
+    ASSERT_EQ(std::system((std::string(OPGEN_PYTHON3) + " -c \"import numpy as np, os; os.makedirs('" + (dir / "in").string() +
+                           "'); np.save('" + (dir / "in/x.npy").string() + "', np.arange(4, dtype=np.float32))\"").c_str()),
+              0);
+    CommandRun r = compile("where_const.onnx", "--check-with in");
+    ASSERT_EQ(r.status, 0) << r.err;
+    opgen::HostTensor y = opgen::onnx_import::read_npy((dir / "out/check/y.npy").string());
+    EXPECT_EQ(y.data, (std::vector<float>{0, -1, 2, -1}));
+}
+
 // An input that decides a shape is fixed at compile time: the library no longer takes it; a value
 // for an input the model does not have, or of another type, is refused naming it.
 TEST_F(Compile, FixedInputsBecomeConstants) {

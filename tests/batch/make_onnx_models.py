@@ -16,8 +16,8 @@ resize.onnx (nearest upsampling by whole factors from constant scales and sizes)
 refused.onnx (a strided ConvTranspose and CumSum, which the op language cannot express yet); and
 exported_shapes.onnx (a symbolic batch whose shape the graph computes into a Reshape, with
 exporter-made symbolic dimensions on the intermediates); integer_io.onnx (an int64 input and a
-bool output); double_io.onnx (a float64 input); and reshape_input.onnx (a Reshape whose shape is
-a graph input).
+bool output); double_io.onnx (a float64 input); reshape_input.onnx (a Reshape whose shape is
+a graph input); and where_const.onnx (a constant bool condition).
 usage: make_onnx_models.py OUTDIR
 """
 import os
@@ -85,6 +85,19 @@ def double_io():
         [n("Cast", ["x"], ["y"], name="to_float", to=TensorProto.FLOAT)], "double_io",
         [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def where_const():
+    """A constant bool condition choosing between an input and a constant: a weight of another
+    type than float32."""
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Where", ["c", "x", "z"], ["y"], name="where")], "where_const",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [numpy_helper.from_array(np.array([True, False, True, False]), "c"),
+         numpy_helper.from_array(np.full(4, -1.0, np.float32), "z")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -338,7 +351,8 @@ def main():
                 np.save(os.path.join(out, folder, name + ".npy"), a)
     for name, model in (("cnn", cnn()), ("transformer", transformer()), ("refused", refused()),
                         ("exported_shapes", exported_shapes()), ("integer_io", integer_io()),
-                        ("double_io", double_io()), ("reshape_input", reshape_input())):
+                        ("double_io", double_io()), ("reshape_input", reshape_input()),
+                        ("where_const", where_const())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
 
