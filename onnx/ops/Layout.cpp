@@ -221,7 +221,11 @@ SubgraphKernel pad(const ModelGraph &g, const GraphNode &n) {
     const size_t r = d.size();
     Dims pads = present(n, 1) ? int_input(g, n, 1, "pads") : n.ints_attr("pads", {});
     double value = n.float_attr("value", 0.0);
-    if (present(n, 2)) {
+    // A value given at run time is read from its one-element tensor.
+    const bool value_input = present(n, 2) && mode == "constant" && !g.is_weight(n.inputs[2]);
+    if (value_input && g.tensor(n.inputs[2]).elements() != 1)
+        throw Unsupported{"a pad value that is not one number"};
+    if (present(n, 2) && !value_input) {
         std::vector<double> v = constant_values(g, n.inputs[2], "a pad value");
         if (v.size() != 1)
             throw Unsupported{"a pad value that is not one number"};
@@ -248,9 +252,10 @@ SubgraphKernel pad(const ModelGraph &g, const GraphNode &n) {
     for (size_t k = 0; k < r; k++)
         shape.push_back({"b" + std::to_string(k), pads[k]});
     std::string read = "X[" + join(reads, ", ") + "]";
-    const bool zero = value == 0.0 || mode != "constant";
-    std::string name = "pad_r" + std::to_string(r) + (zero ? "" : "_value");
-    std::string around = zero ? "zeros" : "the constant " + literal(value);
+    const bool zero = !value_input && (value == 0.0 || mode != "constant");
+    const std::string fill = value_input ? "V[0]" : literal(value);
+    std::string name = "pad_r" + std::to_string(r) + (zero ? "" : value_input ? "_value_input" : "_value");
+    std::string around = zero ? "zeros" : value_input ? "the value V" : "the constant " + literal(value);
     if (mode != "constant") {
         std::vector<bool> padded(r);
         std::string pattern;
@@ -269,13 +274,14 @@ SubgraphKernel pad(const ModelGraph &g, const GraphNode &n) {
                        " around it (an ONNX Pad).\n";
     text += "op " + name + "\nparam " + join(a.dims, ", ") + ", " + join(out_dims, ", ") +
             "\nattr " + join(attrs, ", ") + "\n";
-    text += "input  X: f32[" + join(a.dims, ", ") + "] zero_pad\noutput Y: f32[" +
-            join(out_dims, ", ") + "]\n";
+    text += "input  X: f32[" + join(a.dims, ", ") + "] zero_pad\n" + (value_input ? "input  V: f32[1]\n" : "") +
+            "output Y: f32[" + join(out_dims, ", ") + "]\n";
     text += "Y[" + join(a.vars, ", ") + "] = " +
-            (zero ? read
-                  : "select(" + join(inside, " && ") + ", " + read + ", " + literal(value) + ")") +
-            "\n";
-    return generated_kernel("copy", name, text, shape_text(shape), {{"X", x}, {"Y", n.outputs[0]}});
+            (zero ? read : "select(" + join(inside, " && ") + ", " + read + ", " + fill + ")") + "\n";
+    std::vector<std::pair<std::string, std::string>> args = {{"X", x}};
+    if (value_input) args.push_back({"V", n.inputs[2]});
+    args.push_back({"Y", n.outputs[0]});
+    return generated_kernel("copy", name, text, shape_text(shape), args);
 }
 
 // Y = X with every element repeated R_k times along axis k: Y viewed as [R0, D0, R1, D1, ...]

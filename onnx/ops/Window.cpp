@@ -265,6 +265,8 @@ SubgraphKernel transposed_convolution(const ModelGraph &g, const GraphNode &n) {
 // MaxPool and AveragePool (and the global pools: one window over every spatial position). A max
 // takes the positions inside X; an average divides by the positions counted: inside X, or inside
 // the padded X with count_include_pad.
+SubgraphKernel pool_kernel(const ModelGraph &g, const GraphNode &n, bool indices);
+
 SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
     const std::string &x = n.inputs[0];
     require_float(g, x);
@@ -273,8 +275,21 @@ SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
         throw Unsupported{"not 1-D, 2-D or 3-D pooling"};
     if (n.outputs.size() > 1 && !n.outputs[1].empty())
         throw Unsupported{"indices output"};
-    if (n.int_attr("storage_order", 0) != 0)
-        throw Unsupported{"storage_order 1"};
+    return pool_kernel(g, n, false);
+}
+
+// MaxPool's Indices output: per window the first position holding its maximum, as an index of
+// X flattened (the padding not counted; the spatial axes in reverse with storage_order 1), int64.
+SubgraphKernel max_pool_indices(const ModelGraph &g, const GraphNode &n) {
+    require_float(g, n.inputs[0]);
+    return pool_kernel(g, n, true);
+}
+
+// The pooling kernel of `n` (require_float and the output checks done): its values, or with
+// `indices` MaxPool's positions of them.
+SubgraphKernel pool_kernel(const ModelGraph &g, const GraphNode &n, bool indices) {
+    const std::string &x = n.inputs[0];
+    const Dims &xd = g.tensor(x).dims;
     const bool global = n.op_type.rfind("Global", 0) == 0,
                max = n.op_type.find("Max") != std::string::npos;
     const SpatialDecl d = spatial(
@@ -291,7 +306,8 @@ SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
                                    a.in + " + " + a.pad);
     const std::string cond = join(inside, " && "), read = "X[n, c, " + join(d.reads, ", ") + "]";
     const std::string s = std::to_string(xd.size() - 2), at = "[n, c, " + join(d.ov, ", ") + "]";
-    const std::string name = std::string(max ? "max_pool_" : "avg_pool_") + s + "d" +
+    const std::string name = std::string(indices ? "max_pool_indices_" : max ? "max_pool_" : "avg_pool_") + s + "d" +
+                             (indices && n.int_attr("storage_order", 0) != 0 ? "_column_major" : "") +
                              (include_pad ? "_include_pad" : "");
     std::string text = std::string(kGeneratedHeader) + "# " + s + "-D " +
                        (max ? "max" : "average") +
@@ -305,7 +321,19 @@ SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
     text += "input  X: f32[N, C, " + join(d.in, ", ") + "] zero_pad\n";
     const std::string out = "f32[N, C, " + join(d.out, ", ") + "]";
     const std::string over = "(" + join(d.reducers, ", ") + ") ";
-    if (max) {
+    if (indices) {
+        // The flattened position of the window's element along every axis.
+        std::string flat = "n * C + c";
+        const bool column_major = n.int_attr("storage_order", 0) != 0;
+        for (size_t i = 0; i < t.size(); i++) {
+            const AxisText &a = t[column_major ? t.size() - 1 - i : i];
+            flat = "(" + flat + ") * " + a.in + " + " + a.position() + " - " + a.pad;
+        }
+        text += "local  M: " + out + "\noutput I: i64[N, C, " + join(d.out, ", ") + "]\n";
+        text += "M" + at + " = max" + over + "select(" + cond + ", " + read + ", -3.4e38)\n";
+        text += "I" + at + " = min" + over + "select(" + cond + " && " + read + " == M" + at + ", " + flat +
+                ", 2147483647)\n";
+    } else if (max) {
         text += "output Y: " + out + "\nY" + at + " = max" + over + "select(" + cond + ", " + read +
                 ", -3.4e38)\n";
     } else {
@@ -317,7 +345,8 @@ SubgraphKernel pool(const ModelGraph &g, const GraphNode &n) {
         text += "Y" + at + " = total" + at + " / count" + cat + "\n";
     }
     return generated_kernel("pool", name, text, window_shape({{"N", xd[0]}, {"C", xd[1]}}, d),
-                            {{"X", x}, {"Y", n.outputs[0]}});
+                            {{"X", x}, indices ? std::pair<std::string, std::string>{"I", n.outputs[1]}
+                                               : std::pair<std::string, std::string>{"Y", n.outputs[0]}});
 }
 
 // A zero point or scale of a quantized convolution read per output channel ([G, FG]) or as one
@@ -408,6 +437,11 @@ SubgraphKernel integer_convolution(const ModelGraph &g, const GraphNode &n) {
 } // namespace
 
 std::vector<SubgraphKernel> window_kernels(const ModelGraph &g, const GraphNode &n) {
+    if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty()) {
+        GraphNode values = n;
+        values.outputs.resize(1);
+        return {pool(g, values), max_pool_indices(g, n)};
+    }
     if (n.op_type == "ConvInteger" || n.op_type == "QLinearConv")
         return {integer_convolution(g, n)};
     if (n.op_type == "Conv")
