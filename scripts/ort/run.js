@@ -88,7 +88,8 @@ function readNpy(file) {
     if (!descr || !fortran || !shape) throw new UserError(`input '${file}': bad .npy header`);
     const type = NPY_TYPES[descr[1]];
     if (!type)
-        throw new UserError(`input '${file}': dtype ${descr[1]}, expected one of ${Object.keys(NPY_TYPES).join(' ')}`);
+        throw new UserError(`input '${file}': dtype ${descr[1]}, expected float32 (<f4), int32 (<i4), ` +
+                            `int64 (<i8), bool (|b1), uint8 (|u1) or int8 (|i1)`);
     if (fortran[1] === 'True') throw new UserError(`input '${file}': Fortran order unsupported`);
     const dims = shape[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
     const count = dims.reduce((a, b) => a * b, 1);
