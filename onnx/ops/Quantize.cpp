@@ -12,11 +12,15 @@ namespace {
 
 bool present(const GraphNode &n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
 
-// The smallest and largest value of a u8 or i8 output, as float32 literals.
-std::pair<std::string, std::string> saturation(const ModelGraph &g, const std::string &t) {
-    if (type_name(g, t) == "i8") return {"-128.0", "127.0"};
-    if (type_name(g, t) == "u8") return {"0.0", "255.0"};
+// The smallest and largest value of a u8 or i8 type, as float32 literals.
+std::pair<std::string, std::string> saturation(const std::string &type) {
+    if (type == "i8") return {"-128.0", "127.0"};
+    if (type == "u8") return {"0.0", "255.0"};
     throw Unsupported{"a quantized type other than uint8 or int8"};
+}
+
+std::pair<std::string, std::string> saturation(const ModelGraph &g, const std::string &t) {
+    return saturation(type_name(g, t));
 }
 
 // How a scale or zero point `t` is read against x of dims `xd`: one value, or one per index of
@@ -118,7 +122,6 @@ SubgraphKernel integer_matmul(const ModelGraph &g, const GraphNode &n) {
             text += "input  " + op + ": f32[1]\n";
             args.push_back({op, n.inputs[idx]});
         }
-        const auto [lo, hi] = saturation(g, y);
         std::string yz = "0.0";
         if (present(n, 7)) {
             if (g.tensor(n.inputs[7]).elements() != 1) throw Unsupported{"an output zero point per column"};
@@ -126,10 +129,7 @@ SubgraphKernel integer_matmul(const ModelGraph &g, const GraphNode &n) {
             args.push_back({"YZ", n.inputs[7]});
             yz = "YZ[0]";
         }
-        text += "local  P: i32[BATCH, M, N]\nlocal  R: f32[BATCH, M, N]\noutput C: " + type_name(g, y) + "[BATCH, M, N]\n";
-        text += "P[i, m, n] = " + sum + "\n";
-        text += "R[i, m, n] = min(max(round(P[i, m, n] * (AS[0] * BS[0] / YS[0])) + " + yz + ", " + lo + "), " + hi + ")\n";
-        text += "C[i, m, n] = R[i, m, n]\n";
+        text += requantized_text(sum, "", "AS[0] * BS[0] / YS[0]", yz, "C", type_name(g, y), "[BATCH, M, N]", "[i, m, n]");
     }
     args.push_back({"C", y});
     const std::string shape = shape_text({{"BATCH", batch}, {"M", M}, {"N", N}, {"K", K}});
@@ -164,6 +164,16 @@ std::vector<SubgraphKernel> dynamic_quantize(const ModelGraph &g, const GraphNod
 }
 
 } // namespace
+
+std::string requantized_text(const std::string &sum, const std::string &bias, const std::string &scale,
+                             const std::string &zero, const std::string &out, const std::string &out_type,
+                             const std::string &dims, const std::string &at) {
+    const auto [lo, hi] = saturation(out_type);
+    const std::string p = bias.empty() ? "P" + at : "(P" + at + " + " + bias + ")";
+    return "local  P: i32" + dims + "\nlocal  R: f32" + dims + "\noutput " + out + ": " + out_type + dims + "\n" + "P" +
+           at + " = " + sum + "\nR" + at + " = min(max(round(" + p + " * (" + scale + ")) + " + zero + ", " + lo + "), " +
+           hi + ")\n" + out + at + " = R" + at + "\n";
+}
 
 bool is_quantized_op(const std::string &op_type) {
     return op_type == "QuantizeLinear" || op_type == "DequantizeLinear" || op_type == "MatMulInteger" ||

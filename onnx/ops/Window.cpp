@@ -1,6 +1,7 @@
 #include "onnx/ops/Window.h"
 
 #include "onnx/OpText.h"
+#include "onnx/ops/Quantize.h"
 
 #include <algorithm>
 
@@ -359,6 +360,43 @@ std::string per_channel_read(const ModelGraph &g, const std::string &t, const st
     return name + (count == 1 ? "[0]" : "[g, f]");
 }
 
+// Ones over X's spatial extents (uint8), zero-padded like X in the kernel: 1 where a window's
+// position is inside X.
+GraphTensor inside_mask(const std::string &y, const Dims &spatial) {
+    GraphTensor ones;
+    ones.name = y + "#inside";
+    ones.dims = spatial;
+    ones.elem_type = 2;  // uint8
+    ones.kind = TensorKind::Weight;
+    ones.raw.assign(size_t(product(spatial, 0, spatial.size())), '\1');
+    return ones;
+}
+
+// QLinearConv's scales, zero point and bias as the kernel's inputs (into `decls` and `args`), and
+// its requantizing statements over the int32 `sum`.
+std::string requantized_conv_body(const ModelGraph &g, const GraphNode &n, int64_t channels, const std::string &sum,
+                                  const std::string &dims, const std::string &at, std::string &decls,
+                                  std::vector<std::pair<std::string, std::string>> &args) {
+    decls += "input  XS: f32[1]\n";
+    args.push_back({"XS", n.inputs[1]});
+    const std::string scale = "XS[0] * " + per_channel_read(g, n.inputs[4], "WS", channels, "f32", decls) + " / YS[0]";
+    args.push_back({"WS", n.inputs[4]});
+    decls += "input  YS: f32[1]\n";
+    args.push_back({"YS", n.inputs[6]});
+    std::string zero = "0.0", bias;
+    if (present(n, 7)) {
+        decls += "input  YZ: " + type_name(g, n.inputs[7]) + "[1]\n";
+        args.push_back({"YZ", n.inputs[7]});
+        zero = "YZ[0]";
+    }
+    if (present(n, 8)) {
+        decls += "input  bias: i32[G, FG]\n";
+        args.push_back({"bias", n.inputs[8]});
+        bias = "bias[g, f]";
+    }
+    return requantized_text(sum, bias, scale, zero, "Y", type_name(g, n.outputs[0]), dims, at);
+}
+
 // ConvInteger and QLinearConv: Conv's grouped form over u8 or i8 tensors, products of
 // (x - x_zero_point)(w - w_zero_point) summed in int32. Padding contributes nothing: X's zero
 // point is subtracted only inside X, where a ones mask the kernel carries (ONE, zero-padded like
@@ -378,12 +416,7 @@ SubgraphKernel integer_convolution(const ModelGraph &g, const GraphNode &n) {
     std::string decls = "input  X: " + type_name(g, x) + "[N, G, CG, " + join(d.in, ", ") + "] zero_pad\n" +
                         "input  ONE: u8[" + join(d.in, ", ") + "] zero_pad\n" + "input  Wt: " + type_name(g, w) +
                         "[G, FG, CG, " + join(d.kernel, ", ") + "]\n";
-    GraphTensor ones;
-    ones.name = y + "#inside";
-    ones.dims = Dims(xd.begin() + 2, xd.end());
-    ones.elem_type = 2;  // uint8
-    ones.kind = TensorKind::Weight;
-    ones.raw.assign(size_t(product(ones.dims, 0, ones.dims.size())), '\1');
+    const GraphTensor ones = inside_mask(y, Dims(xd.begin() + 2, xd.end()));
     std::vector<std::pair<std::string, std::string>> args = {{"X", x}, {"ONE", ones.name}, {"Wt", w}};
     std::vector<std::string> kv;
     for (const std::string &r : d.reducers) kv.push_back(r.substr(0, r.find(':')));
@@ -402,26 +435,8 @@ SubgraphKernel integer_convolution(const ModelGraph &g, const GraphNode &n) {
     const std::string sum = "sum(c: CG, " + join(d.reducers, ", ") + ") " + x_read + " * " + w_read;
     std::string name = std::string(requant ? "qlinear_conv_" : "conv_integer_") + std::to_string(xd.size() - 2) + "d" +
                        type_suffix(g, {x, w, y});
-    std::string body;
-    if (!requant) {
-        body = "output Y: i32" + out_dims + "\nY" + y_at + " = " + sum + "\n";
-    } else {
-        std::string scale = "XS[0] * ";
-        decls += "input  XS: f32[1]\n";
-        args.push_back({"XS", n.inputs[1]});
-        scale += per_channel_read(g, n.inputs[4], "WS", wd[0], "f32", decls) + " / YS[0]";
-        args.push_back({"WS", n.inputs[4]});
-        decls += "input  YS: f32[1]\n";
-        args.push_back({"YS", n.inputs[6]});
-        std::string yz = "0.0", bias;
-        if (present(n, 7)) decls += "input  YZ: " + type_name(g, n.inputs[7]) + "[1]\n", args.push_back({"YZ", n.inputs[7]}), yz = "YZ[0]";
-        if (present(n, 8)) decls += "input  bias: i32[G, FG]\n", args.push_back({"bias", n.inputs[8]}), bias = " + bias[g, f]";
-        const bool i8 = type_name(g, y) == "i8";
-        body = "local  P: i32" + out_dims + "\nlocal  R: f32" + out_dims + "\noutput Y: " + type_name(g, y) + out_dims + "\n";
-        body += "P" + y_at + " = " + sum + "\n";
-        body += "R" + y_at + " = min(max(round((P" + y_at + bias + ") * (" + scale + ")) + " + yz + ", " +
-                (i8 ? "-128.0" : "0.0") + "), " + (i8 ? "127.0" : "255.0") + ")\nY" + y_at + " = R" + y_at + "\n";
-    }
+    const std::string body = requant ? requantized_conv_body(g, n, wd[0], sum, out_dims, y_at, decls, args)
+                                     : "output Y: i32" + out_dims + "\nY" + y_at + " = " + sum + "\n";
     args.push_back({"Y", y});
     std::string text = std::string(kGeneratedHeader) + "# An ONNX " + n.op_type +
                        ": (X - x_zero_point)(W - w_zero_point) summed in int32 over grouped windows" +

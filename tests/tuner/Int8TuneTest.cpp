@@ -11,18 +11,27 @@
 using namespace opgen;
 using namespace opgen::tuner;
 
+namespace {
+
+// A short tune with two measurement workers at `seed`.
+TuneResult short_tune(const ComputeDef &def, const BoundShape &shape, const Target &host, uint64_t seed) {
+    TuneOptions o;
+    o.trials = 4;
+    o.batch = 2;
+    o.seed = seed;
+    o.jobs = 2;
+    o.min_time_ms = 1;
+    o.timeout_s = 60;
+    return tune(def, shape, host, o);
+}
+
+}  // namespace
+
 TEST(Int8Tune, TunedKernelMatchesTheReferenceExactly) {
     ComputeDef def = OpLibrary::standard().load("matmul_u8s8");
     BoundShape shape = bind_shape(def, "M=16,N=64,K=32");
     Target host = host_target();
-    TuneOptions o;
-    o.trials = 4;
-    o.batch = 2;
-    o.seed = 3;
-    o.jobs = 2;
-    o.min_time_ms = 1;
-    o.timeout_s = 60;
-    TuneResult r = tune(def, shape, host, o);
+    TuneResult r = short_tune(def, shape, host, 3);
     ASSERT_TRUE(r.found);
     for (const Trial &t : r.trials) {
         EXPECT_NE(t.result.status, "wrong_result") << t.point.summary() << ": " << t.result.error;
@@ -44,14 +53,7 @@ TEST(Int8Tune, RequantWinnerKeepsTheDotProductAndIsExact) {
     ComputeDef def = OpLibrary::standard().load("matmul_u8s8_requant");
     BoundShape shape = bind_shape(def, "M=16,N=64,K=32");
     Target host = host_target();
-    TuneOptions o;
-    o.trials = 4;
-    o.batch = 2;
-    o.seed = 5;
-    o.jobs = 2;
-    o.min_time_ms = 1;
-    o.timeout_s = 60;
-    TuneResult r = tune(def, shape, host, o);
+    TuneResult r = short_tune(def, shape, host, 5);
     ASSERT_TRUE(r.found);
     for (const Trial &t : r.trials) {
         EXPECT_NE(t.result.status, "wrong_result") << t.point.summary() << ": " << t.result.error;
