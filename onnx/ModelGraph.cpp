@@ -203,17 +203,7 @@ int64_t GraphTensor::elements() const {
     return n;
 }
 
-std::optional<DType> GraphTensor::dtype() const {
-    switch (elem_type) {
-    case 1: return DType::F32;
-    case 2: return DType::U8;
-    case 3: return DType::I8;
-    case 6: return DType::I32;
-    case 7: return DType::I64;
-    case 9: return DType::U8;
-    default: return std::nullopt;
-    }
-}
+std::optional<DType> GraphTensor::dtype() const { return onnx_element_dtype(elem_type); }
 
 int64_t GraphTensor::bytes() const {
     // The types opgen computes by their op-language type; of the others, double 8 bytes (ONNX's

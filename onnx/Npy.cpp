@@ -2,6 +2,7 @@
 
 #include "base/Error.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -12,18 +13,31 @@ namespace opgen::onnx_import {
 
 namespace {
 
-// numpy's type names and ONNX's numbers for them.
-int onnx_type_of(const std::string &descr) {
-    static const std::pair<const char *, int> types[] = {{"<f4", 1}, {"|u1", 2}, {"|i1", 3},
-                                                        {"<i4", 6}, {"<i8", 7}, {"|b1", 9}};
-    for (const auto &[name, type] : types)
-        if (descr == name) return type;
-    return 0;
+// The one table of the element types a model's tensors may have: numpy's name, ONNX's number and
+// the op language's type with the same bytes. uint8 comes before bool, so a u8 tensor is written
+// as uint8.
+struct ElementType {
+    const char *descr;
+    int onnx_type;
+    DType dtype;
+};
+
+const ElementType kElementTypes[] = {{"<f4", 1, DType::F32}, {"|u1", 2, DType::U8}, {"|i1", 3, DType::I8},
+                                     {"<i4", 6, DType::I32}, {"<i8", 7, DType::I64}, {"|b1", 9, DType::U8}};
+
+const ElementType *by_descr(const std::string &descr) {
+    for (const ElementType &t : kElementTypes)
+        if (descr == t.descr) return &t;
+    return nullptr;
 }
 
-size_t element_bytes(int onnx_type) { return onnx_type == 7 ? 8 : onnx_type == 1 || onnx_type == 6 ? 4 : 1; }
-
 }  // namespace
+
+std::optional<DType> onnx_element_dtype(int onnx_type) {
+    for (const ElementType &t : kElementTypes)
+        if (t.onnx_type == onnx_type) return t.dtype;
+    return std::nullopt;
+}
 
 NpyArray read_npy_array(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
@@ -44,9 +58,10 @@ NpyArray read_npy_array(const std::string &path) {
                std::regex_search(header, shape, std::regex("'shape':\\s*\\(([^)]*)\\)")))
         << "'" << path << "': bad .npy header";
     NpyArray a;
-    a.onnx_type = onnx_type_of(descr[1]);
-    user_check(a.onnx_type != 0) << "'" << path << "': dtype " << descr[1]
-                                 << ", expected float32 (<f4), int32 (<i4), int64 (<i8), bool (|b1), uint8 (|u1) or int8 (|i1)";
+    const ElementType *type = by_descr(descr[1]);
+    user_check(type) << "'" << path << "': dtype " << descr[1]
+                     << ", expected float32 (<f4), int32 (<i4), int64 (<i8), bool (|b1), uint8 (|u1) or int8 (|i1)";
+    a.onnx_type = type->onnx_type;
     user_check(order[1] == "False") << "'" << path << "': Fortran order is not supported";
     std::stringstream dims(shape[1].str());
     std::string part;
@@ -59,7 +74,7 @@ NpyArray read_npy_array(const std::string &path) {
             a.dims.push_back(d);
             count *= size_t(d);
         }
-    const size_t data = bytes.size() - start - header_len, want = count * element_bytes(a.onnx_type);
+    const size_t data = bytes.size() - start - header_len, want = count * size_t(dtype_bytes(type->dtype));
     user_check(data == want) << "'" << path << "': " << data << " data bytes, the shape needs " << want;
     a.bytes = bytes.substr(start + header_len);
     return a;
@@ -76,9 +91,9 @@ HostTensor read_npy(const std::string &path) {
 }
 
 HostTensor host_tensor(const NpyArray &a) {
-    const DType t = a.onnx_type == 1 ? DType::F32 : a.onnx_type == 3 ? DType::I8 : a.onnx_type == 6 ? DType::I32
-                    : a.onnx_type == 7 ? DType::I64 : DType::U8;
-    HostTensor h = make_host_tensor(t, a.dims);
+    const std::optional<DType> t = onnx_element_dtype(a.onnx_type);
+    internal_check(t.has_value()) << "npy array of ONNX type " << a.onnx_type;
+    HostTensor h = make_host_tensor(*t, a.dims);
     internal_check(int64_t(a.bytes.size()) == h.byte_size()) << "npy array of " << a.bytes.size() << " bytes";
     std::memcpy(h.host(), a.bytes.data(), a.bytes.size());
     return h;
@@ -89,8 +104,10 @@ std::string npy_bytes(const HostTensor &t) {
     for (auto d : t.dims) shape += std::to_string(d) + ", ";
     if (t.dims.size() > 1) shape.erase(shape.size() - 2);
     else if (t.dims.size() == 1) shape.pop_back();
-    const char *descr = t.dtype == DType::I64 ? "<i8" : t.dtype == DType::I32 ? "<i4" : t.dtype == DType::U8 ? "|u1"
-                        : t.dtype == DType::I8 ? "|i1" : "<f4";
+    const ElementType *type = std::find_if(std::begin(kElementTypes), std::end(kElementTypes),
+                                           [&](const ElementType &e) { return e.dtype == t.dtype; });
+    internal_check(type != std::end(kElementTypes)) << "no .npy type for " << dtype_name(t.dtype);
+    const char *descr = type->descr;
     std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
     header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
     std::string out = "\x93NUMPY";

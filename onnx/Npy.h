@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct NpyArray {
 // becomes a constant of the model (an initializer), no longer an input, so the shapes it decides
 // (a Reshape's shape, a Slice's starts, a reduction's axes) are known and folded (OnnxRead.h).
 using FixedInputs = std::map<std::string, NpyArray>;
+
+// The op language's type that holds ONNX element type `onnx_type` with the same bytes (bool and
+// uint8 as u8); nullopt for the types no kernel computes.
+std::optional<DType> onnx_element_dtype(int onnx_type);
 
 // Reads a .npy file of one of NpyArray's types, C order, version 1 to 3. Raises UserError naming
 // the file when it cannot be read or holds another type or order.

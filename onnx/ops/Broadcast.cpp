@@ -80,11 +80,19 @@ SubgraphKernel clip(const ModelGraph &g, const GraphNode &n) {
                             });
 }
 
-// ONNX's comparisons and their operators: a bool result (u8 0 or 1), the operands compared in
-// their own type (core/ComputeDef.h comparison_type).
-const std::map<std::string, std::string> &comparisons() {
-    static const std::map<std::string, std::string> c = {
-        {"Equal", "=="}, {"Less", "<"}, {"Greater", ">"}, {"LessOrEqual", "<="}, {"GreaterOrEqual", ">="}};
+// An operator as the op language writes it, and the base of its generated op's name.
+struct Spelling {
+    std::string op, name;
+};
+
+// ONNX's comparisons: a bool result (u8 0 or 1), the operands compared in their own type
+// (core/ComputeDef.h comparison_type).
+const std::map<std::string, Spelling> &comparisons() {
+    static const std::map<std::string, Spelling> c = {{"Equal", {"==", "compare_eq"}},
+                                                      {"Less", {"<", "compare_lt"}},
+                                                      {"Greater", {">", "compare_gt"}},
+                                                      {"LessOrEqual", {"<=", "compare_le"}},
+                                                      {"GreaterOrEqual", {">=", "compare_ge"}}};
     return c;
 }
 
@@ -95,12 +103,12 @@ const std::map<std::string, std::string> &logic() {
 }
 
 // Arithmetic that integer tensors compute in their own type (every operation of the statement is
-// in the output's type: core/Lower.cpp): the infix operators, or a function when the text starts
-// with a letter.
-const std::map<std::string, std::string> &integer_arithmetic() {
-    static const std::map<std::string, std::string> a = {{"Add", "+"},   {"Sub", "-"},   {"Mul", "*"},
-                                                         {"Div", "/"},   {"Max", "max"}, {"Min", "min"},
-                                                         {"Neg", "neg"}, {"Abs", "abs"}, {"Relu", "relu"}};
+// in the output's type: core/Lower.cpp): an infix operator, or a function (integer_expression).
+const std::map<std::string, Spelling> &integer_arithmetic() {
+    static const std::map<std::string, Spelling> a = {
+        {"Add", {"+", "add"}},   {"Sub", {"-", "sub"}},   {"Mul", {"*", "mul"}},
+        {"Div", {"/", "div"}},   {"Max", {"max", "max"}}, {"Min", {"min", "min"}},
+        {"Neg", {"neg", "neg"}}, {"Abs", {"abs", "abs"}}, {"Relu", {"relu", "relu"}}};
     return a;
 }
 
@@ -133,9 +141,9 @@ std::vector<SubgraphKernel> typed_kernels(const ModelGraph &g, const GraphNode &
                                           const std::vector<std::string> &inputs) {
     const std::string &t = n.op_type, &y = n.outputs[0];
     if (comparisons().count(t)) {
-        const std::string op = comparisons().at(t);
-        return {broadcast_kernel(g, inputs, y, "compare_" + std::string(t == "Equal" ? "eq" : t == "Less" ? "lt" : t == "Greater" ? "gt" : t == "LessOrEqual" ? "le" : "ge"), t,
-                                 [op](const std::vector<std::string> &r) {
+        const Spelling &c = comparisons().at(t);
+        return {broadcast_kernel(g, inputs, y, c.name, t,
+                                 [op = c.op](const std::vector<std::string> &r) {
                                      return "select(" + r[0] + " " + op + " " + r[1] + ", 1, 0)";
                                  })};
     }
@@ -179,11 +187,9 @@ std::vector<SubgraphKernel> typed_kernels(const ModelGraph &g, const GraphNode &
     std::vector<std::string> tensors = inputs;
     tensors.push_back(y);
     if (integer_arithmetic().count(t) && !all_float(g, tensors)) {
-        const std::string op = integer_arithmetic().at(t);
-        const std::string base = std::isalpha(static_cast<unsigned char>(op[0])) ? op
-                                 : op == "+" ? "add" : op == "-" ? "sub" : op == "*" ? "mul" : "div";
-        return {broadcast_kernel(g, inputs, y, base, t,
-                                 [op](const std::vector<std::string> &r) { return integer_expression(op, r); })};
+        const Spelling &a = integer_arithmetic().at(t);
+        return {broadcast_kernel(g, inputs, y, a.name, t,
+                                 [op = a.op](const std::vector<std::string> &r) { return integer_expression(op, r); })};
     }
     return {};
 }

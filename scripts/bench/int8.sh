@@ -15,9 +15,7 @@
 #
 # Builds opgen_int8_bench in $OPGEN_BENCH_BUILD_DIR (default build-bench, -DOPGEN_BUILD_BENCH=ON).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="${OPGEN_BENCH_BUILD_DIR:-$root/build-bench}"
-jobs="${OPGEN_BENCH_JOBS:-2}"
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bench-build.sh"
 
 db="$root/int8-bench.db"
 shapes="1024x1024x1024;128x768x768;128x3072x768"
@@ -40,13 +38,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-generator=()
-if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DOPGEN_BUILD_BENCH=ON -DOPGEN_BUILD_TESTS=OFF
-fi
-cmake --build "$build" -j "$jobs" --target opgen_int8_bench opgen opgen-worker
+bench_build opgen_int8_bench opgen opgen-worker
 
 # Tuning: every op, shape and thread count, into the one cache.
 matmul_ops="matmul_u8s8 matmul matmul_bf16 matmul_u8s8_requant"

@@ -17,9 +17,7 @@
 #   OPGEN_OPS_PATH=tests/bench/ops build-bench/bin/opgen batch tests/bench/suite.json --threads 1
 # (tests/bench/ops holds the suite's user ops, not bundled: rmsnorm; always passed as --ops-dir.)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="${OPGEN_BENCH_BUILD_DIR:-$root/build-bench}"
-jobs="${OPGEN_BENCH_JOBS:-2}"
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bench-build.sh"
 
 db="$root/opgen.db"
 out="$root/bench-out"
@@ -35,13 +33,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-generator=()
-if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DOPGEN_BUILD_BENCH=ON -DOPGEN_BUILD_TESTS=OFF
-fi
-cmake --build "$build" -j "$jobs" --target opgen_bench opgen
+bench_build opgen_bench opgen
 
 # OpenBLAS's idle workers otherwise spin for up to 2^28 cycles after each call, stealing a core from
 # whichever contender runs next; with the smallest timeout they sleep at once.
