@@ -5,6 +5,7 @@
 #include "core/Target.h"
 #include "cli/Cli.h"
 #include "onnx/BufferPlan.h"
+#include "onnx/DynamicDims.h"
 #include "onnx/ModelCompile.h"
 #include "onnx/ModelLibrary.h"
 #include "onnx/ModelReference.h"
@@ -30,6 +31,7 @@ struct CompileArgs {
     int compile_jobs = 0;  // 0: the machine's cores
     std::string model, out;
     std::vector<std::string> dims;
+    std::vector<std::string> specialize;  // NAME=V[,V...] of a ranged --dim
     std::vector<std::string> fixed_inputs;  // NAME=FILE.npy
     std::string max_memory;  // "512M"; empty: this machine's memory
     std::string check_with;  // folder of <input>.npy: evaluate the partition with the reference
@@ -133,15 +135,63 @@ onnx_import::FixedInputs fixed_inputs(const std::vector<std::string> &specs) {
     return fixed;
 }
 
-void run(const CompileArgs &a) {
-    std::map<std::string, int64_t> dims;
-    for (const auto &d : a.dims)
+// The --dim values: fixed ones into `dims`, ranges (NAME=LO..HI) with their --specialize values
+// returned.
+std::vector<onnx_import::DimRange> parse_dims(const CompileArgs &a, std::map<std::string, int64_t> &dims) {
+    std::vector<onnx_import::DimRange> ranges;
+    for (const auto &d : a.dims) {
+        if (auto r = onnx_import::parse_dim_range(d)) {
+            ranges.push_back(*r);
+            continue;
+        }
         for (const auto &[k, v] : parse_shape_text(d)) {
             user_check(v > 0) << "--dim " << d << ": a dimension must be positive";
             dims[k] = v;
         }
+    }
+    for (const auto &s : a.specialize) onnx_import::add_specializations(ranges, s);
+    return ranges;
+}
+
+void print_ranges(const onnx_import::DynamicModel &d) {
+    for (const auto &r : d.ranges) {
+        std::string at;
+        for (int64_t v : r.specialized) at += (at.empty() ? "" : ",") + std::to_string(v);
+        std::printf("dynamic: %s=%lld..%lld, kernels tuned at %s=%s, shape-generic kernels at every other value\n",
+                    r.name.c_str(), (long long)r.lo, (long long)r.hi, r.name.c_str(), at.c_str());
+    }
+    size_t varying = 0;
+    for (bool v : d.varies) varying += v;
+    std::printf("dynamic: %zu of %zu kernels vary with the ranges\n", varying, d.varies.size());
+}
+
+// A library taking the ranges' values at call time (onnx/DynamicDims.h).
+void run_dynamic(const CompileArgs &a, const std::map<std::string, int64_t> &dims,
+                 const std::vector<onnx_import::DimRange> &ranges, int64_t max_bytes, const OpLibrary &lib) {
+    user_check(a.check_with.empty()) << "--check-with: not with a ranged --dim (give each dim one value)";
+    onnx_import::DynamicModel d = onnx_import::compile_dynamic_model(a.model, dims, ranges, lib, max_bytes, !a.nchw,
+                                                                     fixed_inputs(a.fixed_inputs));
+    print_partition(d.top, a);
+    print_ranges(d);
+    if (a.partition_only) {
+        onnx_import::write_model_dir(d.top, a.out);
+        return;
+    }
+    onnx_import::DeployedModel deployed =
+        onnx_import::build_dynamic_library(d, onnx_import::plan_buffers(d.top), deploy_options(a));
+    onnx_import::write_model_dir(d.top, a.out, deployed.files);
+    std::string runner = a.out + "/" + deployed.runner;
+    user_check(::chmod(runner.c_str(), 0755) == 0) << "cannot make '" << runner << "' executable";
+    print_deployed(deployed.report, a.out);
+}
+
+void run(const CompileArgs &a) {
+    std::map<std::string, int64_t> dims;
+    std::vector<onnx_import::DimRange> ranges = parse_dims(a, dims);
     int64_t max_bytes = a.max_memory.empty() ? onnx_import::physical_memory_bytes() : memory_size(a.max_memory);
     OpLibrary lib = OpLibrary::standard(a.common.ops_dirs);
+    if (!ranges.empty()) return run_dynamic(a, dims, ranges, max_bytes, lib);
+    user_check(a.specialize.empty()) << "--specialize: needs a ranged --dim NAME=LO..HI";
     bool weights = !a.partition_only || !a.check_with.empty();
     onnx_import::CompiledModel m =
         onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, !a.nchw, fixed_inputs(a.fixed_inputs));
@@ -172,7 +222,12 @@ void add_compile(CLI::App &app) {
     cmd->add_option("-o,--out", a->out,
                     "folder to write (library, header, weights, runner; manifest.json, graph.json, ops/)")
         ->required();
-    cmd->add_option("--dim", a->dims, "value of a symbolic dimension, e.g. --dim batch=1 (repeatable)");
+    cmd->add_option("--dim", a->dims,
+                    "value of a symbolic dimension, e.g. --dim batch=1, or its range, e.g. --dim seq=1..512: the "
+                    "library then takes the value at call time (repeatable)");
+    cmd->add_option("--specialize", a->specialize,
+                    "NAME=V[,V...]: values of a ranged --dim that get kernels tuned for exactly them (default: its "
+                    "largest; other values run shape-generic kernels)");
     cmd->add_option("--fix-input", a->fixed_inputs,
                     "NAME=FILE.npy: compile with input NAME fixed to that value, a constant of the library, which "
                     "no longer takes it (a shape, axes or sizes input; repeatable)");

@@ -11,6 +11,7 @@
 #include "onnx/ModelWeights.h"
 #include "tuner/Batch.h"
 #include "tuner/ColdInputs.h"
+#include "codegen/GenericCode.h"
 #include "codegen/ObjectCompile.h"
 
 #include <chrono>
@@ -29,25 +30,29 @@ using nlohmann::json;
 
 // One kernel to compile: an op at a shape, which several subgraphs may share.
 struct Distinct {
-    size_t kernel = 0;       // the first kernel of this op and shape
+    const CompiledModel *m = nullptr;  // the model (a specialization's, for dynamic dims)
+    size_t kernel = 0;       // the first kernel of this op and shape in it
     std::string function;    // its pipeline's name in the library
     std::string point_json;  // the schedule
     std::string origin;      // "cached", "tuned" or "heuristic"
     double time_ms = 0;      // the cache's time for it; 0 for a heuristic point
     std::string timing;      // how that time was taken: "cold" (weights flushed), "hot"; empty: none
+    bool generic = false;    // the op's shape-generic kernel from this shape's schedule (dynamic dims)
+    std::string generic_source;  // its op text (DynamicDims.h generic_op_text)
 };
 
-// The distinct (op, shape) pairs in kernel order, and each kernel's index among them.
-std::vector<Distinct> distinct_kernels(const CompiledModel &m, const std::string &name, std::vector<size_t> &of) {
-    std::vector<Distinct> out;
-    std::map<std::string, size_t> index;
+// The distinct (op, shape) pairs of `m` in kernel order, added to `out` (`index` maps "op shape" to
+// its place there); returns each kernel's function.
+std::vector<std::string> add_distinct_kernels(const CompiledModel &m, const std::string &name, std::vector<Distinct> &out,
+                                              std::map<std::string, size_t> &index) {
+    std::vector<std::string> functions;
     for (size_t k = 0; k < m.partition.kernels.size(); k++) {
         std::string key = m.partition.kernels[k].op + " " + m.canonical[k];
         auto [it, fresh] = index.emplace(key, out.size());
-        if (fresh) out.push_back({k, name + "_k" + std::to_string(out.size()), "", "", 0, ""});
-        of.push_back(it->second);
+        if (fresh) out.push_back({&m, k, name + "_k" + std::to_string(out.size()), "", "", 0, "", false, ""});
+        functions.push_back(out[it->second].function);
     }
-    return out;
+    return functions;
 }
 
 void say(const DeployOptions &o, const std::string &line) {
@@ -64,8 +69,9 @@ std::vector<std::string> weight_inputs(const CompiledModel &m, size_t k) {
 
 // The keys to look a kernel up under, best first: its cold key when it is timed cold (tuning fills
 // that one), then its hot key when nothing will be tuned.
-std::vector<std::pair<db::KernelKey, std::string>> lookup_keys(const CompiledModel &m, const Distinct &d,
-                                                               const Target &target, const DeployOptions &o) {
+std::vector<std::pair<db::KernelKey, std::string>> lookup_keys(const Distinct &d, const Target &target,
+                                                               const DeployOptions &o) {
+    const CompiledModel &m = *d.m;
     db::KernelKey hot = opgen::kernel_key(m.defs[d.kernel], m.bounds[d.kernel], target, o.threads);
     if (!o.cold_weights || weight_inputs(m, d.kernel).empty()) return {{hot, "hot"}};
     if (o.tune) return {{tuner::cold_key(hot), "cold"}};
@@ -74,8 +80,7 @@ std::vector<std::pair<db::KernelKey, std::string>> lookup_keys(const CompiledMod
 
 // The cache's winners; with `o.tune`, the missing ones are tuned into it first (one batch run,
 // generated ops read from `ops_dir`; a model's weights timed cold unless o.cold_weights is off).
-void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const DeployOptions &o,
-                   const std::string &ops_dir) {
+void cached_points(std::vector<Distinct> &kernels, const DeployOptions &o, const std::string &ops_dir) {
     bool have_cache = fs::exists(o.db_path);
     if (!have_cache && !o.tune) return;
     auto cache = db::open_kernel_cache(o.db_path, o.tune ? db::OpenMode::ReadWrite : db::OpenMode::ReadOnly);
@@ -83,10 +88,10 @@ void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const
     Target target = load_target(o.target);
     std::vector<opgen::BatchTask> missing;
     for (const Distinct &d : kernels) {
-        if (cache->lookup(lookup_keys(m, d, target, o).front().first)) continue;
-        const ComputeDef &def = m.defs[d.kernel];
-        opgen::BatchTask t{0, def.name, m.canonical[d.kernel], dtype_name(def.output().dtype), o.target, o.trials, o.seed, {}};
-        if (o.cold_weights) t.cold_inputs = weight_inputs(m, d.kernel);
+        if (cache->lookup(lookup_keys(d, target, o).front().first)) continue;
+        const ComputeDef &def = d.m->defs[d.kernel];
+        opgen::BatchTask t{0, def.name, d.m->canonical[d.kernel], dtype_name(def.output().dtype), o.target, o.trials, o.seed, {}};
+        if (o.cold_weights) t.cold_inputs = weight_inputs(*d.m, d.kernel);
         missing.push_back(t);
     }
     if (o.tune && !missing.empty()) {
@@ -103,13 +108,13 @@ void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const
                 << "kernel " << t.task.op << " at " << t.task.shape << " could not be tuned: " << t.error;
     }
     for (Distinct &d : kernels) {
-        for (const auto &[key, timing] : lookup_keys(m, d, target, o)) {
+        for (const auto &[key, timing] : lookup_keys(d, target, o)) {
             auto hit = cache->lookup(key);
             if (!hit) continue;
             bool tuned = false;
             if (o.tune)
                 for (const opgen::BatchTask &t : missing)
-                    tuned |= t.op == m.defs[d.kernel].name && t.shape == m.canonical[d.kernel];
+                    tuned |= t.op == d.m->defs[d.kernel].name && t.shape == d.m->canonical[d.kernel];
             d.point_json = hit->schedule_json;
             d.origin = tuned ? "tuned" : "cached";
             d.time_ms = hit->time_ms;
@@ -120,19 +125,18 @@ void cached_points(const CompiledModel &m, std::vector<Distinct> &kernels, const
 }
 
 // Every kernel's schedule: the cache's (tuning what is missing) or Halide's heuristic point.
-void choose_points(const CompiledModel &m, std::vector<Distinct> &kernels, const DeployOptions &o,
-                   const std::string &ops_dir) {
-    cached_points(m, kernels, o, ops_dir);
+void choose_points(std::vector<Distinct> &kernels, const DeployOptions &o, const std::string &ops_dir) {
+    cached_points(kernels, o, ops_dir);
     Target target = load_target(o.target);
     for (Distinct &d : kernels) {
         if (!d.origin.empty()) continue;
-        d.point_json = heuristic_point(m.defs[d.kernel], m.bounds[d.kernel], target).to_json().dump();
+        d.point_json = heuristic_point(d.m->defs[d.kernel], d.m->bounds[d.kernel], target).to_json().dump();
         d.origin = "heuristic";
     }
 }
 
-std::vector<opgen::ObjectJob> object_jobs(const CompiledModel &m, const std::vector<Distinct> &kernels,
-                                          const DeployOptions &o, const ScratchFolder &scratch) {
+std::vector<opgen::ObjectJob> object_jobs(const std::vector<Distinct> &kernels, const DeployOptions &o,
+                                          const ScratchFolder &scratch) {
     std::vector<opgen::ObjectJob> jobs;
     opgen::ObjectJob runtime;
     runtime.function = "halide_runtime";
@@ -140,9 +144,9 @@ std::vector<opgen::ObjectJob> object_jobs(const CompiledModel &m, const std::vec
     runtime.runtime = true;
     jobs.push_back(runtime);
     for (const Distinct &d : kernels) {
-        const ComputeDef &def = m.defs[d.kernel];
-        jobs.push_back({def.source, def.filename, m.canonical[d.kernel], o.target, d.point_json, d.function,
-                        scratch.file(d.function + ".o"), false});
+        const ComputeDef &def = d.m->defs[d.kernel];
+        jobs.push_back({d.generic ? d.generic_source : def.source, def.filename, d.m->canonical[d.kernel], o.target,
+                        d.point_json, d.function, scratch.file(d.function + ".o"), false, d.generic});
     }
     return jobs;
 }
@@ -239,8 +243,8 @@ json deploy_report(const std::string &name, const CompiledModel &m, const Buffer
     std::map<std::string, int> origins;
     for (const Distinct &d : kernels) {
         origins[d.origin]++;
-        ks.push_back({{"function", d.function}, {"op", m.partition.kernels[d.kernel].op},
-                      {"shape", m.canonical[d.kernel]}, {"origin", d.origin}, {"time_ms", d.time_ms}, {"timing", d.timing}});
+        ks.push_back({{"function", d.function}, {"op", d.m->partition.kernels[d.kernel].op},
+                      {"shape", d.m->canonical[d.kernel]}, {"origin", d.origin}, {"time_ms", d.time_ms}, {"timing", d.timing}});
     }
     return {{"name", name},
             {"library", "lib" + name + ".a"},
@@ -262,19 +266,44 @@ json deploy_report(const std::string &name, const CompiledModel &m, const Buffer
             {"compile", {{"workers", compile.workers}, {"wall_s", compile.wall_s}, {"worker_s", compile.job_s}}}};
 }
 
-}  // namespace
+// The generic kernels of the kernels of `d` whose shapes vary, one per op and fixed values, each
+// from the schedule of the largest values (the top's distinct kernel); returns the generic
+// variant's function per kernel (the top's own where the shape does not vary).
+std::vector<std::string> add_generic_kernels(const DynamicModel &d, const std::string &name,
+                                             const std::vector<std::string> &top_functions, std::vector<Distinct> &kernels) {
+    std::map<std::string, std::string> by_key;
+    std::map<std::string, size_t> top_of;
+    for (size_t i = 0; i < kernels.size(); i++) top_of[kernels[i].function] = i;
+    std::vector<std::string> functions;
+    size_t first_generic = kernels.size();
+    for (size_t k = 0; k < d.top.partition.kernels.size(); k++) {
+        if (!d.varies[k]) {
+            functions.push_back(top_functions[k]);
+            continue;
+        }
+        std::string source = generic_op_text(d, k);
+        std::string key = source + "\n" + d.top.canonical[k];
+        auto [it, fresh] = by_key.emplace(key, "");
+        if (fresh) {
+            Distinct g = kernels[top_of.at(top_functions[k])];
+            g.function = name + "_g" + std::to_string(kernels.size() - first_generic);
+            g.origin = "generic";
+            g.generic = true;
+            g.generic_source = source;
+            kernels.push_back(g);
+            it->second = g.function;
+        }
+        functions.push_back(it->second);
+    }
+    return functions;
+}
 
-DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan, const DeployOptions &o) {
-    DeployedModel out;
-    out.name = model_identifier(fs::path(m.graph.path).stem().string());
-    ScratchFolder scratch;
-    fs::create_directories(scratch.file("ops"));
-    for (const SubgraphKernel &k : m.partition.kernels)
-        if (k.generated) write_bytes(scratch.file("ops/" + k.op + ".op"), k.text);
-    std::vector<size_t> of;
-    std::vector<Distinct> kernels = distinct_kernels(m, out.name, of);
-    choose_points(m, kernels, o, scratch.file("ops"));
-    std::vector<opgen::ObjectJob> jobs = object_jobs(m, kernels, o, scratch);
+// The library of `m`'s kernels (`kernels`, their schedules chosen) with the program calling
+// `functions` (one list per variant) at `shapes`.
+DeployedModel link_model(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
+                         const std::vector<Distinct> &kernels, const std::vector<std::vector<std::string>> &functions,
+                         const ProgramShapes &shapes, const DeployOptions &o, const ScratchFolder &scratch) {
+    std::vector<opgen::ObjectJob> jobs = object_jobs(kernels, o, scratch);
     say(o, "compile: " + std::to_string(jobs.size()) + " objects (" + std::to_string(kernels.size()) +
                " distinct kernels and the Halide runtime) in " + std::to_string(std::max(1, o.compile_jobs)) +
                " worker process(es)");
@@ -282,13 +311,65 @@ DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan
     opgen::ObjectCompileReport compile;
     if (!missing.empty()) compile = opgen::compile_objects(missing, o.compile_jobs);
     cache_objects(missing, object_cache_dir());
-    std::vector<std::string> functions;
-    for (size_t k : of) functions.push_back(kernels[k].function);
-    ModelProgram program = model_program(out.name, m, plan, functions);
-    out.files = link_library(out.name, program, jobs, scratch);
-    out.files[out.name + ".weights"] = weights_file_bytes(m, plan);
-    out.runner = out.name + "-runner";
-    out.report = deploy_report(out.name, m, plan, kernels, compile, o);
+    DeployedModel out;
+    out.name = name;
+    ModelProgram program = model_program(name, m, plan, functions, shapes);
+    out.files = link_library(name, program, jobs, scratch);
+    out.files[name + ".weights"] = weights_file_bytes(m, plan);
+    out.runner = name + "-runner";
+    out.report = deploy_report(name, m, plan, kernels, compile, o);
+    return out;
+}
+
+std::string library_name(const CompiledModel &m) { return model_identifier(fs::path(m.graph.path).stem().string()); }
+
+// A scratch folder holding the generated ops of `models` (a model's ops are read from there when
+// tuning).
+void write_generated_ops(const ScratchFolder &scratch, const std::vector<const CompiledModel *> &models) {
+    fs::create_directories(scratch.file("ops"));
+    for (const CompiledModel *m : models)
+        for (const SubgraphKernel &k : m->partition.kernels)
+            if (k.generated) write_bytes(scratch.file("ops/" + k.op + ".op"), k.text);
+}
+
+json dynamic_report(const DynamicModel &d, const std::vector<Distinct> &kernels) {
+    json ranges = json::array(), generic = json::array();
+    for (const DimRange &r : d.ranges) ranges.push_back({{"name", r.name}, {"min", r.lo}, {"max", r.hi}});
+    for (const Distinct &k : kernels)
+        if (k.generic) generic.push_back(k.function);
+    return {{"ranges", ranges}, {"specialized", d.points}, {"generic_kernels", generic}};
+}
+
+}  // namespace
+
+DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan, const DeployOptions &o) {
+    ScratchFolder scratch;
+    write_generated_ops(scratch, {&m});
+    std::vector<Distinct> kernels;
+    std::map<std::string, size_t> index;
+    std::vector<std::string> functions = add_distinct_kernels(m, library_name(m), kernels, index);
+    choose_points(kernels, o, scratch.file("ops"));
+    DeployedModel out = link_model(library_name(m), m, plan, kernels, {functions}, static_shapes(m), o, scratch);
+    out.files["deploy.json"] = out.report.dump(2) + "\n";
+    return out;
+}
+
+DeployedModel build_dynamic_library(const DynamicModel &d, const BufferPlan &plan, const DeployOptions &o) {
+    ScratchFolder scratch;
+    std::vector<const CompiledModel *> models = {&d.top};
+    for (const CompiledModel &m : d.specialized) models.push_back(&m);
+    write_generated_ops(scratch, models);
+    const std::string name = library_name(d.top);
+    std::vector<Distinct> kernels;
+    std::map<std::string, size_t> index;
+    std::vector<std::vector<std::string>> functions;
+    for (const CompiledModel &m : d.specialized) functions.push_back(add_distinct_kernels(m, name, kernels, index));
+    std::vector<std::string> top = add_distinct_kernels(d.top, name, kernels, index);
+    choose_points(kernels, o, scratch.file("ops"));
+    functions.push_back(add_generic_kernels(d, name, top, kernels));
+    ProgramShapes shapes{d.ranges, d.points, d.arg_dims, d.io_dims};
+    DeployedModel out = link_model(name, d.top, plan, kernels, functions, shapes, o, scratch);
+    out.report["dynamic"] = dynamic_report(d, kernels);
     out.files["deploy.json"] = out.report.dump(2) + "\n";
     return out;
 }

@@ -13,6 +13,7 @@
 #define OPGEN_ONNX_MODEL_LIBRARY_H
 
 #include "onnx/BufferPlan.h"
+#include "onnx/DynamicDims.h"
 #include "onnx/ModelCompile.h"
 #include "tuner/Tuner.h"
 
@@ -55,6 +56,12 @@ struct DeployedModel {
 // missing kernel cannot be tuned (no correct candidate), a kernel does not compile, or the C
 // compiler, archiver or linker fails; nothing is written anywhere but a scratch folder.
 DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan, const DeployOptions &options);
+
+// The same for a model with dynamic dims (DynamicDims.h), planned at its largest values (`plan`
+// of d.top): the kernels of every specialization from the cache (tuned where missing), the
+// shape-generic kernels of the kernels whose shapes vary, and a program choosing between them at
+// each call; deploy.json gains "dynamic" (the ranges, the specializations, the generic kernels).
+DeployedModel build_dynamic_library(const DynamicModel &d, const BufferPlan &plan, const DeployOptions &options);
 
 }  // namespace opgen::onnx_import
 

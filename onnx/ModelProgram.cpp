@@ -4,6 +4,7 @@
 #include "onnx/ModelThreadPool.h"
 
 #include <cctype>
+#include <set>
 #include <sstream>
 
 namespace opgen::onnx_import {
@@ -33,6 +34,27 @@ extern const int64_t *const @M@_output_dims[@M@_OUTPUTS];
 extern const int64_t @M@_output_elements[@M@_OUTPUTS];
 extern const char *const @M@_kernel_names[@M@_KERNELS];
 extern const int64_t @M@_arena_bytes, @M@_weight_bytes;
+
+/* Dynamic dimensions (`opgen compile --dim NAME=LO..HI`): @M@_DIMS of them, each taking any value
+ * from @M@_dim_min to @M@_dim_max at call time (0 for a library of one shape). The tables above
+ * give the inputs' and outputs' dims and elements at the largest values; @M@_input_shape and
+ * @M@_output_shape give them at the values set now (the largest until @M@_set_dims). */
+extern const char *const @M@_dim_names[];
+extern const int64_t @M@_dim_min[], @M@_dim_max[];
+/* Sets the dims' values (@M@_DIMS of them, in @M@_dim_names' order) for the runs that follow.
+ * Returns 0, or -1 with @M@_last_error() when one lies outside its range. */
+int @M@_set_dims(const int64_t *values);
+/* The values of the dims that inputs of these dims (input_dims[i]: input i's dims, outermost
+ * first) have, written to values. Returns 0, or -1 with @M@_last_error() when no input dim tells
+ * one. The shapes themselves are checked by comparing them with @M@_input_shape after
+ * @M@_set_dims. */
+int @M@_infer_dims(const int64_t *const *input_dims, int64_t *values);
+/* Input or output i's dims at the values set now, written to dims; returns its elements. */
+int64_t @M@_input_shape(int i, int64_t *dims);
+int64_t @M@_output_shape(int i, int64_t *dims);
+/* Which specialization's kernels serve the values set now (an index of the values
+ * `opgen compile --specialize` named, in order), or -1: the shape-generic kernels. */
+int @M@_specialization(void);
 
 /* Reads the weights file (checking its header, size and hash) into one buffer and allocates the
  * arena; loading again releases the earlier load first. Returns 0, or -1 with @M@_last_error(). */
@@ -98,6 +120,77 @@ static uint64_t fnv1a64(const uint8_t *p, uint64_t n) {
     return h;
 }
 
+static int64_t size_at(const struct size_rule *r) {
+    int64_t v = r->base;
+    for (int j = 0; j < @M@_DIMS; j++) v += r->per[j] * dim_values[j];
+    return v;
+}
+
+/* Every argument's dims at the values set now, dense, innermost first; and the kernels to call
+ * at them: those tuned for exactly these values, else the generic ones. */
+static void bind_dims(void) {
+    for (int i = 0; i < ARGS; i++) {
+        int64_t stride = 1;
+        for (int d = 0; d < args[i].ndims; d++) {
+            int64_t extent = size_at(&dim_rules[args[i].dim0 + d]);
+            dims[args[i].dim0 + d].min = 0;
+            dims[args[i].dim0 + d].extent = (int32_t)extent;
+            dims[args[i].dim0 + d].stride = (int32_t)stride;
+            dims[args[i].dim0 + d].flags = 0;
+            stride *= extent;
+        }
+    }
+    variant = SPECIALIZED;
+    for (int p = 0; p < SPECIALIZED && variant == SPECIALIZED; p++)
+        if (memcmp(specializations[p], dim_values, sizeof dim_values) == 0) variant = p;
+    if (@M@_DIMS == 0) variant = 0;
+}
+
+int @M@_set_dims(const int64_t *values) {
+    for (int j = 0; j < @M@_DIMS; j++)
+        if (!values || values[j] < @M@_dim_min[j] || values[j] > @M@_dim_max[j]) {
+            snprintf(error_text, sizeof error_text, "%s=%lld lies outside the library's range %lld..%lld",
+                     @M@_dim_names[j], values ? (long long)values[j] : 0LL, (long long)@M@_dim_min[j],
+                     (long long)@M@_dim_max[j]);
+            return -1;
+        }
+    for (int j = 0; j < @M@_DIMS; j++) dim_values[j] = values[j];
+    bind_dims();
+    return 0;
+}
+
+static int64_t shape_at(const struct size_rule *rules, int ndims, int64_t *out) {
+    int64_t n = 1;
+    for (int d = 0; d < ndims; d++) n *= out[d] = size_at(&rules[d]);
+    return n;
+}
+
+int @M@_specialization(void) { return variant < SPECIALIZED || @M@_DIMS == 0 ? variant : -1; }
+
+int64_t @M@_input_shape(int i, int64_t *out) { return shape_at(input_rules[i], @M@_input_ndims[i], out); }
+int64_t @M@_output_shape(int i, int64_t *out) { return shape_at(output_rules[i], @M@_output_ndims[i], out); }
+
+/* A dim of an input that is one range's value alone, scaled and shifted, tells that value. */
+int @M@_infer_dims(const int64_t *const *input_dims, int64_t *values) {
+    for (int j = 0; j < @M@_DIMS; j++) {
+        int found = 0;
+        for (int i = 0; i < @M@_INPUTS && !found; i++)
+            for (int d = 0; d < @M@_input_ndims[i] && !found; d++) {
+                const struct size_rule *r = &input_rules[i][d];
+                int alone = r->per[j] != 0;
+                for (int o = 0; o < @M@_DIMS; o++) alone &= o == j || r->per[o] == 0;
+                if (!alone || (input_dims[i][d] - r->base) % r->per[j] != 0) continue;
+                values[j] = (input_dims[i][d] - r->base) / r->per[j];
+                found = 1;
+            }
+        if (!found) {
+            snprintf(error_text, sizeof error_text, "no input dim tells the value of %s", @M@_dim_names[j]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Every buffer's type and dims once; the weights' and the arena's hosts are fixed from here on. */
 static void bind_buffers(void) {
     for (int i = 0; i < ARGS; i++) {
@@ -106,7 +199,7 @@ static void bind_buffers(void) {
         buffers[i].type.bits = (uint8_t)args[i].bits;
         buffers[i].type.lanes = 1;
         buffers[i].dimensions = args[i].ndims;
-        buffers[i].dim = (halide_dimension_t *)&dims[args[i].dim0];
+        buffers[i].dim = &dims[args[i].dim0];
         if (args[i].storage == WEIGHT) buffers[i].host = weights + args[i].offset;
         if (args[i].storage == ARENA) buffers[i].host = arena + args[i].offset;
         argv[i] = &buffers[i];
@@ -135,6 +228,7 @@ int @M@_load(const char *weights_path) {
         @M@_release();
         return fail("the weights file is truncated or corrupt:", weights_path, 0);
     }
+    bind_dims();
     bind_buffers();
     return 0;
 }
@@ -176,7 +270,7 @@ int @M@_run_profiled(const void *const *inputs, void *const *outputs, double *ke
         struct timespec t0, t1;
         if (kernel_seconds) clock_gettime(CLOCK_MONOTONIC, &t0);
         if (read_ahead[k]) read_weights_ahead(k);
-        int rc = kernels[k].entry(&argv[kernels[k].first_arg]);
+        int rc = kernels[k].entry[variant](&argv[kernels[k].first_arg]);
         if (rc != 0) return fail("kernel failed:", @M@_kernel_names[k], rc);
         if (!kernel_seconds) continue;
         clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -240,26 +334,63 @@ std::string dims_text(const std::vector<int64_t> &dims) {
     return s.str();
 }
 
-// The inputs' or outputs' tables (`which` is "input" or "output").
+// One size rule as C: {base, {per...}} with at least one coefficient (C has no empty arrays).
+std::string rule_text(const AffineSize &a, size_t ranges) {
+    std::ostringstream c;
+    c << "{" << a.base << ", {";
+    for (size_t j = 0; j < std::max<size_t>(ranges, 1); j++) c << (j ? ", " : "") << (j < a.per.size() ? a.per[j] : 0);
+    c << "}}";
+    return c.str();
+}
+
+// The inputs' or outputs' tables (`which` is "input" or "output"): dims at the largest values and
+// each dim's rule.
 std::string io_tables(const std::string &name, const std::string &which, const std::vector<std::string> &tensors,
-                      const ModelGraph &g) {
-    std::ostringstream c, names, types, ndims, table, elements;
+                      const ModelGraph &g, const ProgramShapes &shapes) {
+    std::ostringstream c, names, types, ndims, table, elements, rules;
     for (size_t i = 0; i < tensors.size(); i++) {
         const GraphTensor &t = g.tensor(tensors[i]);
         c << "static const int64_t " << which << "_dims_" << i << "[] = {" << dims_text(t.dims) << (t.dims.empty() ? "0" : "")
-          << "};\n";
+          << "};\nstatic const struct size_rule " << which << "_rules_" << i << "[] = {";
+        const std::vector<AffineSize> &r = shapes.io_dims.at(tensors[i]);
+        for (size_t d = 0; d < r.size(); d++) c << (d ? ", " : "") << rule_text(r[d], shapes.ranges.size());
+        c << (r.empty() ? "{0, {0}}" : "") << "};\n";
         const char *sep = i ? ", " : "";
         names << sep << "\"" << tensors[i] << "\"";
         types << sep << t.elem_type;
         ndims << sep << t.dims.size();
         table << sep << which << "_dims_" << i;
+        rules << sep << which << "_rules_" << i;
         elements << sep << t.elements();
     }
     c << "const char *const " << name << "_" << which << "_names[] = {" << names.str() << "};\n"
       << "const int " << name << "_" << which << "_types[] = {" << types.str() << "};\n"
       << "const int " << name << "_" << which << "_ndims[] = {" << ndims.str() << "};\n"
       << "const int64_t *const " << name << "_" << which << "_dims[] = {" << table.str() << "};\n"
-      << "const int64_t " << name << "_" << which << "_elements[] = {" << elements.str() << "};\n";
+      << "const int64_t " << name << "_" << which << "_elements[] = {" << elements.str() << "};\n"
+      << "static const struct size_rule *const " << which << "_rules[] = {" << rules.str() << "};\n";
+    return c.str();
+}
+
+// The dynamic dims' names, ranges, current values and specializations.
+std::string range_tables(const std::string &name, const ProgramShapes &shapes) {
+    std::ostringstream names, lo, hi, points;
+    for (size_t j = 0; j < shapes.ranges.size(); j++) {
+        const char *sep = j ? ", " : "";
+        names << sep << "\"" << shapes.ranges[j].name << "\"";
+        lo << sep << shapes.ranges[j].lo;
+        hi << sep << shapes.ranges[j].hi;
+    }
+    for (const std::vector<int64_t> &p : shapes.points) points << "    {" << dims_text(p) << "},\n";
+    bool none = shapes.ranges.empty();
+    std::ostringstream c;
+    c << "#define SPECIALIZED " << shapes.points.size() << "\n"
+      << "const char *const " << name << "_dim_names[] = {" << (none ? "0" : names.str()) << "};\n"
+      << "const int64_t " << name << "_dim_min[] = {" << (none ? "0" : lo.str()) << "};\n"
+      << "const int64_t " << name << "_dim_max[] = {" << (none ? "0" : hi.str()) << "};\n"
+      << "static int64_t dim_values[] = {" << (none ? "0" : hi.str()) << "};\n"
+      << "static const int64_t specializations[][" << std::max<size_t>(shapes.ranges.size(), 1) << "] = {\n"
+      << (shapes.points.empty() ? "    {0},\n" : points.str()) << "};\nstatic int variant;\n";
     return c.str();
 }
 
@@ -273,40 +404,46 @@ const char *storage_name(Storage s) {
     return "ARENA";
 }
 
-// Per kernel its entry point and arguments (op inputs in declaration order, then the output, as
-// the pipeline takes them), with every argument's place and dims (innermost first, dense).
+// Per kernel its entry point in each variant and its arguments (op inputs in declaration order,
+// then the output, as the pipeline takes them), with every argument's place and each dim's rule
+// (innermost first, dense).
 std::string kernel_tables(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
-                          const std::vector<std::string> &functions) {
-    std::ostringstream decls, kernels, args, dims, names;
+                          const std::vector<std::vector<std::string>> &functions, const ProgramShapes &shapes) {
+    std::ostringstream decls, kernels, args, rules, names;
+    std::set<std::string> declared;
     int arg = 0, dim = 0;
     for (size_t k = 0; k < m.partition.kernels.size(); k++) {
         const SubgraphKernel &sk = m.partition.kernels[k];
         std::map<std::string, std::string> graph_tensor(sk.args.begin(), sk.args.end());
         std::vector<const TensorDecl *> tensors = m.defs[k].inputs();
         tensors.push_back(&m.defs[k].output());
-        if (decls.str().find(" " + functions[k] + "_argv(") == std::string::npos)
-            decls << "int " << functions[k] << "_argv(void **args);\n";
-        kernels << "    {" << functions[k] << "_argv, " << arg << "},\n";
+        kernels << "    {{";
+        for (size_t v = 0; v < functions.size(); v++) {
+            const std::string &f = functions[v][k];
+            if (declared.insert(f).second) decls << "int " << f << "_argv(void **args);\n";
+            kernels << (v ? ", " : "") << f << "_argv";
+        }
+        kernels << "}, " << arg << "},\n";
         names << "    \"" << k << ": " << sk.op << " " << m.canonical[k] << "\",\n";
-        for (const TensorDecl *t : tensors) {
-            const TensorPlace &p = plan.place.at(graph_tensor.at(t->name));
-            const std::vector<int64_t> &d = m.bounds[k].dims.at(t->name);
+        for (size_t t = 0; t < tensors.size(); t++) {
+            const TensorPlace &p = plan.place.at(graph_tensor.at(tensors[t]->name));
+            const std::vector<AffineSize> &d = shapes.arg_dims[k][t];
             args << "    {" << storage_name(p.storage) << ", " << p.index << ", " << p.offset << ", " << d.size()
-                 << ", " << dim << ", " << int(dtype_code(t->dtype)) << ", " << 8 * dtype_bytes(t->dtype)
-                 << "},  /* kernel " << k << " " << t->name << " */\n";
-            int64_t stride = 1;
-            for (size_t i = d.size(); i-- > 0; stride *= d[i], dim++)
-                dims << "    {0, " << d[i] << ", " << stride << ", 0},\n";
+                 << ", " << dim << ", " << int(dtype_code(tensors[t]->dtype)) << ", " << 8 * dtype_bytes(tensors[t]->dtype)
+                 << "},  /* kernel " << k << " " << tensors[t]->name << " */\n";
+            for (size_t i = d.size(); i-- > 0; dim++) rules << "    " << rule_text(d[i], shapes.ranges.size()) << ",\n";
             arg++;
         }
     }
     std::ostringstream c;
-    c << decls.str() << "\nenum { INPUT, OUTPUT, WEIGHT, ARENA };\n#define ARGS " << arg << "\n"
-      << "struct kernel { int (*entry)(void **); int first_arg; };\n"
+    c << decls.str() << "\nenum { INPUT, OUTPUT, WEIGHT, ARENA };\n#define ARGS " << arg << "\n#define VARIANTS "
+      << functions.size() << "\n"
+      << "struct kernel { int (*entry[VARIANTS])(void **); int first_arg; };\n"
       << "struct arg { int storage, index; int64_t offset; int ndims, dim0, type_code, bits; };\n"
       << "static const struct kernel kernels[] = {\n" << kernels.str() << "};\n"
       << "static const struct arg args[] = {\n" << args.str() << "};\n"
-      << "static const halide_dimension_t dims[] = {\n" << dims.str() << (dim ? "" : "    {0, 0, 0, 0},\n") << "};\n"
+      << "static const struct size_rule dim_rules[] = {\n" << rules.str() << (dim ? "" : "    {0, {0}},\n") << "};\n"
+      << "static halide_dimension_t dims[" << std::max(dim, 1) << "];\n"
       << "static halide_buffer_t buffers[ARGS];\nstatic void *argv[ARGS];\n"
       << "const char *const " << name << "_kernel_names[] = {\n" << names.str() << "};\n";
     return c.str();
@@ -328,9 +465,29 @@ std::string model_identifier(const std::string &name) {
     return id;
 }
 
+ProgramShapes static_shapes(const CompiledModel &m) {
+    ProgramShapes shapes;
+    auto constant = [](const std::vector<int64_t> &dims) {
+        std::vector<AffineSize> out;
+        for (int64_t d : dims) out.push_back({d, {}});
+        return out;
+    };
+    for (size_t k = 0; k < m.partition.kernels.size(); k++) {
+        shapes.arg_dims.emplace_back();
+        for (const TensorDecl *t : m.defs[k].inputs()) shapes.arg_dims.back().push_back(constant(m.bounds[k].dims.at(t->name)));
+        shapes.arg_dims.back().push_back(constant(m.bounds[k].dims.at(m.defs[k].output().name)));
+    }
+    for (const auto *list : {&m.graph.inputs, &m.graph.outputs})
+        for (const std::string &t : *list) shapes.io_dims[t] = constant(m.graph.tensor(t).dims);
+    return shapes;
+}
+
 ModelProgram model_program(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
-                           const std::vector<std::string> &kernel_functions) {
-    internal_check(kernel_functions.size() == m.partition.kernels.size()) << "one function per kernel";
+                           const std::vector<std::vector<std::string>> &functions, const ProgramShapes &shapes) {
+    for (const auto &variant : functions)
+        internal_check(variant.size() == m.partition.kernels.size()) << "one function per kernel";
+    internal_check(functions.size() == (shapes.ranges.empty() ? 1 : shapes.points.size() + 1))
+        << "one variant per specialization and the generic one";
     const ModelGraph &g = m.graph;
     std::string guard = "OPGEN_MODEL_" + name + "_H";
     std::ostringstream h;
@@ -338,16 +495,19 @@ ModelProgram model_program(const std::string &name, const CompiledModel &m, cons
       << " kernels, arena " << plan.arena_bytes << " bytes, weights " << plan.weight_bytes << " bytes. */\n"
       << "#ifndef " << guard << "\n#define " << guard << "\n\n"
       << "#define " << name << "_INPUTS " << g.inputs.size() << "\n#define " << name << "_OUTPUTS "
-      << g.outputs.size() << "\n#define " << name << "_KERNELS " << m.partition.kernels.size() << "\n\n"
+      << g.outputs.size() << "\n#define " << name << "_KERNELS " << m.partition.kernels.size() << "\n#define " << name
+      << "_DIMS " << shapes.ranges.size() << "\n\n"
       << with_model_name(header_body, name) << "\n#endif\n";
     std::ostringstream c;
     c << "/* Generated by `opgen compile` from " << g.path << ". */\n#include \"" << name << ".h\"\n\n"
       << "#include <HalideRuntime.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
       << "#include <time.h>\n\n"
-      << io_tables(name, "input", g.inputs, g) << io_tables(name, "output", g.outputs, g)
+      << "struct size_rule { int64_t base, per[" << std::max<size_t>(shapes.ranges.size(), 1) << "]; };\n"
+      << io_tables(name, "input", g.inputs, g, shapes) << io_tables(name, "output", g.outputs, g, shapes)
+      << range_tables(name, shapes)
       << "const int64_t " << name << "_arena_bytes = " << plan.arena_bytes << ";\nconst int64_t " << name
       << "_weight_bytes = " << plan.weight_bytes << ";\n\n"
-      << kernel_tables(name, m, plan, kernel_functions) << thread_pool_source() << with_model_name(source_body, name);
+      << kernel_tables(name, m, plan, functions, shapes) << thread_pool_source() << with_model_name(source_body, name);
     return {h.str(), c.str()};
 }
 

@@ -8,6 +8,7 @@
 #define OPGEN_ONNX_MODEL_PROGRAM_H
 
 #include "onnx/BufferPlan.h"
+#include "onnx/DynamicDims.h"
 #include "onnx/ModelCompile.h"
 
 #include <string>
@@ -27,11 +28,25 @@ std::string model_identifier(const std::string &name);
 // `text` with every "@M@" replaced by `name` (the generated sources' templates).
 std::string with_model_name(std::string text, const std::string &name);
 
-// The program of `m` named `name` (a C identifier) over `plan`. `kernel_functions[i]` is the
-// pipeline kernel i calls (its object defines `<function>_argv`); kernels of the same op and shape
-// may share one.
+// The sizes a program computes its buffers' dims from: for a library of one shape constants, for
+// one with dynamic dims (onnx/DynamicDims.h) affine rules of the ranges' values.
+struct ProgramShapes {
+    std::vector<DimRange> ranges;                // empty: one shape
+    std::vector<std::vector<int64_t>> points;    // the specializations, one value per range
+    std::vector<std::vector<std::vector<AffineSize>>> arg_dims;  // per kernel, op tensor, dim
+    std::map<std::string, std::vector<AffineSize>> io_dims;      // the graph's inputs and outputs
+};
+
+// The shapes of `m` alone, every size a constant.
+ProgramShapes static_shapes(const CompiledModel &m);
+
+// The program of `m` named `name` (a C identifier) over `plan`. `functions[v][i]` is the pipeline
+// kernel i calls in variant v (its object defines `<function>_argv`); kernels of the same op and
+// shape may share one. A program of one shape has one variant; one with ranges has one per
+// specialization (`shapes.points`, in order) and last the generic variant, called at every other
+// value.
 ModelProgram model_program(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
-                           const std::vector<std::string> &kernel_functions);
+                           const std::vector<std::vector<std::string>> &functions, const ProgramShapes &shapes);
 
 }  // namespace opgen::onnx_import
 

@@ -80,44 +80,81 @@ static int npy_dims(const char *header, const char *descr, int64_t *dims) {
     return n;
 }
 
-static void *read_input(const char *path, int which) {
-    FILE *f = fopen(path, "rb");
-    if (!f) die("input '%s': cannot open", path);
+/* An input file opened, its header read: its dims, and the file at its first element. */
+struct input_file {
+    FILE *f;
+    int ndims;
+    int64_t dims[16];
+};
+
+static struct input_file open_input(const char *path, int which) {
+    struct input_file in = {fopen(path, "rb"), 0, {0}};
+    if (!in.f) die("input '%s': cannot open", path);
     unsigned char pre[10];
-    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) die("input '%s': not a .npy file", path);
+    if (fread(pre, 1, 10, in.f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) die("input '%s': not a .npy file", path);
     unsigned long len = pre[8] | (unsigned long)pre[9] << 8;
     if (pre[6] >= 2) {
         unsigned char more[2];
-        if (fread(more, 1, 2, f) != 2) die("input '%s': truncated header", path);
+        if (fread(more, 1, 2, in.f) != 2) die("input '%s': truncated header", path);
         len |= (unsigned long)more[0] << 16 | (unsigned long)more[1] << 24;
     }
     char *header = calloc(len + 1, 1);
-    int64_t dims[16];
-    if (fread(header, 1, len, f) != len) die("input '%s': truncated header", path);
+    if (fread(header, 1, len, in.f) != len) die("input '%s': truncated header", path);
     const char *descr = npy_descr(@M@_input_types[which]);
-    int n = npy_dims(header, descr, dims);
-    if (n < 0)
+    in.ndims = npy_dims(header, descr, in.dims);
+    if (in.ndims < 0)
         die("input '%s': expected %s ('%s') in C order for input '%s'", path, type_name(@M@_input_types[which]), descr,
             @M@_input_names[which]);
-    int same = n == @M@_input_ndims[which];
-    for (int d = 0; same && d < n; d++) same = dims[d] == @M@_input_dims[which][d];
-    if (!same) die("input '%s': its shape differs from input '%s' of %lld elements", path, @M@_input_names[which],
-                   (long long)@M@_input_elements[which]);
-    size_t size = element_bytes(@M@_input_types[which]), count = (size_t)@M@_input_elements[which];
-    void *data = malloc(count * size + 1);
-    if (fread(data, size, count, f) != count) die("input '%s': fewer elements than its shape says", path);
-    if (@M@_input_types[which] == 9)
-        for (size_t i = 0; i < count; i++)
-            if (((unsigned char *)data)[i] > 1) die("input '%s': element %zu is not a bool (0 or 1)", path, i);
-    fclose(f);
     free(header);
+    return in;
+}
+
+static void shape_text(char *text, size_t size, int ndims, const int64_t *dims) {
+    text[0] = 0;
+    for (int d = 0; d < ndims; d++)
+        snprintf(text + strlen(text), size - strlen(text), "%s%lld", d ? ", " : "", (long long)dims[d]);
+}
+
+/* The input's elements, after checking its shape against the model's at the dims set now. */
+static void *read_input(const char *path, int which, struct input_file *in) {
+    int64_t want[16];
+    int64_t count = @M@_input_shape(which, want);
+    int same = in->ndims == @M@_input_ndims[which];
+    for (int d = 0; same && d < in->ndims; d++) same = in->dims[d] == want[d];
+    if (!same) {
+        char got[200], expected[200];
+        shape_text(got, sizeof got, in->ndims, in->dims);
+        shape_text(expected, sizeof expected, @M@_input_ndims[which], want);
+        die("input '%s': its shape (%s) is not input '%s''s (%s)", path, got, @M@_input_names[which], expected);
+    }
+    size_t size = element_bytes(@M@_input_types[which]);
+    void *data = malloc((size_t)count * size + 1);
+    if (fread(data, size, (size_t)count, in->f) != (size_t)count) die("input '%s': fewer elements than its shape says", path);
+    if (@M@_input_types[which] == 9)
+        for (int64_t i = 0; i < count; i++)
+            if (((unsigned char *)data)[i] > 1) die("input '%s': element %lld is not a bool (0 or 1)", path, (long long)i);
+    fclose(in->f);
     return data;
+}
+
+/* The dynamic dims' values, told by the inputs' shapes, set for the runs. */
+static void set_dims_from(const struct input_file *in) {
+    if (@M@_DIMS == 0) return;
+    const int64_t *dims[@M@_INPUTS];
+    int64_t values[@M@_DIMS + 1];
+    for (int i = 0; i < @M@_INPUTS; i++) dims[i] = in[i].dims;
+    if (@M@_infer_dims(dims, values) != 0 || @M@_set_dims(values) != 0) die("inputs: %s", @M@_last_error());
+    printf("dims:");
+    for (int j = 0; j < @M@_DIMS; j++) printf(" %s=%lld", @M@_dim_names[j], (long long)values[j]);
+    printf(" (%s kernels)\n", @M@_specialization() >= 0 ? "specialized" : "shape-generic");
 }
 
 static void write_output(const char *path, const void *data, int which) {
     char header[256], shape[160] = "";
+    int64_t dims[16];
+    int64_t count = @M@_output_shape(which, dims);
     for (int d = 0; d < @M@_output_ndims[which]; d++)
-        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%lld,%s", (long long)@M@_output_dims[which][d],
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%lld,%s", (long long)dims[d],
                  d + 1 < @M@_output_ndims[which] ? " " : "");
     int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
                      npy_descr(@M@_output_types[which]), shape);
@@ -129,7 +166,7 @@ static void write_output(const char *path, const void *data, int which) {
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(padded & 255), (unsigned char)(padded >> 8)};
     fwrite(pre, 1, 10, f);
     fwrite(header, 1, (size_t)padded, f);
-    fwrite(data, element_bytes(@M@_output_types[which]), (size_t)@M@_output_elements[which], f);
+    fwrite(data, element_bytes(@M@_output_types[which]), (size_t)count, f);
     if (fclose(f) != 0) die("output '%s': cannot write", path);
 }
 
@@ -157,8 +194,8 @@ static int by_value(const void *a, const void *b) {
  * else one warning line per output holding them (a model may compute them: log 0, sqrt -1). */
 static void check_finite(void *const *outputs, int strict) {
     for (int o = 0; o < @M@_OUTPUTS; o++) {
-        int64_t count = 0, first = -1;
-        for (int64_t i = 0; @M@_output_types[o] == 1 && i < @M@_output_elements[o]; i++)
+        int64_t count = 0, first = -1, dims[16], elements = @M@_output_shape(o, dims);
+        for (int64_t i = 0; @M@_output_types[o] == 1 && i < elements; i++)
             if (!isfinite(((const float *)outputs[o])[i]) && count++ == 0) first = i;
         if (count && strict) die("output '%s' element %lld is not finite", @M@_output_names[o], (long long)first);
         if (count)
@@ -221,7 +258,10 @@ int main(int argc, char **argv) {
            @M@_arena_bytes / 1048576.0, @M@_KERNELS, now_s() - t0);
     const void *inputs[@M@_INPUTS + 1];
     void *outputs[@M@_OUTPUTS];
-    for (int i = 0; i < @M@_INPUTS; i++) inputs[i] = read_input(o.inputs[i], i);
+    struct input_file files[@M@_INPUTS + 1];
+    for (int i = 0; i < @M@_INPUTS; i++) files[i] = open_input(o.inputs[i], i);
+    set_dims_from(files);
+    for (int i = 0; i < @M@_INPUTS; i++) inputs[i] = read_input(o.inputs[i], i, &files[i]);
     for (int i = 0; i < @M@_OUTPUTS; i++) outputs[i] = malloc((size_t)@M@_output_elements[i] * element_bytes(@M@_output_types[i]) + 1);
     for (int w = 0; w < (o.warmup > 0 ? o.warmup : 1); w++)
         if (@M@_run(inputs, outputs) != 0) die("%s", @M@_last_error());

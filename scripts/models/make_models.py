@@ -18,6 +18,9 @@ from a fixed seed, static shapes, batch 1. Nothing is downloaded.
 Each model NAME becomes OUTDIR/NAME.onnx, with its inputs (also seeded) as
 OUTDIR/NAME.inputs/<input name>.npy, ready for scripts/ort/run.js.
 
+  bert_dynamic, bert_tiny_dynamic  bert and bert_tiny with a symbolic sequence length "seq"
+             (reshape targets computed from the input's Shape, as exporters write them); their
+             inputs are written at seq 128 and 16.
   resnet_tiny, bert_tiny  the same generators at toy sizes (two stages of 8 and 16 channels on a
              32x32 image; 2 layers, hidden 64, 4 heads, sequence 16), for the compiler's tests.
 
@@ -150,9 +153,12 @@ def resnet(widths=(64, 128, 256, 512), blocks=(3, 4, 6, 3), image=224, classes=1
 
 
 class BertConfig:
-    def __init__(self, seq=128, hidden=768, heads=12, ffn=3072, layers=12, std=0.02):
+    def __init__(self, seq=128, hidden=768, heads=12, ffn=3072, layers=12, std=0.02, dynamic=False):
         self.seq, self.hidden, self.heads, self.ffn, self.layers = seq, hidden, heads, ffn, layers
         self.std = std
+        # A symbolic sequence length "seq", as an exporter with dynamic axes writes it: the
+        # reshapes' targets come from the input's Shape through Gather and Concat.
+        self.dynamic = dynamic
 
 
 BERT_BASE = BertConfig()
@@ -186,10 +192,26 @@ def gelu(g, x, prefix):
     return g.node("Mul", [y, half], prefix + "_half_mul")
 
 
+def sequence_shape(g, x, prefix, tail):
+    """[1, seq, *tail] computed from x's shape at run time, as torch.onnx writes a dynamic axis."""
+    shape = g.node("Shape", [x], prefix + "_shape")
+    index = g.const(prefix + "_seq_index", np.array(1, np.int64))
+    seq = g.node("Gather", [shape, index], prefix + "_seq", axis=0)
+    axes = g.const(prefix + "_seq_axes", np.array([0], np.int64))
+    seq = g.node("Unsqueeze", [seq, axes], prefix + "_seq_1d")
+    one = g.const(prefix + "_one_1d", np.array([1], np.int64))
+    rest = g.const(prefix + "_tail", np.array(tail, np.int64))
+    return g.node("Concat", [one, seq, rest], prefix + "_target", axis=0)
+
+
 def attention(g, x, prefix, c):
     head = c.hidden // c.heads
-    split = g.const(prefix + "_split", np.array([1, c.seq, c.heads, head], np.int64))
-    merge = g.const(prefix + "_merge", np.array([1, c.seq, c.hidden], np.int64))
+    if c.dynamic:
+        split = sequence_shape(g, x, prefix + "_split", [c.heads, head])
+        merge = sequence_shape(g, x, prefix + "_merge", [c.hidden])
+    else:
+        split = g.const(prefix + "_split", np.array([1, c.seq, c.heads, head], np.int64))
+        merge = g.const(prefix + "_merge", np.array([1, c.seq, c.hidden], np.int64))
     scale = g.const(prefix + "_scale", np.array(1.0 / math.sqrt(head), np.float32))
 
     def heads(name, perm):
@@ -237,10 +259,11 @@ def bert(c=BERT_BASE):
     cls = g.node("Reshape", [cls, flat], "cls_flat")
     pooled = g.node("Tanh", [dense(g, cls, c.hidden, c.hidden, "pooler", c.std)], "pooler_tanh")
     logits = dense(g, pooled, c.hidden, 2, "classifier", c.std)
+    seq = "seq" if c.dynamic else c.seq
     return g.model(
         "bert_base_encoder" if c is BERT_BASE else "bert_tiny",
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, c.seq, c.hidden])],
-        [helper.make_tensor_value_info(hidden, TensorProto.FLOAT, [1, c.seq, c.hidden]),
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, seq, c.hidden])],
+        [helper.make_tensor_value_info(hidden, TensorProto.FLOAT, [1, seq, c.hidden]),
          helper.make_tensor_value_info(logits, TensorProto.FLOAT, [1, 2])])
 
 
@@ -251,15 +274,22 @@ MODELS = {
     # Same generators at toy sizes, for tests of the compiler's graph handling.
     "resnet_tiny": lambda: resnet(widths=(8, 16), blocks=(1, 2), image=32, classes=10),
     "bert_tiny": lambda: bert(BERT_TINY),
+    # With a symbolic sequence length (`opgen compile --dim seq=LO..HI`); inputs at seq 128 / 16.
+    "bert_dynamic": lambda: bert(BertConfig(dynamic=True)),
+    "bert_tiny_dynamic": lambda: bert(BertConfig(seq=16, hidden=64, heads=4, ffn=128, layers=2, std=0.15,
+                                                 dynamic=True)),
 }
+SYMBOLIC_DIMS = {"bert_dynamic": {"seq": 128}, "bert_tiny_dynamic": {"seq": 16}}
 
 
-def write_inputs(model, directory, seed):
-    """One seeded standard-normal array per graph input, saved as .npy."""
+def write_inputs(model, directory, seed, symbolic=None):
+    """One seeded standard-normal array per graph input, saved as .npy; a symbolic dim takes its
+    value from `symbolic`."""
     os.makedirs(directory, exist_ok=True)
     rng = np.random.default_rng(seed)
     for value in model.graph.input:
-        dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        dims = [d.dim_value if d.HasField("dim_value") else symbolic[d.dim_param]
+                for d in value.type.tensor_type.shape.dim]
         data = rng.standard_normal(dims).astype(np.float32)
         np.save(os.path.join(directory, value.name + ".npy"), data)
 
@@ -283,7 +313,8 @@ def main():
         # Write beside and rename, so an interrupted run leaves no half-written model.
         onnx.save(model, path + ".tmp")
         os.replace(path + ".tmp", path)
-        write_inputs(model, os.path.join(args.outdir, name + ".inputs"), seed=1)
+        write_inputs(model, os.path.join(args.outdir, name + ".inputs"), seed=1,
+                     symbolic=SYMBOLIC_DIMS.get(name))
         size = os.path.getsize(path) / 2**20
         print("%s: %s (%.1f MiB, %d nodes) in %.1f s" % (
             name, path, size, len(model.graph.node), time.monotonic() - start))
