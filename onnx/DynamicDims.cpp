@@ -196,6 +196,22 @@ void fill_dims(DynamicModel &d, const std::vector<AffineSize> &affine) {
         }
 }
 
+// Each range must be one input dim's value alone (scaled and shifted), which the program reads it
+// from (`<model>_infer_dims`).
+void check_ranges_read(const DynamicModel &d, const std::string &path) {
+    for (size_t i = 0; i < d.ranges.size(); i++) {
+        bool told = false;
+        for (const std::string &input : d.top.graph.inputs)
+            for (const AffineSize &a : d.io_dims.at(input)) {
+                bool alone = a.per[i] != 0;
+                for (size_t j = 0; j < a.per.size(); j++) alone &= j == i || a.per[j] == 0;
+                told |= alone;
+            }
+        user_check(told) << "--dim " << d.ranges[i].name << "=" << d.ranges[i].lo << ".." << d.ranges[i].hi
+                         << ": no input of model '" << path << "' has a dim that is this range's value alone";
+    }
+}
+
 std::vector<std::vector<int64_t>> specialization_points(const std::vector<DimRange> &ranges) {
     std::vector<std::vector<int64_t>> points = {{}};
     for (const DimRange &r : ranges) {
@@ -283,6 +299,7 @@ DynamicModel compile_dynamic_model(const std::string &path, const std::map<std::
     std::vector<AffineSize> affine = affine_sizes(ranges, probes, sizes);
     d.varies = varying_kernels(d.top, affine, d.varying);
     fill_dims(d, affine);
+    check_ranges_read(d, path);
     d.points = specialization_points(ranges);
     for (const auto &p : d.points) {
         d.specialized.push_back(at(p, false));
