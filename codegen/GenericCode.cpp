@@ -229,7 +229,7 @@ std::map<std::string, int64_t> output_tiles(const LoweredOp &op) {
 // The register tile inside stays a constant (vectorized, unrolled); output_tiles then counts it as
 // the axis's tile. Axes of extent 1 at the source keep their tile. Returns the axes whose tile
 // now follows the extent.
-std::set<std::string> follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point) {
+std::set<std::string> follow_whole_extent_tiles(LoweredOp &op, const SchedulePoint &point, bool spanned) {
     const ComputeDef &def = *op.def;
     const Statement &out = *def.statement_for(def.output().name);
     // Only where the output is a reduction computed in its tiles (matmul, conv): there the tile
@@ -253,10 +253,14 @@ std::set<std::string> follow_whole_extent_tiles(LoweredOp &op, const SchedulePoi
             }
         }
     }
-    // An accumulator whose compute level has a register loop of the axis inside it would span a
-    // symbolic stretch of it, which its unrolled loops cannot: that axis keeps its constant tile.
+    // An accumulator whose compute level has a register loop of the axis inside it then spans a
+    // symbolic stretch of it. Where `spanned`, it does: the accumulator covers the rows there are
+    // (a dense layer's M at run time) rather than the source's whole extent at every call, which
+    // its loops allow where none that the stretch makes symbolic is unrolled whole (checked_generic
+    // tries it first). Otherwise that axis keeps its constant tile.
     std::set<std::string> keep;
     for (const std::string &level : levels) {
+        if (spanned) break;
         for (const std::string &var : loops_inside(d, level).unknown) keep.insert(var);
     }
     std::set<std::string> followed;
@@ -283,33 +287,53 @@ void reuse_stage_buffers(LoweredOp &op, const SchedulePoint &point) {
     }
 }
 
+// The tile that cuts `extent` into as many tiles as `tile` would, of equal size rounded up to the
+// register tile `reg`: 384 rows at tile 256 are two tiles of 192, not 256 and a shifted or guarded
+// 256 that recomputes or skips 128 (about a third of the work at M=384, measured on BERT's dense
+// layers); 16 rows are one tile of 16.
+Halide::Expr balanced_tile(const Halide::Expr &extent, int64_t tile, int64_t reg) {
+    Halide::Expr tiles = (extent + int(tile) - 1) / int(tile);
+    Halide::Expr per = (extent + tiles - 1) / tiles;
+    return (per + int(reg) - 1) / int(reg) * int(reg);
+}
+
 // In a case where an output axis's extent may be below its cache tile (its split guarded), the
 // tile becomes min(tile, extent): with the constant tile, the guarded register loop inside runs to
 // the tile's end with every lane masked off past the extent (softmax's n:4096 tile at N=1000: 97 of
 // 128 register tiles per row). Those masked loads and stores reach up to a tile past the rows'
 // ends, and where that lands on unmapped memory (the end of a small heap, in a process other than
 // the tuner's) each takes a fault-suppression assist: the cached code ran 5x slower than its JIT
-// timing (on an Intel Xeon host). Register loops inside stay constant. An axis that
-// an accumulator computed in the output's tiles spans (matmul's and conv's) keeps its constant
-// tile: the accumulator's unrolled loops need it (bound_accumulators). Softmax's row reductions
-// span only the rows, so its whole-row tile (n) is clamped.
-void clamp_tiles_except(const LoweredOp &op, Halide::Internal::Definition &d, std::set<std::string> keep) {
-    for (const auto &[stage, level] : accumulators_in_output(op)) {
-        keep.insert(op.stages[stage].var_names.begin(), op.stages[stage].var_names.end());
-    }
+// timing (on an Intel Xeon host). Register loops inside stay constant. An axis that an
+// accumulator computed in the output's tiles spans (matmul's and conv's) keeps its constant tile
+// where not `spanned` (lower_generic): the accumulator's unrolled loops need it
+// (bound_accumulators). Where `spanned`, its tile is balanced instead (balanced_tile), in every
+// case: the accumulator then computes the rows there are, not whole tiles of the source's size.
+// Softmax's row reductions span only the rows, so its whole-row tile (n) is clamped either way.
+void clamp_tiles_except(const LoweredOp &op, Halide::Internal::Definition &d, std::set<std::string> keep,
+                        bool spanned) {
+    std::set<std::string> accumulated;
+    for (const auto &[stage, level] : accumulators_in_output(op))
+        accumulated.insert(op.stages[stage].var_names.begin(), op.stages[stage].var_names.end());
+    keep.insert(accumulated.begin(), accumulated.end());
+    // Balanced only where the output is itself the reduction computed in its tiles (matmul, conv;
+    // as follow_whole_extent_tiles).
+    spanned = spanned && !accumulator_levels(op).empty();
     std::vector<Halide::Var> args = op.output.args();
     for (size_t i = 0; i < args.size(); i++) {
-        if (keep.count(args[i].name())) continue;
+        bool balance = spanned && accumulated.count(args[i].name());
+        if (keep.count(args[i].name()) && !balance) continue;
         std::vector<Halide::Internal::Split> &splits = d.schedule().splits();
         for (Halide::Internal::Split &s : splits) {
             if (!s.is_split() || s.old_var != args[i].name()) continue;
             // The axis's first split is its cache tile where its inner loop is split again (the
             // register tile); a lone split is the register tile itself and stays constant.
-            bool tiled = std::any_of(splits.begin(), splits.end(), [&](const Halide::Internal::Split &inner) {
-                return inner.is_split() && inner.old_var == s.inner;
-            });
+            const int64_t *reg = nullptr;
+            for (const Halide::Internal::Split &inner : splits)
+                if (inner.is_split() && inner.old_var == s.inner) reg = Halide::Internal::as_const_int(inner.factor);
             const int64_t *f = Halide::Internal::as_const_int(s.factor);
-            if (tiled && f && *f > 1) s.factor = Halide::min(s.factor, op.output.output_buffer().dim(int(i)).extent());
+            Halide::Expr extent = op.output.output_buffer().dim(int(i)).extent();
+            if (reg && f && *f > 1 && balance) s.factor = Halide::min(balanced_tile(extent, *f, *reg), extent);
+            else if (reg && f && *f > 1) s.factor = Halide::min(s.factor, extent);
             break;
         }
     }
@@ -321,7 +345,7 @@ void clamp_tiles_except(const LoweredOp &op, Halide::Internal::Definition &d, st
 // largest sets first, since the first true condition wins), each keeping the schedule's tails on
 // those dimensions and guarding the others; guard_tails then guards every dimension of the
 // remaining case. At most 2^3 - 1 specializations: beyond three tiled dimensions only all of them.
-void specialize_full_tiles(LoweredOp &op) {
+void specialize_full_tiles(LoweredOp &op, bool spanned) {
     std::map<std::string, int64_t> factor = output_tiles(op);
     std::vector<Halide::Var> args = op.output.args();
     std::vector<std::pair<std::string, Halide::Expr>> tiled;  // variable, "its extent covers the tile"
@@ -352,9 +376,9 @@ void specialize_full_tiles(LoweredOp &op) {
         }
         op.output.specialize(full);
         guard_splits_except(op.output.function().definition().specializations().back().definition, keep);
-        clamp_tiles_except(op, op.output.function().definition().specializations().back().definition, keep);
+        clamp_tiles_except(op, op.output.function().definition().specializations().back().definition, keep, spanned);
     }
-    clamp_tiles_except(op, op.output.function().definition(), {});
+    clamp_tiles_except(op, op.output.function().definition(), {}, spanned);
 }
 
 // Whether the op reads `t` past its edges at `shape`: a zero-padded input, unless every attribute
@@ -387,13 +411,7 @@ bool names_loop(const std::string &dim, const std::string &loop) {
                            dim[dim.size() - loop.size() - 1] == '.');
 }
 
-std::vector<std::string> generic_symbols(const ComputeDef &def) {
-    std::vector<std::string> symbols;
-    for (const ParamDecl &p : def.params) {
-        if (!p.is_attr && !p.default_value) symbols.push_back(p.name);
-    }
-    return symbols;
-}
+std::vector<std::string> generic_symbols(const ComputeDef &def) { return def.symbolic_params(); }
 
 std::string generic_signature(const ComputeDef &def, const BoundShape &shape) {
     std::vector<std::string> symbols = generic_symbols(def);
@@ -430,7 +448,7 @@ void guard_tails(LoweredOp &op) {
 }
 
 LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &tuned,
-                        const Target &target) {
+                        const Target &target, bool spanned) {
     const SchedulePoint point = generic_point(def, shape, tuned);
     // Lowered twice: the schedule's output tiles, read off a first lowering, decide where the
     // second reads its inputs unclamped (where every tile is covered, ShiftInwards keeps each
@@ -439,17 +457,17 @@ LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const Sc
     {
         LoweredOp probe = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math);
         apply_schedule(probe, point, target);
-        follow_whole_extent_tiles(probe, point);
+        follow_whole_extent_tiles(probe, point, spanned);
         tiles = output_tiles(probe);
     }
     LoweredOp op = lower_to_halide_generic(def, shape, generic_symbols(def), point.fast_math, tiles);
     apply_schedule(op, point, target);
-    const std::set<std::string> followed = follow_whole_extent_tiles(op, point);
+    const std::set<std::string> followed = follow_whole_extent_tiles(op, point, spanned);
     pack_generic_weights(op, point);
     bound_vector_panels(op, point, followed);
     fill_padded_panels(op, point, followed);
     reuse_stage_buffers(op, point);
-    specialize_full_tiles(op);
+    specialize_full_tiles(op, spanned);
     guard_tails(op);
     bound_accumulators(op);
     return op;
@@ -511,15 +529,24 @@ LoweredOp checked_generic(const ComputeDef &def, const BoundShape &shape, const 
     user_check(!generic_symbols(def).empty()) << what << ": the op has no parameter without a default to leave symbolic";
     std::vector<BoundShape> shapes = generic_check_shapes(def, shape);
     user_check(shapes.size() >= 2) << what << ": fewer than two shapes to check it at";
-    {
-        LoweredOp op = lower_generic(def, shape, point, target);
+    // Accumulators spanning the rows there are where Halide takes it (lower_generic's `spanned`),
+    // else the constant tiles.
+    bool spanned = true;
+    try {
+        LoweredOp op = lower_generic(def, shape, point, target, spanned);
+        spanned = verify_generic(op, target, shapes).empty();
+    } catch (const Halide::Error &) {
+        spanned = false;
+    }
+    if (!spanned) {
+        LoweredOp op = lower_generic(def, shape, point, target, spanned);
         std::string failure = verify_generic(op, target, shapes);
         user_check(failure.empty()) << what << ": wrong result " << failure;
     }
     checked.clear();
     for (const BoundShape &s : shapes) checked += (checked.empty() ? "" : ";") + s.canonical;
     // Lowered again: the checked pipeline holds the last check's buffers.
-    return lower_generic(def, shape, point, target);
+    return lower_generic(def, shape, point, target, spanned);
 }
 
 db::KernelCode generic_code_header(const ComputeDef &def, const BoundShape &shape, const std::string &schedule_json) {

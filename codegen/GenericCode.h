@@ -73,8 +73,13 @@ void guard_tails(LoweredOp &op);
 // to follow the extent, weights in constant-stride panels, tile buffers on the pseudostack, tails
 // guarded; where an extent may be below its cache tile, the tile is min(tile, extent) (axes no
 // accumulator in the output's tiles spans), so guarded loops stop at the extent.
+// With `spanned`, the tiles of the axes that an accumulator computed in the output's tiles spans
+// follow the extent (a whole-extent tile) or are balanced over it (clamp_tiles_except), so the
+// accumulator covers the rows there are; without (the default), those axes keep their constant
+// tiles, which an accumulator whose loops over them are unrolled whole needs (a convolution's
+// channel block). checked_generic tries `spanned` first.
 LoweredOp lower_generic(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
-                        const Target &target);
+                        const Target &target, bool spanned = false);
 
 // The shapes a generic kernel from `shape` is checked at: every symbol 1; every symbol about half
 // of its tuned value, odd; every symbol its tuned value plus 3 (a tail past every factor); and each

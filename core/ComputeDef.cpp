@@ -61,6 +61,13 @@ const TensorDecl &ComputeDef::output() const {
     throw InternalError("op '" + name + "' has no output tensor");
 }
 
+std::vector<std::string> ComputeDef::symbolic_params() const {
+    std::vector<std::string> symbols;
+    for (const ParamDecl &p : params)
+        if (!p.is_attr && !p.default_value) symbols.push_back(p.name);
+    return symbols;
+}
+
 std::vector<const TensorDecl *> ComputeDef::inputs() const {
     std::vector<const TensorDecl *> result;
     for (const auto &t : tensors) {

@@ -117,6 +117,9 @@ struct ComputeDef {
     const ParamDecl *find_param(const std::string &name) const;
     const TensorDecl &output() const; // the one output tensor
     std::vector<const TensorDecl *> inputs() const;
+    // The parameters without a default, in declaration order: the sizes a shape-generic kernel
+    // takes at run time (codegen/GenericCode.h).
+    std::vector<std::string> symbolic_params() const;
     // The statement that defines `tensor`, or nullptr.
     const Statement *statement_for(const std::string &tensor) const;
 };

@@ -1,7 +1,6 @@
 #include "onnx/DynamicDims.h"
 
 #include "base/Error.h"
-#include "codegen/GenericCode.h"
 
 #include <algorithm>
 #include <set>
@@ -158,7 +157,7 @@ std::vector<bool> varying_kernels(const CompiledModel &m, const std::vector<Affi
     std::vector<bool> varies;
     size_t s = 0;
     for (size_t k = 0; k < m.partition.kernels.size(); k++) {
-        std::vector<std::string> symbols = generic_symbols(m.defs[k]);
+        std::vector<std::string> symbols = m.defs[k].symbolic_params();
         varying.emplace_back();
         bool any = false;
         for (const auto &entry : parse_shape_text(m.canonical[k])) {

@@ -97,7 +97,10 @@ if [ "$which" = onnx ]; then
     for model in "$data"/*/*/model.onnx "$root"/tests/models/*.onnx; do
         [ -f "$model" ] && cp "$model" "$build/onnx-seeds/seed-$((i++)).onnx"
     done
-    echo "fuzz: $i seed models"
+    # And one with a symbolic seq, which the target also compiles as a range.
+    /usr/bin/python3 "$root/scripts/models/make_models.py" "$build/onnx-seeds" --only bert_tiny_dynamic >/dev/null
+    rm -rf "$build/onnx-seeds/bert_tiny_dynamic.inputs"
+    echo "fuzz: $((i + 1)) seed models"
     run_fuzzer onnx_model_fuzzer onnx-corpus onnx-seeds -max_len=1048576 -timeout=20 -rss_limit_mb=3072
 fi
 cmake --build "$build" -j2 --target parser_fuzzer

@@ -282,3 +282,46 @@ TEST(GenericCode, APaddedPanelOfWholeRowsIsFilledWithoutClampedLoads) {
     EXPECT_EQ(verify_generic(part_op, target, shapes), "");
 }
 }  // namespace
+
+namespace {
+
+const char *kTallTilePoint = R"({"axes":[{"reg":16,"tile":48,"var":"n"},{"reg":8,"tile":256,"var":"m"}],
+    "outer_order":["n","m"],"packed":[],"parallel_loops":0,"reduce":[{"block":64,"var":"k"}],"unroll":true,
+    "vector_width":16})";
+
+// The first split factor of `var` in `d`.
+Halide::Expr tile_of(const Halide::Internal::Definition &d, const std::string &var) {
+    for (const Halide::Internal::Split &s : d.schedule().splits())
+        if (s.is_split() && s.old_var == var) return s.factor;
+    return Halide::Expr();
+}
+
+// A dense layer's generic kernel from a schedule with 256-row tiles (tuned at M=512), called at
+// M=384 (a dynamic sequence length, docs/design.md §3.6): with `spanned`, the rows are cut into
+// balanced tiles (two of 192) in every case, so the accumulator computes 384 rows, not 256 and a
+// shifted 256; without, the tile stays 256 where M covers it. Both compute the product, at row
+// counts above, below and between the tiles.
+TEST(GenericCode, AccumulatorTilesAreBalancedOverTheRowsThereAre) {
+    ComputeDef def = OpLibrary::standard().load("matmul");
+    Target target = host_target();
+    BoundShape tuned = bind_shape(def, "M=512,N=96,K=64");
+    SchedulePoint p = SchedulePoint::from_json(nlohmann::json::parse(kTallTilePoint));
+    std::vector<BoundShape> shapes = {bind_shape(def, "M=384,N=96,K=64"), bind_shape(def, "M=23,N=50,K=64"),
+                                      bind_shape(def, "M=1,N=96,K=64"), bind_shape(def, "M=300,N=48,K=70")};
+
+    LoweredOp balanced = lower_generic(def, tuned, p, target, true);
+    const Halide::Internal::Definition &d = balanced.output.function().definition();
+    ASSERT_FALSE(d.specializations().empty());
+    for (const Halide::Internal::Specialization &s : d.specializations())
+        EXPECT_EQ(Halide::Internal::as_const_int(tile_of(s.definition, "m")), nullptr) << tile_of(s.definition, "m");
+    EXPECT_EQ(verify_generic(balanced, target, shapes), "");
+
+    LoweredOp fixed = lower_generic(def, tuned, p, target, false);
+    const int64_t *tile = Halide::Internal::as_const_int(
+        tile_of(fixed.output.function().definition().specializations().front().definition, "m"));
+    ASSERT_NE(tile, nullptr);
+    EXPECT_EQ(*tile, 256);
+    EXPECT_EQ(verify_generic(fixed, target, shapes), "");
+}
+
+}  // namespace

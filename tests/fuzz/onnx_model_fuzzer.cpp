@@ -6,10 +6,12 @@
 // internal error). The input goes to an anonymous memory file, read through its /proc path as a
 // model file is. Symbolic dimensions named batch, N, seq, sequence_length and unk__* get small
 // values; others are a UserError like any unknown dimension. The tensors may take at most 256 MiB
-// (compile_model checks before it allocates). Seeds: the test models and the conformance cases
+// (compile_model checks before it allocates). A model that compiles is compiled again with seq as
+// the range 2..6 (onnx/DynamicDims.h), which must hold to the same rule. Seeds: the test models and the conformance cases
 // (scripts/fuzz.sh onnx). Build and run with scripts/fuzz.sh SECONDS onnx.
 #include "base/Error.h"
 #include "core/OpLibrary.h"
+#include "onnx/DynamicDims.h"
 #include "onnx/ModelCompile.h"
 
 #include <sys/mman.h>
@@ -49,6 +51,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string path = "/proc/self/fd/" + std::to_string(fd);
     try {
         opgen::onnx_import::compile_model(path, dims(), library(), kMaxTensorBytes);
+        // A model that compiles at one seq is compiled again with seq as a range (docs/design.md
+        // §3.6): the probes, the comparison of their graphs and the affine sizes.
+        std::map<std::string, int64_t> fixed = dims();
+        fixed.erase("seq");
+        opgen::onnx_import::compile_dynamic_model(path, fixed, {{"seq", 2, 6, {6}}}, library(), kMaxTensorBytes,
+                                                  true, {});
     } catch (const opgen::UserError &) {
         // One clear error: what bad input must give.
     }
