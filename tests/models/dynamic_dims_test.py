@@ -4,7 +4,8 @@ at call time (docs/design.md §3.6): bert_tiny with a symbolic "seq" (reshape ta
 Shape/Gather/Concat, as exporters write them) compiled once for seq=1..48, specialized at 16, is
 run at 1, 16, 23 and 48 and compared with ONNX Runtime at each (1e-4 of each output's magnitude);
 the runner must say that 16 and 48 ran the specialized kernels and 1 and 23 the shape-generic
-ones. A length outside the range, malformed ranges, and a model whose sizes are not affine in the
+ones. MobileNetV2 as an exporter writes it (scripts/models/exporter_models.py), compiled for
+batch=1..3, is compared the same way at 1 (generic channel-blocked convolutions) and 3. A length outside the range, malformed ranges, and a model whose sizes are not affine in the
 range (a stride-2 pool) each end with one `error:` line naming the problem and write nothing.
 Kernels get Halide's heuristic schedules (--no-tune): the library's dispatch and shapes are what
 is tested here; scripts/bench/dynamic-dims.sh times tuned ones.
@@ -79,6 +80,28 @@ try:
     check(r.returncode != 0 and "error: inputs: seq=49 lies outside the library's range 1..48" in r.stderr,
           "seq 49 should be refused: status %d, %r" % (r.returncode, r.stderr))
 
+    # A CNN as an exporter writes it, its batch symbolic (Shape/Gather/Concat before the flatten):
+    # channel-blocked convolutions' generic kernels at batch 1, the top's at 3.
+    r = run(PY, os.path.join(src, "scripts", "models", "exporter_models.py"), work, "--only", "mobilenetv2")
+    check(r.returncode == 0, "exporter_models.py failed: " + r.stderr)
+    cnn = os.path.join(work, "mobilenetv2.onnx")
+    cnn_lib = os.path.join(work, "cnn")
+    r = run(opgen, "compile", cnn, "-o", cnn_lib, "--dim", "batch=1..3", "--no-tune", "--db", db)
+    check(r.returncode == 0, "compile --dim batch=1..3 failed: " + r.stderr)
+    for batch, kind in [(1, "shape-generic"), (3, "specialized")]:
+        inputs = os.path.join(work, "cnn%d" % batch)
+        os.makedirs(inputs)
+        data = np.random.default_rng(batch).standard_normal((batch, 3, 32, 32)).astype(np.float32)
+        np.save(os.path.join(inputs, "input.npy"), data)
+        why = ort_outputs(src, ort_dir, cnn, inputs, inputs + ".ort")
+        check(why is None, str(why))
+        r = run_library(opgen, cnn_lib, inputs, inputs + ".opgen")
+        check(r.returncode == 0 and "dims: batch=%d (%s kernels)" % (batch, kind) in r.stdout,
+              "mobilenetv2 at batch %d: %s%s" % (batch, r.stdout, r.stderr))
+        c = compare_outputs(src, inputs + ".ort", inputs + ".opgen")
+        print("mobilenetv2 batch %d (%s):\n%s" % (batch, kind, c.stdout.strip()))
+        check(c.returncode == 0, "mobilenetv2 batch %d differs from ONNX Runtime: %s" % (batch, c.stdout + c.stderr))
+
     bad = os.path.join(work, "bad")
     refused(["compile", model, "-o", bad, "--dim", "seq=8..4"], "--dim seq=8..4", "1 <= LO < HI")
     refused(["compile", model, "-o", bad, "--dim", "seq=1..x"], "'x' is not a whole number")
@@ -90,6 +113,7 @@ try:
     strided_pool_model(pool)
     refused(["compile", pool, "-o", bad, "--dim", "n=4..16", "--no-tune", "--db", db], "not affine")
     check(not os.path.exists(bad), "a refused compile wrote " + bad)
-    print("PASS: one library for seq=1..48 matches ONNX Runtime at 1, 16, 23 and 48")
+    print("PASS: one library for seq=1..48 matches ONNX Runtime at 1, 16, 23 and 48; MobileNetV2 for batch=1..3 "
+          "at 1 and 3")
 finally:
     shutil.rmtree(work, ignore_errors=True)
