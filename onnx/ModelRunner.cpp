@@ -125,7 +125,7 @@ static void *read_input(const char *path, int which, struct input_file *in) {
         char got[200], expected[200];
         shape_text(got, sizeof got, in->ndims, in->dims);
         shape_text(expected, sizeof expected, @M@_input_ndims[which], want);
-        die("input '%s': its shape (%s) is not input '%s''s (%s)", path, got, @M@_input_names[which], expected);
+        die("input '%s': its shape (%s) differs from input '%s' (%s)", path, got, @M@_input_names[which], expected);
     }
     size_t size = element_bytes(@M@_input_types[which]);
     void *data = malloc((size_t)count * size + 1);

@@ -80,8 +80,8 @@ TEST_F(Deploy, RunLoadsChecksRunsAndTimes) {
 TEST_F(Deploy, BadInputsAreOneErrorLine) {
     CommandRun r = run("--input bert_tiny.inputs/embeddings.npy");
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.err, "error: input 'bert_tiny.inputs/embeddings.npy': its shape differs from input 'input' of 3072 "
-                     "elements\n");
+    EXPECT_EQ(r.err, "error: input 'bert_tiny.inputs/embeddings.npy': its shape (1, 16, 64) differs from input "
+                     "'input' (1, 3, 32, 32)\n");
     r = run("--input nowhere.npy");
     EXPECT_EQ(r.err, "error: input 'nowhere.npy': cannot open\n");
     r = run("--input small.inputs/input.npy --input small.inputs/input.npy");
