@@ -69,10 +69,9 @@ std::string values_text(const std::vector<DimRange> &ranges, const std::vector<i
     return t;
 }
 
-// The first way `b` differs from `a` in what a library's tables hold apart from sizes: kernels, ops
-// and their texts, arguments, views, re-laid weights, weights' dims and computed constants; "" when
-// none.
-std::string structure_difference(const CompiledModel &a, const CompiledModel &b) {
+// The first way `b`'s kernels differ from `a`'s: ops and their texts, nodes, arguments and the
+// constants they compute; "" when none.
+std::string kernel_difference(const CompiledModel &a, const CompiledModel &b) {
     if (a.partition.kernels.size() != b.partition.kernels.size())
         return std::to_string(a.partition.kernels.size()) + " kernels against " +
                std::to_string(b.partition.kernels.size());
@@ -86,6 +85,13 @@ std::string structure_difference(const CompiledModel &a, const CompiledModel &b)
                 return kernel_label(a, k) + " computes constant '" + x.constants[c].name + "' from the dims";
         if (x.constants.size() != y.constants.size()) return kernel_label(a, k) + " computes other constants";
     }
+    return "";
+}
+
+// The first way `b` differs from `a` in what a library's tables hold apart from sizes: its kernels
+// (kernel_difference), views, re-laid weights, tensors and weights' dims; "" when none.
+std::string structure_difference(const CompiledModel &a, const CompiledModel &b) {
+    if (std::string why = kernel_difference(a, b); !why.empty()) return why;
     if (a.partition.views.size() != b.partition.views.size()) return "the views differ";
     for (size_t v = 0; v < a.partition.views.size(); v++)
         if (a.partition.views[v].tensor != b.partition.views[v].tensor ||
