@@ -1,5 +1,6 @@
 #include "codegen/Emit.h"
 
+#include "core/AmxTile.h"
 #include "core/Gather.h"
 #include "codegen/GenericCode.h"
 #include "core/Kernel.h"
@@ -356,6 +357,7 @@ std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &sh
             apply_default_schedule(op, target);
         }
         Halide::Pipeline p(op.output);
+        add_amx_lowering(p, op);
         std::vector<Halide::Argument> args = arguments_of(op);
         Halide::Target ht = halide_target_of(target);
         p.compile_to_static_library(base, args, name, ht);
@@ -378,6 +380,7 @@ std::vector<std::string> emit_generic_inspection(const ComputeDef &def, const Bo
         LoweredOp exact = lower_for_point(def, shape, &point);
         apply_schedule(exact, point, target);
         Halide::Pipeline e(exact.output);
+        add_amx_lowering(e, exact);
         e.compile_to_assembly(base + ".s", arguments_of(exact), name, ht);
     });
 }

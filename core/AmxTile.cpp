@@ -1,0 +1,135 @@
+#include "core/AmxTile.h"
+
+#include "core/DotProduct.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace opgen {
+
+namespace HI = Halide::Internal;
+
+bool amx_tile_offered(const ComputeDef &def, const BoundShape &shape, const Target &target) {
+    if (!target.has_feature("amx_int8") || target.vector_lanes(4) != kAmxTileColumns || !main_is_fusable(def)) {
+        return false;
+    }
+    if (dot_product_group(def, shape, target) != 4) return false;
+    const Statement &out = *def.statement_for(def.output().name);
+    if (out.vars.size() != 2) return false;
+    return shape.var_extent(out, out.vars[1]) % kAmxTileColumns == 0 &&
+           shape.var_extent(out, out.vars[0]) % kAmxTileRows == 0;
+}
+
+bool amx_register_tile(const SchedulePoint &p) {
+    return p.vector_width == kAmxTileColumns && p.vector_axis == 0 && p.axes.size() == 2 &&
+           p.axes[0].reg == kAmxTileColumns && p.axes[1].reg == kAmxTileRows;
+}
+
+bool amx_tile_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p) {
+    if (!amx_tile_offered(def, shape, target) || p.axes.size() != 2) return false;
+    const Statement &out = *def.statement_for(def.output().name);
+    p.vector_width = kAmxTileColumns;
+    p.vector_axis = 0;
+    p.axes[0].reg = kAmxTileColumns;
+    p.axes[0].tile = std::min<int64_t>(shape.var_extent(out, p.axes[0].var), 4 * kAmxTileColumns);
+    p.axes[1].reg = kAmxTileRows;
+    p.axes[1].tile = std::min<int64_t>(shape.var_extent(out, p.axes[1].var), 4 * kAmxTileRows);
+    for (ReduceTiling &r : p.reduce) r.block = shape.var_extent(main_statement(def), r.var);
+    p.dot_product = 4;
+    p.amx_tile = true;
+    p.packed.clear();
+    p.prefetch = 0;
+    return true;
+}
+
+namespace {
+
+// The call named `name` that `e` is, or null.
+const HI::Call *call_named(const Halide::Expr &e, const char *name) {
+    const HI::Call *c = e.as<HI::Call>();
+    return c && c->name == name ? c : nullptr;
+}
+
+// How much `e` grows when the loop variable `v` grows by one, simplified; undefined when that
+// still depends on `v` (not an affine index).
+Halide::Expr step_of(const Halide::Expr &e, const std::string &v) {
+    Halide::Expr next = HI::substitute(v, HI::Variable::make(Halide::Int(32), v) + 1, e);
+    Halide::Expr step = HI::simplify(next - e);
+    return HI::expr_uses_var(step, v) ? Halide::Expr() : step;
+}
+
+// The largest G in {16, 8, 4, 2} dividing `trips`, or 1.
+int widening_for(int64_t trips) {
+    for (int g = 16; g > 1; g /= 2) {
+        if (trips % g == 0) return g;
+    }
+    return 1;
+}
+
+// One tdpbusd step of Halide 14's AMX lowering (ExtractTileOperations.cpp): acc = tile_matmul(rows,
+// colbytes, 4, acc, tile_load(rows, 4, A, a, lda), tile_load(1, colbytes, B, b, ldb)), inside a
+// serial loop whose every iteration moves A's tile 4 bytes along its rows and B's one row down.
+struct TdpbusdStep {
+    const HI::Store *store = nullptr;
+    const HI::Call *matmul = nullptr, *a = nullptr, *b = nullptr;
+    Halide::Expr b_row_bytes;  // the distance between B's rows
+};
+
+bool match_step(const HI::For *loop, TdpbusdStep &s) {
+    s.store = loop->body.as<HI::Store>();
+    s.matmul = s.store ? call_named(s.store->value, "tile_matmul") : nullptr;
+    if (!s.matmul || s.matmul->args.size() != 6 || loop->for_type != HI::ForType::Serial) return false;
+    s.a = call_named(s.matmul->args[4], "tile_load");
+    s.b = call_named(s.matmul->args[5], "tile_load");
+    if (!s.a || !s.b || !HI::is_const(s.matmul->args[2], 4) || !HI::is_const(s.a->args[1], 4) ||
+        !HI::is_const(s.b->args[0], 1)) {
+        return false;
+    }
+    Halide::Expr a_step = step_of(s.a->args[3], loop->name);
+    s.b_row_bytes = step_of(s.b->args[3], loop->name);
+    return a_step.defined() && HI::is_const(a_step, 4) && s.b_row_bytes.defined();
+}
+
+// `args` with argument `i` replaced by the constant `value` of that argument's type.
+std::vector<Halide::Expr> with_constant(std::vector<Halide::Expr> args, size_t i, int value) {
+    args[i] = HI::make_const(args[i].type(), value);
+    return args;
+}
+
+// The call `c` with other arguments.
+Halide::Expr remade(const HI::Call *c, std::vector<Halide::Expr> args) {
+    return HI::Call::make(c->type, c->name, args, c->call_type);
+}
+
+class WidenAmxReduction : public HI::IRMutator {
+    using HI::IRMutator::visit;
+
+    HI::Stmt visit(const HI::For *loop) override {
+        TdpbusdStep s;
+        const int64_t *trips = HI::as_const_int(loop->extent);
+        const int g = trips ? widening_for(*trips) : 1;
+        if (g == 1 || !match_step(loop, s)) return HI::IRMutator::visit(loop);
+        // Iteration i of the new loop does the old iterations min + g*i ... min + g*i + g-1.
+        const std::string v = loop->name + "_amx";
+        Halide::Expr first = loop->min + HI::Variable::make(Halide::Int(32), v) * g;
+        std::vector<Halide::Expr> a = with_constant(s.a->args, 1, 4 * g);  // rows x 4g bytes
+        a[3] = HI::simplify(HI::substitute(loop->name, first, a[3]));
+        std::vector<Halide::Expr> b = with_constant(s.b->args, 0, g);      // g rows of B
+        b[3] = HI::simplify(HI::substitute(loop->name, first, b[3]));
+        b[4] = Halide::cast(b[4].type(), s.b_row_bytes);
+        std::vector<Halide::Expr> m = with_constant(s.matmul->args, 2, 4 * g);
+        m[4] = remade(s.a, a);
+        m[5] = remade(s.b, b);
+        HI::Stmt body = HI::Store::make(s.store->name, remade(s.matmul, m), s.store->index, s.store->param,
+                                        s.store->predicate, s.store->alignment);
+        return HI::For::make(v, 0, int(*trips / g), loop->for_type, loop->device_api, body);
+    }
+};
+
+}  // namespace
+
+void add_amx_lowering(Halide::Pipeline &pipeline, const LoweredOp &op) {
+    if (op.amx_tile) pipeline.add_custom_lowering_pass(new WidenAmxReduction);
+}
+
+}  // namespace opgen
