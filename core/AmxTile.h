@@ -21,6 +21,7 @@
 #ifndef OPGEN_CORE_AMX_TILE_H
 #define OPGEN_CORE_AMX_TILE_H
 
+#include "base/TilingTable.h"
 #include "core/ComputeDef.h"
 #include "core/Schedule.h"
 #include "core/Shape.h"
@@ -30,9 +31,9 @@
 
 namespace opgen {
 
-// An AMX accumulator tile: 16 rows of 16 i32 (64 bytes).
-constexpr int kAmxTileRows = 16;
-constexpr int kAmxTileColumns = 16;
+// An AMX accumulator tile: 16 rows of 16 i32 (64 bytes), as the runtime's refit knows it too.
+constexpr int kAmxTileRows = int(tiling::kAmxTileRows);
+constexpr int kAmxTileColumns = int(tiling::kAmxTileColumns);
 
 // Whether the space of `def` at `shape` on `target` offers AMX points: the target has amx_int8,
 // the main reduction is a fusable u8 x s8 -> i32 dot product in groups of 4 (dot_product_group),

@@ -13,6 +13,7 @@
 #include "tuner/ColdInputs.h"
 #include "codegen/ObjectCompile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -208,6 +209,13 @@ void write_bytes(const std::string &path, const std::string &bytes) {
     user_check(out.good()) << "cannot write '" << path << "'";
 }
 
+// Whether a kernel's schedule runs on AMX tiles (SchedulePoint::amx_tile, core/AmxTile.h).
+bool uses_amx(const std::vector<Distinct> &kernels) {
+    return std::any_of(kernels.begin(), kernels.end(), [](const Distinct &d) {
+        return SchedulePoint::from_json(nlohmann::json::parse(d.point_json)).amx_tile;
+    });
+}
+
 // The program compiled beside the kernels, everything archived into lib<name>.a, and the runner
 // linked with it; returns the files for DIR.
 std::map<std::string, std::string> link_library(const std::string &name, const ModelProgram &program,
@@ -284,7 +292,7 @@ DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan
     cache_objects(missing, object_cache_dir());
     std::vector<std::string> functions;
     for (size_t k : of) functions.push_back(kernels[k].function);
-    ModelProgram program = model_program(out.name, m, plan, functions);
+    ModelProgram program = model_program(out.name, m, plan, functions, uses_amx(kernels));
     out.files = link_library(out.name, program, jobs, scratch);
     out.files[out.name + ".weights"] = weights_file_bytes(m, plan);
     out.runner = out.name + "-runner";

@@ -29,9 +29,10 @@ std::string with_model_name(std::string text, const std::string &name);
 
 // The program of `m` named `name` (a C identifier) over `plan`. `kernel_functions[i]` is the
 // pipeline kernel i calls (its object defines `<function>_argv`); kernels of the same op and shape
-// may share one.
+// may share one. `uses_amx`: some kernel runs on AMX tiles (core/AmxTile.h), so `<model>_load`
+// asks the operating system for them first and fails, with the reason, where it refuses.
 ModelProgram model_program(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
-                           const std::vector<std::string> &kernel_functions);
+                           const std::vector<std::string> &kernel_functions, bool uses_amx = false);
 
 }  // namespace opgen::onnx_import
 

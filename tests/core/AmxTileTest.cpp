@@ -3,17 +3,20 @@
 // schedules the accumulator into a tile; on a host with AMX its kernel runs tdpbusd with the full
 // depth of K = 64 bytes per instruction (widen_amx_reduction) and matches the reference exactly.
 #include "base/AmxPermission.h"
+#include "codegen/CompiledCode.h"
 #include "core/AmxTile.h"
 #include "core/Kernel.h"
 #include "core/OpLibrary.h"
 #include "core/Schedule.h"
 #include "core/TilingRules.h"
 #include "core/TilingSpace.h"
+#include "runtime/HostCpu.h"
 #include "tests/support/CheckedKernel.h"
 #include "tests/support/PipelineText.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 using namespace opgen;
@@ -42,6 +45,16 @@ std::string lowered_text(const ComputeDef &def, const BoundShape &shape, const S
     LoweredOp op = lower_for_point(def, shape, &point);
     apply_schedule(op, point, target);
     return test::pipeline_text(op, target, test::PipelineText::LoweredStmt);
+}
+
+// Whether /proc/cpuinfo lists `flag`.
+bool cpu_flag(const std::string &flag) {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
+    }
+    return false;
 }
 
 }  // namespace
@@ -168,4 +181,45 @@ TEST(AmxTile, HostInt8MatmulOnTilesIsExact) { check_host_amx_kernel("matmul_u8s8
 
 TEST(AmxTile, HostRequantMatmulOnTilesIsExact) {
     check_host_amx_kernel("matmul_u8s8_requant", "M=32,N=64,K=128");
+}
+
+// An AMX point's code row needs amx_int8 (so the loader refuses it on a host without AMX tiles and
+// asks for the permission on one with them); the same tiling on vpdpbusd does not. The loader's
+// check agrees with the CPU's flags.
+TEST(AmxTile, CodeRowNeedsAmxInt8) {
+    ComputeDef def = int8_matmul();
+    BoundShape shape = bind_shape(def, "M=32,N=64,K=128");
+    Target amx = amx_target();
+    SchedulePoint p = heuristic_point(def, shape, amx);
+    ASSERT_TRUE(p.amx_tile);
+    const std::string features = compile_kernel_code(def, shape, p, amx, p.to_json().dump()).cpu_features;
+    EXPECT_NE(features.find("avx512_sapphirerapids"), std::string::npos) << features;
+    EXPECT_NE(features.find("amx_int8"), std::string::npos) << features;
+    p.amx_tile = false;
+    EXPECT_EQ(compile_kernel_code(def, shape, p, amx, p.to_json().dump()).cpu_features.find("amx_int8"),
+              std::string::npos);
+    EXPECT_EQ(db::missing_cpu_features("amx_int8").empty(), cpu_flag("amx_int8") && cpu_flag("amx_tile"));
+}
+
+
+// Random AMX points of the space (orders, tile orders, packing, parallel loops on two cores, the
+// requantizing op's epilogue) each match the reference on a host with AMX; on one without, the
+// host's space has none.
+TEST(AmxTile, HostRandomAmxPointsMatchTheReference) {
+    Target host = host_target();
+    host.cores = std::max(host.cores, 2);
+    for (const char *name : {"matmul_u8s8", "matmul_u8s8_requant"}) {
+        ComputeDef def = OpLibrary::standard().load(name);
+        BoundShape shape = bind_shape(def, "M=48,N=64,K=192");
+        TilingRules rules = make_tiling_rules(def, shape, host, 2);
+        int checked = 0;
+        for (const SchedulePoint &p : sample_legal_points(rules, def, shape, host, 400, 11, 200000)) {
+            if (!p.amx_tile || checked == 6) continue;
+            ASSERT_TRUE(host.has_feature("amx_int8")) << p.summary();
+            Verification v = test::run_checked(def, shape, p, host, 13);
+            EXPECT_TRUE(v.ok) << name << " " << p.summary() << ": " << v.first_mismatch;
+            checked++;
+        }
+        EXPECT_EQ(checked > 0, host.has_feature("amx_int8")) << name;
+    }
 }
