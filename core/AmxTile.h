@@ -16,6 +16,10 @@
 // instruction of K = 4G bytes (G up to 16: A as 16 rows x 64 bytes, B as 16 rows of its packed
 // [K/4][N][4] layout), the AMX instruction's full depth. Halide 15 matches the wide form itself.
 //
+// Halide 14 also gives an accumulator Func one tile allocation, so each tdpbusd loads its own A and
+// B tiles: jam_amx_tiles, a second pass, sums two neighbouring register tiles in one loop, which
+// load the operand they share once (3 tile loads per 2 tdpbusd instead of 4).
+//
 // Linux gives a process the AMX register state only on request: request_amx_permission
 // (base/AmxPermission.h) runs before any kernel of such a point is called.
 #ifndef OPGEN_CORE_AMX_TILE_H
@@ -55,8 +59,12 @@ bool amx_tile_point(const ComputeDef &def, const BoundShape &shape, const Target
 // per iteration, with a trip count divisible by G in {16, 8, 4, 2} (the largest), becomes a loop of
 // a G-th of the trips of one tdpbusd of K = 4G bytes: the same sums per element, exact in i32. Any
 // other loop is left as it is (still correct, at K = 4).
-// Adds widen_amx_reduction to `pipeline` (which then owns it) when `op` was scheduled with an AMX
-// point (LoweredOp::amx_tile).
+// jam_amx_tiles, run after it: a serial loop of an even trip count whose body is one accumulator
+// tile zeroed, summed by such a loop and copied out becomes a loop of half the trips over two
+// tiles summed in one loop. Any other loop is left as it is.
+
+// Adds widen_amx_reduction and jam_amx_tiles to `pipeline` (which then owns them) when `op` was
+// scheduled with an AMX point (LoweredOp::amx_tile).
 void add_amx_lowering(Halide::Pipeline &pipeline, const LoweredOp &op);
 
 }  // namespace opgen

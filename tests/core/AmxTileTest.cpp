@@ -105,7 +105,7 @@ TEST(AmxTile, SpaceWithoutAmxInt8OffersNone) {
 
 // An AMX point keeps its accumulator in a tile, copied whole for its reader, and reads back from
 // its JSON; its lowered code is tdpbusd of K = 64 bytes (A 16 rows x 64 bytes, B 16 rows), which
-// Halide's own lowering leaves at K = 4.
+// Halide's own lowering leaves at K = 4, on two accumulator tiles side by side.
 TEST(AmxTile, PointSchedulesTheAccumulatorIntoATileOfFullDepth) {
     ComputeDef def = int8_matmul();
     BoundShape shape = bind_shape(def, "M=32,N=64,K=256");
@@ -125,6 +125,10 @@ TEST(AmxTile, PointSchedulesTheAccumulatorIntoATileOfFullDepth) {
     EXPECT_NE(stmt.find("tile_load(16, 64, A,"), std::string::npos) << stmt;
     EXPECT_NE(stmt.find("tile_load(16, 64, B,"), std::string::npos) << stmt;
     EXPECT_EQ(stmt.find("tile_matmul(16, 64, 4,"), std::string::npos) << stmt;
+    // Two neighbouring register tiles (n: 64 = 4 tiles of 16) summed in one loop, jam_amx_tiles.
+    EXPECT_NE(stmt.find(".amx_0[ramp(0, 1, 256)] = (int32x256)tile_matmul(16, 64, 64,"), std::string::npos) << stmt;
+    EXPECT_NE(stmt.find(".amx_1[ramp(0, 1, 256)] = (int32x256)tile_matmul(16, 64, 64,"), std::string::npos) << stmt;
+    EXPECT_NE(stmt.find("n__r_jam, 0, 2)"), std::string::npos) << stmt;
     // A K whose groups are not a multiple of 16 widens by the largest power of two that divides.
     BoundShape k40 = bind_shape(def, "M=32,N=64,K=160");
     SchedulePoint q = heuristic_point(def, k40, amx);
