@@ -2,7 +2,7 @@
 
 #include "runtime/HostCpu.h"
 #include "base/Error.h"
-#include "core/AmxTile.h"
+#include "core/AmxLowering.h"
 #include "core/Kernel.h"
 #include "core/Lower.h"
 

@@ -1,6 +1,6 @@
 #include "codegen/Emit.h"
 
-#include "core/AmxTile.h"
+#include "core/AmxLowering.h"
 #include "core/Gather.h"
 #include "codegen/GenericCode.h"
 #include "core/Kernel.h"

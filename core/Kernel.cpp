@@ -1,7 +1,7 @@
 #include "core/Kernel.h"
 
 #include "base/AmxPermission.h"
-#include "core/AmxTile.h"
+#include "core/AmxLowering.h"
 
 #include <algorithm>
 #include <chrono>

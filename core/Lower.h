@@ -72,7 +72,7 @@ struct LoweredOp {
     // expressions (codegen/GenericCode.cpp) lets the simplifier drop the clamps there.
     std::map<std::string, Halide::Expr> full_tile;
     // Set by apply_schedule for a point with amx_tile: the pipeline needs widen_amx_reduction
-    // (core/AmxTile.h, add_amx_lowering) and the process AMX permission (base/AmxPermission.h).
+    // (core/AmxLowering.h, add_amx_lowering) and the process AMX permission (base/AmxPermission.h).
     bool amx_tile = false;
 
     LoweredStage &stage(const std::string &tensor);

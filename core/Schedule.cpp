@@ -1090,7 +1090,7 @@ Accumulator accumulate_in_amx_tile(Recorder &rec, const TiledGroup &g, const Sch
     u.atomic().vectorize(g.main.rdom[0]);
     rec.line(un + ".atomic().vectorize(" + group + ");");
     vectorize_whole_tile(rec, u, un, g.main.vars, g.main.var_names);
-    rec.line("// and opgen's lowering pass widen_amx_reduction (core/AmxTile.h, add_amx_lowering): without it "
+    rec.line("// and opgen's lowering pass widen_amx_reduction (core/AmxLowering.h): without it "
              "Halide 14 issues one tdpbusd per 4 bytes of K");
     g.op.amx_tile = true;
     return acc;

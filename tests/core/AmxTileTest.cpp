@@ -4,6 +4,7 @@
 // depth of K = 64 bytes per instruction (widen_amx_reduction) and matches the reference exactly.
 #include "base/AmxPermission.h"
 #include "codegen/CompiledCode.h"
+#include "core/AmxLowering.h"
 #include "core/AmxTile.h"
 #include "core/Kernel.h"
 #include "core/OpLibrary.h"

@@ -4,7 +4,7 @@
 #ifndef OPGEN_TESTS_SUPPORT_PIPELINE_TEXT_H
 #define OPGEN_TESTS_SUPPORT_PIPELINE_TEXT_H
 
-#include "core/AmxTile.h"
+#include "core/AmxLowering.h"
 #include "core/Kernel.h"
 
 #include <gtest/gtest.h>
