@@ -1059,8 +1059,12 @@ void vectorize_whole_tile(Recorder &rec, Halide::Stage s, const std::string &sn,
 // update atomic with the group loop, then the tile's columns and rows, vectorized innermost (a
 // VectorReduce of 4 over 16 x 16 lanes: tdpbusd); its reader a whole-tile copy (`<acc>.in()`,
 // tilestored to the stack), which the output and any fused epilogue read as vectors: Halide
-// refuses any other use of a tile. UserError for a point that is not an AMX point.
-Accumulator accumulate_in_amx_tile(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const OutputTiles &t) {
+// refuses any other use of a tile. UserError for a point that is not an AMX point, or a target
+// without amx_int8 (a winner tuned on an AMX host, compiled for one without).
+Accumulator accumulate_in_amx_tile(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
+                                   const OutputTiles &t) {
+    user_check(target.has_feature("amx_int8"))
+        << "schedule: amx_tile on target '" << target.name << "', which has no amx_int8";
     user_check(p.dot_product == 4 && amx_register_tile(p) && !reduction_is_blocked(g, p) && g.main.vars.size() == 2)
         << "schedule: amx_tile needs dot_product 4, a register tile of " << kAmxTileRows << " x " << kAmxTileColumns
         << " vectorized by " << kAmxTileColumns << " on its innermost axis, and an unblocked reduction";
@@ -1327,7 +1331,7 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     user_check(g.fused || !p.amx_tile) << "schedule: amx_tile needs a reduction computed in the output's tiles";
     if (!g.fused) return rec.finish();
     if (p.amx_tile) {
-        Accumulator acc = accumulate_in_amx_tile(rec, g, p, tiles);
+        Accumulator acc = accumulate_in_amx_tile(rec, g, p, target, tiles);
         pack_panels(rec, g, p, target, acc, cache_panel_level(g, tiles));
         return rec.finish();
     }
