@@ -21,6 +21,10 @@ inline const std::vector<int64_t> kRowRegs = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14
 inline const std::vector<int64_t> kLoneRowRegs = {20, 24, 28};
 // Register tiles of the third axis (output channels of a convolution, a batched matmul's batch).
 inline const std::vector<int64_t> kThirdAxisRegs = {1, 2, 4, 8};
+// An AMX accumulator tile (core/AmxTile.h): 16 rows of 16 i32 (64 bytes); an AMX point's register
+// tile is exactly this, on 16 lanes, over axes whose extents are whole tiles.
+inline constexpr int64_t kAmxTileRows = 16;
+inline constexpr int64_t kAmxTileColumns = 16;
 // Reduction blocks are multiples of this that divide the extent, up to kMaxReductionBlock.
 inline constexpr int64_t kReductionBlockStep = 16;
 inline constexpr int64_t kMaxReductionBlock = 1024;

@@ -1,4 +1,5 @@
 // ops, space and target: commands that inspect, measure nothing and write nothing.
+#include "core/AmxTile.h"
 #include "core/OpLibrary.h"
 #include "core/StageGraph.h"
 #include "cli/Cli.h"
@@ -68,6 +69,10 @@ void print_space(const ComputeDef &def, const BoundShape &shape, const Target &t
                                     " cores (and one more), "
                               : std::string("serial, "))
               << k.pack_prefetch.size() << " packing/prefetch choices, unroll {on,off}\n";
+    if (k.amx_tiles.size() > 1) {
+        std::cout << "AMX tiles: {off,on} on the tilings of a " << opgen::kAmxTileRows << " x " << opgen::kAmxTileColumns
+                  << " register tile with the reduction whole (core/AmxTile.h)\n";
+    }
     if (k.stage_plans.size() > 1) {
         std::cout << "stage plans: " << k.stage_plans.size() << " (placements of the other statements, exp exact or fast)\n";
     }

@@ -2,6 +2,7 @@
 
 #include "runtime/HostCpu.h"
 #include "base/Error.h"
+#include "core/AmxLowering.h"
 #include "core/Kernel.h"
 #include "core/Lower.h"
 
@@ -93,7 +94,9 @@ std::string compile_scheduled_object(LoweredOp &op, const std::string &what, con
     std::vector<Halide::Argument> args;
     for (auto &param : op.params) args.emplace_back(param);
     try {
-        Halide::Pipeline(op.output).compile_to_object(path, args, function, ht);
+        Halide::Pipeline pipeline(op.output);
+        add_amx_lowering(pipeline, op);
+        pipeline.compile_to_object(path, args, function, ht);
     } catch (const Halide::Error &e) {
         throw UserError(what + ": Halide cannot compile code for target '" + ht.to_string() + "': " + e.what());
     }
@@ -125,7 +128,7 @@ std::string code_signature(const ComputeDef &def, const BoundShape &shape) {
     return db::signature_text(arguments);
 }
 
-std::string required_cpu_features(const Halide::Target &halide_target) {
+std::string required_cpu_features(const Halide::Target &halide_target, bool amx_tile) {
     std::string features;
     std::stringstream parts(halide_target.to_string());
     std::string part;
@@ -135,14 +138,16 @@ std::string required_cpu_features(const Halide::Target &halide_target) {
             features += (features.empty() ? "" : ",") + part;
         }
     }
+    if (amx_tile) features += (features.empty() ? "" : ",") + std::string("amx_int8");
     return features;
 }
 
-void link_kernel_code(const std::string &object, const std::string &halide_target, db::KernelCode &code) {
+void link_kernel_code(const std::string &object, const std::string &halide_target, db::KernelCode &code,
+                      bool amx_tile) {
     ScratchFolder scratch;
     std::string library = scratch.file("kernel.so");
     code.halide_target = halide_target;
-    code.cpu_features = required_cpu_features(Halide::Target(code.halide_target));
+    code.cpu_features = required_cpu_features(Halide::Target(code.halide_target), amx_tile);
     // -Bsymbolic: the kernel's calls to its own functions never bind to another kernel's.
     run_build_tool({c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", library, object}, scratch.file("link.log"));
     code.bytes = read_bytes(library);
@@ -153,7 +158,7 @@ void link_kernel_code(const std::string &object, const std::string &halide_targe
 void build_kernel_code(LoweredOp &op, const std::string &what, const Target &target, db::KernelCode &code) {
     ScratchFolder scratch;
     std::string object = scratch.file("kernel.o");
-    link_kernel_code(object, compile_scheduled_object(op, what, target, code.function, object), code);
+    link_kernel_code(object, compile_scheduled_object(op, what, target, code.function, object), code, op.amx_tile);
 }
 
 db::KernelCode compile_kernel_code(const ComputeDef &def, const BoundShape &shape,

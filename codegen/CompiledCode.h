@@ -26,8 +26,10 @@ std::string code_function_name(const ComputeDef &def);
 // the output, each with its dims outermost first.
 std::string code_signature(const ComputeDef &def, const BoundShape &shape);
 
-// The Halide features of `halide_target` that need the CPU's support (those db::HostCpu checks).
-std::string required_cpu_features(const Halide::Target &halide_target);
+// The Halide features of `halide_target` that need the CPU's support (those db::HostCpu checks),
+// and amx_int8 for code of an AMX point (`amx_tile`, core/AmxTile.h), so that the loader refuses it
+// on a host without AMX tiles (and asks for the AMX permission on one with them).
+std::string required_cpu_features(const Halide::Target &halide_target, bool amx_tile = false);
 
 // Compiles an op already lowered and scheduled into an object file at `path` holding the pipeline
 // `function` (Target::NoRuntime); returns the Halide target string. Raises UserError starting with
@@ -64,9 +66,11 @@ void run_build_tool(const std::vector<std::string> &command, const std::string &
 
 // Links the object file `object` (compiled for the Halide target `halide_target`,
 // compile_scheduled_object) into `code`'s shared object: its target, CPU features, bytes, size and
-// digest (its other fields, which the digest covers, set by the caller). Raises UserError naming
-// the command and its output when the link fails.
-void link_kernel_code(const std::string &object, const std::string &halide_target, db::KernelCode &code);
+// digest (its other fields, which the digest covers, set by the caller). `amx_tile`: the object
+// runs AMX tiles (LoweredOp::amx_tile). Raises UserError naming the command and its output when the
+// link fails.
+void link_kernel_code(const std::string &object, const std::string &halide_target, db::KernelCode &code,
+                      bool amx_tile = false);
 
 // Compiles a lowered, scheduled op into `code`'s target, CPU features, bytes, size and digest (its
 // other fields, which the digest covers, set by the caller). Raises UserError starting with `what`

@@ -1,5 +1,6 @@
 #include "codegen/Emit.h"
 
+#include "core/AmxLowering.h"
 #include "core/Gather.h"
 #include "codegen/GenericCode.h"
 #include "core/Kernel.h"
@@ -339,6 +340,25 @@ std::vector<Halide::Argument> arguments_of(const LoweredOp &op) {
     return args;
 }
 
+// Halide 14's C backend has no AMX tile intrinsics (tile_zero, tile_matmul: an internal error),
+// so the C source of an AMX point (core/AmxTile.h) is that of the same tiling on vpdpbusd, which
+// its first line says.
+void write_c_without_amx(const ComputeDef &def, const BoundShape &shape, SchedulePoint point, const Target &target,
+                         const std::string &path, const std::string &name) {
+    point.amx_tile = false;
+    LoweredOp op = lower_for_point(def, shape, &point);
+    apply_schedule(op, point, target);
+    Halide::Pipeline(op.output).compile_to_c(path, arguments_of(op), name,
+                                             halide_target_of(target).with_feature(Halide::Target::NoRuntime));
+    std::ifstream in(path);
+    std::stringstream c;
+    c << "/* The schedule's AMX tiles are left out here: Halide 14's C backend has no tile intrinsics; "
+         "the library and the .stmt have them. */\n"
+      << in.rdbuf();
+    in.close();
+    std::ofstream(path) << c.str();
+}
+
 }  // namespace
 
 std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &shape, const std::optional<SchedulePoint> &point,
@@ -356,10 +376,15 @@ std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &sh
             apply_default_schedule(op, target);
         }
         Halide::Pipeline p(op.output);
+        add_amx_lowering(p, op);
         std::vector<Halide::Argument> args = arguments_of(op);
         Halide::Target ht = halide_target_of(target);
         p.compile_to_static_library(base, args, name, ht);
-        p.compile_to_c(base + ".c", args, name, ht.with_feature(Halide::Target::NoRuntime));
+        if (op.amx_tile) {
+            write_c_without_amx(def, shape, *point, target, base + ".c", name);
+        } else {
+            p.compile_to_c(base + ".c", args, name, ht.with_feature(Halide::Target::NoRuntime));
+        }
         p.compile_to_lowered_stmt(base + ".stmt", args, Halide::Text, ht);
     });
 }
@@ -378,6 +403,7 @@ std::vector<std::string> emit_generic_inspection(const ComputeDef &def, const Bo
         LoweredOp exact = lower_for_point(def, shape, &point);
         apply_schedule(exact, point, target);
         Halide::Pipeline e(exact.output);
+        add_amx_lowering(e, exact);
         e.compile_to_assembly(base + ".s", arguments_of(exact), name, ht);
     });
 }

@@ -398,6 +398,9 @@ bool pads(const ComputeDef &def, const BoundShape &shape, const TensorDecl &t) {
 
 SchedulePoint generic_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point) {
     SchedulePoint generic = point;
+    // An AMX tile needs whole 16 x 16 tiles, which a symbolic shape does not promise: the same
+    // tiling on vpdpbusd instead.
+    generic.amx_tile = false;
     for (const TensorDecl *t : def.inputs()) {
         if (!pads(def, shape, *t)) continue;
         if (std::find(generic.packed.begin(), generic.packed.end(), t->name) == generic.packed.end())

@@ -59,7 +59,8 @@ std::vector<std::vector<std::string>> generic_dims_c(const ComputeDef &def, cons
 // plane, and the inner loops keep a select per load. A panel copied with its zero border keeps
 // the selects in the copy (measured on an Intel Xeon host: 1.79-1.95x the exact kernel before,
 // 1.17-1.31x after, C=32 F=48 40x40; but C=32 F=32 28x28 went 1.19x -> 1.56x, the copy costing
-// more than the selects there).
+// more than the selects there). An AMX point (core/AmxTile.h) becomes the same tiling without
+// AMX tiles, which need whole tiles that a symbolic shape does not promise.
 SchedulePoint generic_point(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point);
 
 // Whether the Halide loop dimension `dim` is the loop `loop`: a stage's loop names end in the

@@ -1,5 +1,8 @@
 #include "core/Kernel.h"
 
+#include "base/AmxPermission.h"
+#include "core/AmxLowering.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -24,6 +27,9 @@ Halide::Buffer<> wrap(HostTensor &t, const TensorDecl &decl, const std::string &
 JitKernel::JitKernel(LoweredOp &op, const Target &target)
     : op_(op), pipeline_(op.output), target_(halide_target_of(target)) {
     user_check(target.measurable) << "target '" << target.name << "' cannot run on this machine";
+    add_amx_lowering(pipeline_, op);
+    user_check(!op.amx_tile || request_amx_permission())
+        << "target '" << target.name << "': the operating system refused the permission to use AMX tiles";
     pipeline_.compile_jit(target_);
 }
 

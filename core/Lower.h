@@ -71,6 +71,9 @@ struct LoweredOp {
     // are read unclamped (see lower_to_halide_generic); a specialization on exactly these
     // expressions (codegen/GenericCode.cpp) lets the simplifier drop the clamps there.
     std::map<std::string, Halide::Expr> full_tile;
+    // Set by apply_schedule for a point with amx_tile: the pipeline needs widen_amx_reduction
+    // (core/AmxLowering.h, add_amx_lowering) and the process AMX permission (base/AmxPermission.h).
+    bool amx_tile = false;
 
     LoweredStage &stage(const std::string &tensor);
     // The gathered read of input `tensor` (above), or null; the Func the statements read it

@@ -1,5 +1,6 @@
 #include "core/Schedule.h"
 
+#include "core/AmxTile.h"
 #include "core/ConvWindow.h"
 #include "core/DotProduct.h"
 #include "core/Gather.h"
@@ -37,6 +38,7 @@ nlohmann::json SchedulePoint::to_json() const {
     if (vector_axis) j["vector_axis"] = vector_axis;
     if (channels_innermost) j["channels_innermost"] = true;
     if (dot_product) j["dot_product"] = dot_product;
+    if (amx_tile) j["amx_tile"] = true;
     return j;
 }
 
@@ -63,6 +65,7 @@ SchedulePoint SchedulePoint::from_json(const nlohmann::json &j) {
         p.vector_axis = j.value("vector_axis", 0);
         p.channels_innermost = j.value("channels_innermost", false);
         p.dot_product = j.value("dot_product", 0);
+        p.amx_tile = j.value("amx_tile", false);
     } catch (const nlohmann::json::exception &e) {
         user_check(false) << "schedule point: " << e.what();
     }
@@ -109,6 +112,7 @@ std::string SchedulePoint::summary() const {
     if (fast_math) s << " fastmath";
     if (channels_innermost) s << " cin";
     if (dot_product) s << " dot=" << dot_product;
+    if (amx_tile) s << " amx";
     return s.str();
 }
 
@@ -845,11 +849,16 @@ struct PanelLevel {
     bool blocked = false;
 };
 
+// Per cache tile of the output.
+PanelLevel cache_panel_level(const TiledGroup &g, const OutputTiles &t) {
+    return {Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name, false};
+}
+
 // Panels go with the loop they feed: per reduction block when the reduction is blocked, else per
 // cache tile of the output.
 PanelLevel panel_level(const TiledGroup &g, const OutputTiles &t, const Accumulator &acc, const UpdateLoops &u) {
     if (acc.blocked) return {Halide::LoopLevel(acc.func, u.blocks.front()), acc.name + ", " + u.block_names.front(), true};
-    return {Halide::LoopLevel(g.op.output, t.cache.var), clean_name(g.op.output.name()) + ", " + t.cache.name, false};
+    return cache_panel_level(g, t);
 }
 
 // Whether `ms` reads `input`'s Halide dimension `d` (0 the contiguous one) at an index that moves
@@ -1030,6 +1039,65 @@ void pack_panels(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, con
             copy_rows_before_panel(rec, g, p, pk, name);
         }
     }
+}
+
+// Vectorizes the two pure loops of `s` (printed `sn`) by the AMX tile's columns and rows: its
+// 16 x 16 at once. Split by the tile rather than vectorized whole: inside a shifted cache tile the
+// loops' extents are 16 only once simplified, which vectorize() does not wait for; rounded up, the
+// outer loops of the splits run once.
+void vectorize_whole_tile(Recorder &rec, Halide::Stage s, const std::string &sn, const std::vector<Halide::Var> &vars,
+                          const std::vector<std::string> &names) {
+    for (size_t i = 0; i < vars.size(); i++) {
+        const int lanes = i == 0 ? kAmxTileColumns : kAmxTileRows;
+        s.vectorize(vars[i], lanes, Halide::TailStrategy::RoundUp);
+        rec.line(sn + ".vectorize(" + names[i] + ", " + std::to_string(lanes) + ", TailStrategy::RoundUp);");
+    }
+}
+
+// An AMX accumulator (core/AmxTile.h): one tile per register tile, computed at the innermost
+// register-tile loop and stored in MemoryType::AMXTile; its init vectorized whole (tilezero), its
+// update atomic with the group loop, then the tile's columns and rows, vectorized innermost (a
+// VectorReduce of 4 over 16 x 16 lanes: tdpbusd); its reader a whole-tile copy (`<acc>.in()`,
+// tilestored to the stack), which the output and any fused epilogue read as vectors: Halide
+// refuses any other use of a tile. UserError for a point that is not an AMX point, or a target
+// without amx_int8 (a winner tuned on an AMX host, compiled for one without).
+Accumulator accumulate_in_amx_tile(Recorder &rec, const TiledGroup &g, const SchedulePoint &p, const Target &target,
+                                   const OutputTiles &t) {
+    user_check(target.has_feature("amx_int8"))
+        << "schedule: amx_tile on target '" << target.name << "', which has no amx_int8";
+    user_check(p.dot_product == 4 && amx_register_tile(p) && !reduction_is_blocked(g, p) && g.main.vars.size() == 2)
+        << "schedule: amx_tile needs dot_product 4, a register tile of " << kAmxTileRows << " x " << kAmxTileColumns
+        << " vectorized by " << kAmxTileColumns << " on its innermost axis, and an unblocked reduction";
+    const size_t k = p.tile_order.empty() ? 0 : axis_index(p, p.tile_order.front(), "tile_order");
+    const std::string out = clean_name(g.op.output.name()), an = clean_name(g.main.acc.name());
+    Accumulator acc{g.main.acc, an, false, Halide::LoopLevel(g.op.output, t.vr[k]), out + ", " + t.vr[k].name(), "",
+                    kAmxTileColumns};
+    Halide::Func copy = acc.func.in();
+    copy.compute_at(acc.at);
+    rec.line("Func " + an + "_tile = " + an + ".in();");
+    rec.line(an + "_tile.compute_at(" + acc.at_text + ");");
+    std::vector<std::string> copy_names;
+    for (const Halide::Var &v : copy.args()) copy_names.push_back(clean_name(v.name()));
+    // Rows of the copy two tiles wide: a dense 16 x 16 copy's index simplifies to one ramp of 256,
+    // which Halide's matcher does not take for a tile store.
+    copy.align_storage(copy.args()[0], 2 * kAmxTileColumns);
+    rec.line(an + "_tile.align_storage(" + copy_names[0] + ", " + std::to_string(2 * kAmxTileColumns) + ");");
+    vectorize_whole_tile(rec, Halide::Stage(copy), an + "_tile", copy.args(), copy_names);
+    acc.func.compute_at(acc.at).store_in(Halide::MemoryType::AMXTile);
+    rec.line(an + ".compute_at(" + acc.at_text + ").store_in(MemoryType::AMXTile);");
+    vectorize_whole_tile(rec, Halide::Stage(acc.func), an, g.main.vars, g.main.var_names);
+    Halide::Stage u = acc.func.update();
+    const std::string un = an + ".update()", group = g.main.rvar_idents[0];
+    u.reorder(g.main.rdom[0], g.main.vars[0], g.main.vars[1], g.main.rdom[1]);
+    rec.line(un + ".reorder(" + group + ", " + g.main.var_names[0] + ", " + g.main.var_names[1] + ", " +
+             g.main.rvar_idents[1] + ");");
+    u.atomic().vectorize(g.main.rdom[0]);
+    rec.line(un + ".atomic().vectorize(" + group + ");");
+    vectorize_whole_tile(rec, u, un, g.main.vars, g.main.var_names);
+    rec.line("// and opgen's lowering pass widen_amx_reduction (core/AmxLowering.h): without it "
+             "Halide 14 issues one tdpbusd per 4 bytes of K");
+    g.op.amx_tile = true;
+    return acc;
 }
 
 // Where a placed statement is computed: at root, or at a loop of the output (tile_level).
@@ -1260,7 +1328,13 @@ AppliedSchedule apply_schedule(LoweredOp &op, const SchedulePoint &p, const Targ
     schedule_root_reductions(rec, g, p, target);
     OutputTiles tiles = tile_output(rec, op.output, op.stage(def.output().name), p, op.shape, target);
     place_stages(rec, g, p, target, tiles);
+    user_check(g.fused || !p.amx_tile) << "schedule: amx_tile needs a reduction computed in the output's tiles";
     if (!g.fused) return rec.finish();
+    if (p.amx_tile) {
+        Accumulator acc = accumulate_in_amx_tile(rec, g, p, target, tiles);
+        pack_panels(rec, g, p, target, acc, cache_panel_level(g, tiles));
+        return rec.finish();
+    }
 
     // The accumulator: per register tile (registers hold it) or per cache tile with the
     // reduction blocked.
@@ -1390,6 +1464,7 @@ SchedulePoint heuristic_point(const ComputeDef &def, const BoundShape &shape, co
     // A dot-product GEMM (int8, bf16) reads its grouped operand as laid out, and a convolution has
     // its own starting points: neither takes the packed-panel GEMM's.
     const bool dot = dot_product_point(def, shape, target, p);
+    if (dot) amx_tile_point(def, shape, target, p);
     bool own_point = dot || pixel_gemm_point(def, shape, target, p) || strided_row_gemm_point(def, shape, target, p) ||
                 short_row_conv_point(def, shape, target, p) || blocked_conv_point(def, shape, target, p);
     if (!own_point) panel_gemm_point(def, shape, target, p);

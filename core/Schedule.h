@@ -89,6 +89,10 @@ struct SchedulePoint {
                                         // VectorReduce) so that the target's dot-product
                                         // instruction does it: 4 for u8 x s8 (vpdpbusd), 2 for bf16
                                         // (vdpbf16ps); 0: none (core/DotProduct.h)
+    bool amx_tile = false;              // the accumulator is one AMX tile (16 x 16 i32, tdpbusd:
+                                        // core/AmxTile.h) per register tile of 16 x 16, with
+                                        // dot_product 4 and the reduction unblocked; prefetch
+                                        // and unroll do not apply to it
 
     nlohmann::json to_json() const;
     static SchedulePoint from_json(const nlohmann::json &j);
@@ -101,7 +105,8 @@ struct SchedulePoint {
                parallel_loops == o.parallel_loops && packed == o.packed && vector_width == o.vector_width &&
                unroll == o.unroll && tile_order == o.tile_order && prefetch == o.prefetch && stages == o.stages &&
                fast_math == o.fast_math && vector_axis == o.vector_axis &&
-               channels_innermost == o.channels_innermost && dot_product == o.dot_product;
+               channels_innermost == o.channels_innermost && dot_product == o.dot_product &&
+               amx_tile == o.amx_tile;
     }
 };
 

@@ -1,6 +1,7 @@
 #include "core/TilingRules.h"
 
 #include "base/TilingTable.h"
+#include "core/AmxTile.h"
 #include "core/ConvWindow.h"
 #include "core/DotProduct.h"
 #include "core/ParallelLoops.h"
@@ -204,6 +205,7 @@ SchedulePoint with_knobs_of(const TilingRules &rules, SchedulePoint tiling, cons
         tiling.fast_math = p.fast_math;
     }
     if (has(k.channel_orders, p.channels_innermost)) tiling.channels_innermost = p.channels_innermost;
+    tiling.amx_tile = p.amx_tile && has(k.amx_tiles, true) && amx_tile_fits(k, tiling);
     return tiling;
 }
 
@@ -566,6 +568,8 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     if (fusable && window_inside_channels(ms, shape, kWindowSteps)) s.knobs.channel_orders = {false, true};
     if (fusable) s.knobs.dot_product = dot_product_group(def, shape, target);
     if (s.knobs.dot_product) s.knobs.channel_orders = {false};  // the group loop is innermost either way
+    if (fusable && amx_tile_offered(def, shape, target)) s.knobs.amx_tiles = {false, true};
+    for (const ReduceOptions &r : s.reduce) s.knobs.reduce_extents.push_back(r.extent);
     s.most_tiles = most_cache_tiles(s);
     // Groups that cannot fit their buffer even under the smallest tiling split into subgroups.
     s.groups = split_oversized_groups(def, shape, target, s.graph, s.groups, smallest_point(s));
@@ -605,6 +609,18 @@ void snap_parallel_loops(const KnobChoices &knobs, SchedulePoint &p) {
     if (std::find(choices.begin(), choices.end(), p.parallel_loops) == choices.end()) p.parallel_loops = choices.front();
 }
 
+bool amx_tile_fits(const KnobChoices &knobs, const SchedulePoint &p) {
+    if (!amx_register_tile(p) || p.reduce.size() != knobs.reduce_extents.size()) return false;
+    for (size_t j = 0; j < p.reduce.size(); j++) {
+        if (p.reduce[j].block != knobs.reduce_extents[j]) return false;
+    }
+    return true;
+}
+
+size_t amx_choice_count(const KnobChoices &knobs, const SchedulePoint &tiling) {
+    return amx_tile_fits(knobs, tiling) ? knobs.amx_tiles.size() : 1;
+}
+
 bool tile_order_matters(const SchedulePoint &p) {
     return p.axes.size() >= 2 && p.axes[0].tile > p.axes[0].reg && p.axes[1].tile > p.axes[1].reg;
 }
@@ -633,7 +649,7 @@ bool offered_knobs(const KnobChoices &k, const SchedulePoint &p) {
     return has(k.outer_orders, p.outer_order) && tile_ok && has(parallel_choices(k, p), p.parallel_loops) &&
            has(k.pack_prefetch, std::make_pair(p.packed, p.prefetch)) && has(k.unroll_choices, p.unroll) &&
            has(k.stage_plans, StagePlan{p.stages, p.fast_math}) && has(k.channel_orders, p.channels_innermost) &&
-           p.dot_product == k.dot_product;
+           p.dot_product == k.dot_product && (!p.amx_tile || (has(k.amx_tiles, true) && amx_tile_fits(k, p)));
 }
 
 std::vector<Footprint> footprints(const TilingRules &rules, const ComputeDef &def, const BoundShape &shape,
@@ -699,7 +715,7 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
     const size_t most_parallel = k.cores > 1 ? kMostParallelChoices : 1;
     const uint64_t knob_combinations = k.outer_orders.size() * k.tile_orders.size() * most_parallel *
                                        k.pack_prefetch.size() * k.unroll_choices.size() * k.stage_plans.size() *
-                                       k.channel_orders.size();
+                                       k.channel_orders.size() * k.amx_tiles.size();
     std::unordered_map<uint64_t, bool> tiling_fits;  // capacity checks, by tiling code
     std::unordered_set<uint64_t> chosen;             // (tiling, knobs) codes drawn and kept
     for (size_t draw = 0; draw < max_draws && out.size() < n; draw++) {
@@ -712,13 +728,15 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         // Drawn only where there is a choice, so an op with one plan draws what it always did.
         size_t plan = k.stage_plans.size() > 1 ? uniform(k.stage_plans.size()) : 0;
         size_t channels = k.channel_orders.size() > 1 ? uniform(k.channel_orders.size()) : 0;
+        size_t amx = k.amx_tiles.size() > 1 ? uniform(k.amx_tiles.size()) : 0;
         SchedulePoint p = tiling_at(rules, v, idx);
         if (tile > 0 && !tile_order_matters(p)) continue;
+        if (amx > 0 && !amx_tile_fits(k, p)) continue;
         uint64_t code = tiling_code(rules, v, idx);
         uint64_t knobs =
-            (((((outer * k.tile_orders.size() + tile) * most_parallel + parallel) * k.pack_prefetch.size() +
+            ((((((outer * k.tile_orders.size() + tile) * most_parallel + parallel) * k.pack_prefetch.size() +
              pack) * k.unroll_choices.size() + unroll) * k.stage_plans.size() + plan) * k.channel_orders.size() +
-            channels;
+             channels) * k.amx_tiles.size() + amx;
         if (chosen.count(code * knob_combinations + knobs)) continue;
         if (!whole_register_tiles_if_blocked(rules, p) || !enough_tiles(rules, p)) continue;
         auto memo = tiling_fits.find(code);
@@ -735,6 +753,7 @@ std::vector<SchedulePoint> sample_legal_points(const TilingRules &rules, const C
         p.stages = k.stage_plans[plan].stages;
         p.fast_math = k.stage_plans[plan].fast_math;
         p.channels_innermost = k.channel_orders[channels];
+        p.amx_tile = k.amx_tiles[amx];
         chosen.insert(code * knob_combinations + knobs);
         out.push_back(std::move(p));
     }

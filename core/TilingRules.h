@@ -76,6 +76,11 @@ struct KnobChoices {
     // dot product does the group's products in one instruction per vector; the same loop without
     // it takes several, so the space does not offer both.
     int dot_product = 0;
+    // SchedulePoint::amx_tile: {false, true} where amx_tile_offered (core/AmxTile.h: the target has
+    // amx_int8), else {false}: the same space as before. The choice exists only for the tilings an
+    // AMX tile can take (amx_tile_fits); the others have {false} alone.
+    std::vector<bool> amx_tiles{false};
+    std::vector<int64_t> reduce_extents;  // the main reduction's extents, innermost first
 };
 
 struct TilingRules {
@@ -102,6 +107,12 @@ struct TilingRules {
 // Costs the stage graph and one footprint check per stage group, never an enumeration.
 TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, const Target &target,
                               int threads);
+
+// Whether an AMX accumulator can take `p`'s tiling: a register tile of 16 x 16 vectorized by 16 on
+// the innermost axis (amx_register_tile) and every reduction unblocked.
+bool amx_tile_fits(const KnobChoices &knobs, const SchedulePoint &p);
+// The amx_tile choices offered for `tiling`: knobs.amx_tiles where amx_tile_fits, else {false}.
+size_t amx_choice_count(const KnobChoices &knobs, const SchedulePoint &tiling);
 
 // Whether swapping the register-tile loops of `p` makes a different schedule (both innermost
 // axes hold several register tiles per cache tile); only then is a tile order offered.

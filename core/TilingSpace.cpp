@@ -22,11 +22,12 @@ std::string tiling_key(const SchedulePoint &p) {
 }
 
 // The knob digits of a tiling: (outer order, parallel loops) pairs, tile orders, packing and
-// prefetching, unrolling, stage plans, channel orders. The first digit's radix depends on the tiling: an order's
-// parallel choices depend on its loops' trip counts (core/TilingRules.h loop_plan_count).
+// prefetching, unrolling, stage plans, channel orders, AMX tiles. The first digit's radix depends on the tiling: an order's
+// parallel choices depend on its loops' trip counts (core/TilingRules.h loop_plan_count); so do
+// the tile orders' and the AMX tiles' (amx_choice_count).
 std::vector<size_t> knob_dims(const KnobChoices &k, const SchedulePoint &tiling) {
     return {loop_plan_count(k, tiling), tile_order_matters(tiling) ? k.tile_orders.size() : 1, k.pack_prefetch.size(),
-            k.unroll_choices.size(), k.stage_plans.size(), k.channel_orders.size()};
+            k.unroll_choices.size(), k.stage_plans.size(), k.channel_orders.size(), amx_choice_count(k, tiling)};
 }
 
 int64_t product(const std::vector<size_t> &dims) {
@@ -65,6 +66,7 @@ SchedulePoint LegalPoints::operator[](size_t i) const {
     p.stages = k.stage_plans[digit[4]].stages;
     p.fast_math = k.stage_plans[digit[4]].fast_math;
     p.channels_innermost = k.channel_orders[digit[5]];
+    p.amx_tile = k.amx_tiles[digit[6]];
     return p;
 }
 

@@ -14,6 +14,7 @@
 #include "codegen/GenericCode.h"
 #include "codegen/ObjectCompile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -212,6 +213,13 @@ void write_bytes(const std::string &path, const std::string &bytes) {
     user_check(out.good()) << "cannot write '" << path << "'";
 }
 
+// Whether a kernel's schedule runs on AMX tiles (SchedulePoint::amx_tile, core/AmxTile.h).
+bool uses_amx(const std::vector<Distinct> &kernels) {
+    return std::any_of(kernels.begin(), kernels.end(), [](const Distinct &d) {
+        return SchedulePoint::from_json(nlohmann::json::parse(d.point_json)).amx_tile;
+    });
+}
+
 // The program compiled beside the kernels, everything archived into lib<name>.a, and the runner
 // linked with it; returns the files for DIR.
 std::map<std::string, std::string> link_library(const std::string &name, const ModelProgram &program,
@@ -313,7 +321,7 @@ DeployedModel link_model(const std::string &name, const CompiledModel &m, const 
     cache_objects(missing, object_cache_dir());
     DeployedModel out;
     out.name = name;
-    ModelProgram program = model_program(name, m, plan, functions, shapes);
+    ModelProgram program = model_program(name, m, plan, functions, shapes, uses_amx(kernels));
     out.files = link_library(name, program, jobs, scratch);
     out.files[name + ".weights"] = weights_file_bytes(m, plan);
     out.runner = name + "-runner";

@@ -44,9 +44,11 @@ ProgramShapes static_shapes(const CompiledModel &m);
 // kernel i calls in variant v (its object defines `<function>_argv`); kernels of the same op and
 // shape may share one. A program of one shape has one variant; one with ranges has one per
 // specialization (`shapes.points`, in order) and last the generic variant, called at every other
-// value.
+// value. `uses_amx`: some kernel runs on AMX tiles (core/AmxTile.h), so `<model>_load` asks the
+// operating system for them first and fails, with the reason, where it refuses.
 ModelProgram model_program(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
-                           const std::vector<std::vector<std::string>> &functions, const ProgramShapes &shapes);
+                           const std::vector<std::vector<std::string>> &functions, const ProgramShapes &shapes,
+                           bool uses_amx = false);
 
 }  // namespace opgen::onnx_import
 

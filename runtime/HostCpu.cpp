@@ -1,5 +1,7 @@
 #include "runtime/HostCpu.h"
 
+#include "base/AmxPermission.h"
+
 #include <cstdint>
 #include <sstream>
 
@@ -18,8 +20,10 @@ struct CpuBits {
     bool avx512f = false, avx512cd = false, avx512er = false, avx512pf = false;
     bool avx512vl = false, avx512bw = false, avx512dq = false, avx512ifma = false;
     bool avx512vbmi = false, avx512vnni = false, avx512bf16 = false;
+    bool amx_tile = false, amx_int8 = false;
     bool os_avx = false;     // XCR0 has SSE and AVX state
     bool os_avx512 = false;  // XCR0 also has the opmask and ZMM state
+    bool os_amx = false;     // XCR0 has the tile configuration and tile data state
 };
 
 #if defined(__x86_64__)
@@ -44,6 +48,7 @@ CpuBits read_cpu_bits() {
         uint64_t state = xcr0();
         b.os_avx = (state & 0x6) == 0x6;
         b.os_avx512 = (state & 0xe6) == 0xe6;
+        b.os_amx = (state & 0x60000) == 0x60000;
     }
     if (__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx)) {
         b.fma4 = ecx & (1u << 16);
@@ -61,6 +66,8 @@ CpuBits read_cpu_bits() {
         b.avx512vl = ebx & (1u << 31);
         b.avx512vbmi = ecx & (1u << 1);
         b.avx512vnni = ecx & (1u << 11);
+        b.amx_tile = edx & (1u << 24);
+        b.amx_int8 = edx & (1u << 25);
         unsigned leaves = eax;
         if (leaves >= 1) {
             __cpuid_count(7, 1, eax, ebx, ecx, edx);
@@ -96,6 +103,9 @@ bool has(const CpuBits &b, const std::string &feature) {
     if (feature == "avx512_skylake") return skylake;
     if (feature == "avx512_cannonlake") return cannonlake;
     if (feature == "avx512_sapphirerapids") return cannonlake && b.avx512vnni && b.avx512bf16;
+    // AMX also needs the process's permission (base/AmxPermission.h): asked here, once, so that
+    // code the loader accepts for it can run.
+    if (feature == "amx_int8") return b.amx_tile && b.amx_int8 && b.os_amx && request_amx_permission();
     return false;
 }
 
@@ -105,7 +115,7 @@ const std::vector<std::string> &checkable_cpu_features() {
     static const std::vector<std::string> names = {
         "sse41",  "avx",        "avx2",           "fma",
         "fma4",   "f16c",       "avx512",         "avx512_knl",
-        "avx512_skylake", "avx512_cannonlake", "avx512_sapphirerapids"};
+        "avx512_skylake", "avx512_cannonlake", "avx512_sapphirerapids", "amx_int8"};
     return names;
 }
 

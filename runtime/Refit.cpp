@@ -53,6 +53,24 @@ int64_t fit_block(int64_t old_block, int64_t extent) {
     return best;
 }
 
+// An AMX point (core/AmxTile.h) keeps its tiles where the refitted tiling is still one an AMX tile
+// takes: two axes of whole tiles, a register tile of one tile on its lanes, the reduction whole;
+// elsewhere it becomes the same tiling on vpdpbusd.
+void fit_amx_tile(nlohmann::json &point, const std::map<std::string, int64_t> &extents, bool blocked) {
+    if (!point.value("amx_tile", false)) {
+        return;
+    }
+    const nlohmann::json &axes = point["axes"];
+    bool fits = !blocked && axes.size() == 2 && point.value("vector_width", int64_t(1)) == tiling::kAmxTileColumns;
+    for (size_t i = 0; fits && i < axes.size(); i++) {
+        const int64_t tile = i == 0 ? tiling::kAmxTileColumns : tiling::kAmxTileRows;
+        fits = axes[i].at("reg").get<int64_t>() == tile && extents.at(axes[i].at("var").get<std::string>()) % tile == 0;
+    }
+    if (!fits) {
+        point.erase("amx_tile");
+    }
+}
+
 } // namespace
 
 std::optional<std::string> refit_schedule(const std::string &schedule_json,
@@ -120,6 +138,7 @@ std::optional<std::string> refit_schedule(const std::string &schedule_json,
                 }
             }
         }
+        fit_amx_tile(point, extents, blocked);
     } catch (const nlohmann::json::exception &) {
         return std::nullopt;
     }

@@ -3,9 +3,9 @@
 # matmul (matmul_bf16) and float32 matmul at each shape into a cache (skipped for keys the cache
 # has), then times them in ONE interleaved run against oneDNN 2.6's int8 matmul (u8 x s8 -> s32),
 # bf16 matmul (f32 out) and float32 matmul, oneDNN's weights reordered into its own layout before
-# timing, beside the host's measured int8 (vpdpbusd) and fp32 FMA peaks
-# (tests/bench/Int8Bench.cpp); then the requantizing int8 matmul (matmul_u8s8_requant, at the same
-# shapes) and convolution (conv2d_nhwc_u8s8_requant, ResNet-50 layers) against oneDNN's int8
+# timing, beside the host's measured int8 (vpdpbusd; AMX tdpbusd where the host has AMX tiles) and
+# fp32 FMA peaks (tests/bench/Int8Bench.cpp); then the requantizing int8 matmul (matmul_u8s8_requant,
+# at the same shapes) and convolution (conv2d_nhwc_u8s8_requant, ResNet-50 layers) against oneDNN's int8
 # matmul and convolution with the same output scales and zero point. Only the timed run holds the measurement lock
 # (/tmp/opgen-measure.lock); the tuner takes its own hold lock for its finalists.
 #

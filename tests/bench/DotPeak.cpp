@@ -1,5 +1,7 @@
 #include "tests/bench/DotPeak.h"
 
+#include "runtime/HostCpu.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -46,23 +48,58 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) int32_t bf16_loop(int64_t
     return int32_t(out[0]);
 }
 
-volatile int32_t sink = 0;
+// The AMX tile configuration (palette 1) of tdpbusd_loop: tiles 0-3 accumulators of 16 rows x 64
+// bytes, tile 4 A (16 rows x 64 bytes), tile 5 B (16 rows x 64 bytes): K = 64, the full depth.
+struct alignas(64) TileConfig {
+    uint8_t palette = 1, start_row = 0;
+    uint8_t reserved[14] = {};
+    uint16_t colsb[16] = {64, 64, 64, 64, 64, 64};
+    uint8_t rows[16] = {16, 16, 16, 16, 16, 16};
+};
 
-// Operations per second (giga) of `threads` threads running `loop`, whose instructions do
-// `ops_per_instruction` each.
-double one_repetition(int threads, int32_t (*loop)(int64_t), double ops_per_instruction) {
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; t++) pool.emplace_back([loop] { sink = sink + loop(kIters); });
-    sink = sink + loop(kIters);
-    for (auto &th : pool) th.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return double(threads) * double(kIters) * kAccumulators * ops_per_instruction / s / 1e9;
+// kAccumulators tdpbusd per iteration, four independent accumulator tiles, operands in tiles.
+__attribute__((target("amx-tile,amx-int8"))) int32_t tdpbusd_loop(int64_t iters) {
+    static const TileConfig config;
+    alignas(64) static int8_t operand[16 * 64] = {};
+    alignas(64) int32_t out[16 * 16];
+    _tile_loadconfig(&config);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, operand, 64);
+    _tile_loadd(5, operand, 64);
+    for (int64_t i = 0; i < iters; i++) {
+        for (int j = 0; j < kAccumulators / 4; j++) {
+            _tile_dpbusd(0, 4, 5);
+            _tile_dpbusd(1, 4, 5);
+            _tile_dpbusd(2, 4, 5);
+            _tile_dpbusd(3, 4, 5);
+        }
+    }
+    _tile_stored(0, out, 64);
+    _tile_release();
+    return out[0];
 }
 
-double best_of(int threads, int repeats, int32_t (*loop)(int64_t), double ops_per_instruction) {
+volatile int32_t sink = 0;
+
+// Operations per second (giga) of `threads` threads running `loop` for `iters` iterations of
+// kAccumulators instructions, each of `ops_per_instruction`.
+double one_repetition(int threads, int32_t (*loop)(int64_t), double ops_per_instruction, int64_t iters) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; t++) pool.emplace_back([loop, iters] { sink = sink + loop(iters); });
+    sink = sink + loop(iters);
+    for (auto &th : pool) th.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return double(threads) * double(iters) * kAccumulators * ops_per_instruction / s / 1e9;
+}
+
+double best_of(int threads, int repeats, int32_t (*loop)(int64_t), double ops_per_instruction,
+               int64_t iters = kIters) {
     double best = 0;
-    for (int r = 0; r < repeats; r++) best = std::max(best, one_repetition(threads, loop, ops_per_instruction));
+    for (int r = 0; r < repeats; r++) best = std::max(best, one_repetition(threads, loop, ops_per_instruction, iters));
     return best;
 }
 
@@ -82,6 +119,15 @@ bool has_bf16_dot() {
 
 double bf16_peak_gflops(int threads, int repeats) {
     return has_bf16_dot() ? best_of(threads, repeats, bf16_loop, 32 * 2) : 0;
+}
+
+bool has_amx_int8() {
+    return db::host_has_cpu_feature("amx_int8");
+}
+
+double amx_peak_gops(int threads, int repeats) {
+    // A tdpbusd takes about 16 cycles: 1,000 iterations of 16 are about 80 ms.
+    return has_amx_int8() ? best_of(threads, repeats, tdpbusd_loop, 16.0 * 16 * 64 * 2, 1000) : 0;
 }
 
 }  // namespace opgen::bench

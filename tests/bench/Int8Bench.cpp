@@ -2,7 +2,8 @@
 // in groups of 4 -> s32) against oneDNN 2.6's int8 matmul (u8 x s8 -> s32, weights reordered into
 // its own layout before timing, as a deployed model's are) and against opgen's own float32 matmul
 // of the same shape; likewise opgen's bf16 matmul (matmul_bf16, f32 sums) against oneDNN's bf16
-// matmul; with the host's measured int8 (vpdpbusd) and fp32 (FMA) peaks, in one interleaved run.
+// matmul; with the host's measured int8 (vpdpbusd, and AMX tdpbusd where the host has it) and fp32
+// (FMA) peaks, in one interleaved run.
 // opgen's kernels are the winners the cache holds (`opgen tune` puts them there;
 // scripts/bench/int8.sh does), or the heuristic point where it holds none. Every output is
 // checked before timing: opgen's int8 against the reference exactly, oneDNN's int8 against opgen's
@@ -225,20 +226,32 @@ Row bench_shape(const MatmulShape &s, const Target &host, int threads, db::Kerne
     return row;
 }
 
+// The host's peaks measured in the run (tests/bench/DotPeak.h): int8 on vpdpbusd and on AMX tiles
+// (GOP/s), bf16 on vdpbf16ps (GFLOP/s); 0 where the host lacks the instruction.
+struct Peaks {
+    double int8 = 0, amx = 0, bf16 = 0;
+};
+
 double gops(const MatmulShape &s, double ms) {
     return 2.0 * double(s.m) * double(s.n) * double(s.k) / ms / 1e6;
 }
 
-void print_tables(const std::vector<Row> &rows, int threads, double int8_peak, double bf16_peak) {
+// "n%" of `peak`, or "n/a" without one.
+std::string percent_of(double gops, double peak) {
+    return peak > 0 ? fixed(100 * gops / peak, 0) + "%" : "n/a";
+}
+
+void print_tables(const std::vector<Row> &rows, int threads, const Peaks &peaks) {
     std::cout << "\n| M x N x K | threads | opgen int8 ms | oneDNN int8 ms | opgen f32 ms | oneDNN f32 ms | "
-                 "opgen int8 GOP/s | int8: oneDNN/opgen | int8: opgen f32/opgen int8 | % int8 peak | check |\n"
-              << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+                 "opgen int8 GOP/s | int8: oneDNN/opgen | int8: opgen f32/opgen int8 | % int8 peak | % AMX peak | "
+                 "check |\n"
+              << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const Row &r : rows) {
         std::cout << "| " << r.s.m << "x" << r.s.n << "x" << r.s.k << " | " << threads << " | " << fixed(r.i8, 3)
                   << " | " << fixed(r.dnnl8, 3) << " | " << fixed(r.f32, 3) << " | " << fixed(r.dnnlf, 3) << " | "
                   << fixed(gops(r.s, r.i8), 0) << " | " << fixed(r.i8_vs_dnnl, 2) << "x | " << fixed(r.i8_vs_f32, 2)
-                  << "x | " << (int8_peak > 0 ? fixed(100 * gops(r.s, r.i8) / int8_peak, 0) + "%" : "n/a") << " | "
-                  << (r.exact ? "exact" : "MISMATCH") << " |\n";
+                  << "x | " << percent_of(gops(r.s, r.i8), peaks.int8) << " | " << percent_of(gops(r.s, r.i8), peaks.amx)
+                  << " | " << (r.exact ? "exact" : "MISMATCH") << " |\n";
     }
     std::cout << "\n| M x N x K | threads | opgen bf16 ms | oneDNN bf16 ms | opgen bf16 GFLOP/s | bf16: oneDNN/opgen "
                  "| bf16: opgen f32/opgen bf16 | % bf16 peak | check |\n"
@@ -247,7 +260,7 @@ void print_tables(const std::vector<Row> &rows, int threads, double int8_peak, d
         std::cout << "| " << r.s.m << "x" << r.s.n << "x" << r.s.k << " | " << threads << " | " << fixed(r.bf, 3)
                   << " | " << fixed(r.dnnlbf, 3) << " | " << fixed(gops(r.s, r.bf), 0) << " | "
                   << fixed(r.bf_vs_dnnl, 2) << "x | " << fixed(r.bf_vs_f32, 2) << "x | "
-                  << (bf16_peak > 0 ? fixed(100 * gops(r.s, r.bf) / bf16_peak, 0) + "%" : "n/a") << " | "
+                  << percent_of(gops(r.s, r.bf), peaks.bf16) << " | "
                   << (r.bf_ok ? "ok" : "MISMATCH") << " |\n";
     }
     std::cout << std::flush;
@@ -435,16 +448,16 @@ RequantRow requant_conv_row(const std::string &shape, const Target &host, int th
                          window_ms);
 }
 
-void print_requant_table(const std::vector<RequantRow> &rows, int threads, double int8_peak) {
+void print_requant_table(const std::vector<RequantRow> &rows, int threads, const Peaks &peaks) {
     std::cout << "\n| requantizing int8 (u8 out) | threads | opgen ms | oneDNN ms | opgen GOP/s | "
                  "oneDNN/opgen | "
-                 "% int8 peak | check | oneDNN off by 1 |\n"
-              << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+                 "% int8 peak | % AMX peak | check | oneDNN off by 1 |\n"
+              << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const RequantRow &r : rows) {
         const double g = r.ops / r.opgen_ms / 1e6;
         std::cout << "| " << r.label << " | " << threads << " | " << fixed(r.opgen_ms, 3) << " | "
                   << fixed(r.dnnl_ms, 3) << " | " << fixed(g, 0) << " | " << fixed(r.vs_dnnl, 2)
-                  << "x | " << (int8_peak > 0 ? fixed(100 * g / int8_peak, 0) + "%" : "n/a")
+                  << "x | " << percent_of(g, peaks.int8) << " | " << percent_of(g, peaks.amx)
                   << " | " << (r.exact && r.worse == 0 ? "exact" : "MISMATCH") << " | "
                   << r.off_by_one << " of " << r.points << " |\n";
     }
@@ -502,20 +515,21 @@ int main(int argc, char **argv) {
         for (const auto &f : host.features) features += (features.empty() ? "" : " ") + f;
         for (int threads : thread_counts) {
             bench::set_threads(threads);
-            const double int8_peak = bench::vnni_peak_gops(threads);
-            const double bf16_peak = bench::bf16_peak_gflops(threads);
+            const Peaks peaks{bench::vnni_peak_gops(threads), bench::amx_peak_gops(threads),
+                              bench::bf16_peak_gflops(threads)};
             const bench::MachineFigures m = bench::measure_machine({threads}, 20, int64_t(1) << 22);
             std::cout << "\nhost: " << m.cpu << ", " << host.halide_target << "; features: " << features << "\n"
-                      << threads << " thread(s): int8 VNNI peak " << fixed(int8_peak, 0) << " GOP/s, bf16 vdpbf16ps peak "
-                      << fixed(bf16_peak, 0) << " GFLOP/s, fp32 FMA peak " << fixed(m.at(threads).peak_gflops, 0)
-                      << " GFLOP/s\n" << std::flush;
+                      << threads << " thread(s): int8 VNNI peak " << fixed(peaks.int8, 0) << " GOP/s, int8 AMX peak "
+                      << fixed(peaks.amx, 0) << " GOP/s, bf16 vdpbf16ps peak " << fixed(peaks.bf16, 0)
+                      << " GFLOP/s, fp32 FMA peak " << fixed(m.at(threads).peak_gflops, 0) << " GFLOP/s\n"
+                      << std::flush;
             std::vector<Row> rows;
             for (const MatmulShape &s : parse_shapes(shapes_text)) {
                 if (!requant_only)
                     rows.push_back(bench_shape(s, host, threads, cache.get(), rounds, window_ms));
             }
             if (!rows.empty())
-                print_tables(rows, threads, int8_peak, bf16_peak);
+                print_tables(rows, threads, peaks);
             std::vector<RequantRow> requant;
             for (const MatmulShape &s : parse_shapes(shapes_text)) {
                 requant.push_back(
@@ -525,9 +539,10 @@ int main(int argc, char **argv) {
                 requant.push_back(
                     requant_conv_row(c, host, threads, cache.get(), rounds, window_ms));
             }
-            print_requant_table(requant, threads, int8_peak);
+            print_requant_table(requant, threads, peaks);
             std::cout << "\nafter the rows: int8 VNNI peak " << fixed(bench::vnni_peak_gops(threads), 0)
-                      << " GOP/s, bf16 peak " << fixed(bench::bf16_peak_gflops(threads), 0) << " GFLOP/s\n";
+                      << " GOP/s, int8 AMX peak " << fixed(bench::amx_peak_gops(threads), 0) << " GOP/s, bf16 peak "
+                      << fixed(bench::bf16_peak_gflops(threads), 0) << " GFLOP/s\n";
         }
     } catch (const std::exception &e) {
         std::cerr << "error: " << e.what() << "\n";

@@ -13,6 +13,7 @@
 #include "core/TilingRules.h"
 #include "core/TilingSpace.h"
 #include "tests/support/CheckedKernel.h"
+#include "tests/support/PipelineText.h"
 
 #include <gtest/gtest.h>
 
@@ -39,20 +40,20 @@ Target vnni_target() {
     return t;
 }
 
+// The host as a VNNI target: its AMX tiles left out, so that the int8 kernels take vpdpbusd
+// (tests/core/AmxTileTest.cpp checks the AMX ones).
+Target host_without_amx() {
+    Target t = host_target();
+    t.features.erase(std::remove(t.features.begin(), t.features.end(), "amx_int8"), t.features.end());
+    return t;
+}
+
 // The Halide assembly of `point` scheduled on `op` for `target`.
 std::string assembly_of(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                         const Target &target) {
     LoweredOp op = lower_for_point(def, shape, &point);
     apply_schedule(op, point, target);
-    std::vector<Halide::Argument> args(op.params.begin(), op.params.end());
-    const std::string path = testing::TempDir() + "/lowprecision_" + std::to_string(getpid()) + ".s";
-    Halide::Pipeline(op.output).compile_to_assembly(path, args, "kernel",
-                                                    halide_target_of(target).with_feature(Halide::Target::NoRuntime));
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::remove(path.c_str());
-    return text.str();
+    return test::pipeline_text(op, target, test::PipelineText::Assembly);
 }
 
 }  // namespace
@@ -183,7 +184,7 @@ namespace {
 // and matches the reference (exactly for an integer output).
 void check_host_kernel(const std::string &op_name, const std::string &shape_text, const std::string &feature,
                        const std::string &instruction) {
-    Target host = host_target();
+    Target host = host_without_amx();
     if (!host.has_feature(feature)) GTEST_SKIP() << "host has no " << feature << " that Halide can emit";
     ComputeDef def = OpLibrary::standard().load(op_name);
     BoundShape shape = bind_shape(def, shape_text);
@@ -315,7 +316,7 @@ std::map<std::string, HostTensor> in_range_requant_inputs(const ComputeDef &def,
 // The fused requantizing kernel on the host: vpdpbusd code, equal to the reference at every point,
 // with outputs spread inside the range and ties (x.5) rounded to even, as the reference rounds.
 TEST(LowPrecision, HostRequantKernelUsesVpdpbusdAndRoundsTiesToEven) {
-    Target host = host_target();
+    Target host = host_without_amx();
     if (!host.has_feature("avx512_vnni"))
         GTEST_SKIP() << "host has no avx512_vnni that Halide can emit";
     ComputeDef def = OpLibrary::standard().load("matmul_u8s8_requant");

@@ -233,6 +233,22 @@ TEST(Refit, NarrowInnermostAxisBecomesScalar) {
     EXPECT_EQ(point["reduce"][0]["block"], 512);
 }
 
+// An AMX point (core/AmxTile.h) keeps its tiles where the refitted tiling still has whole 16 x 16
+// tiles and the reduction whole; a shape of ragged tiles gets the same tiling on vpdpbusd.
+TEST(Refit, AmxPointKeepsTilesOnlyOverWholeTiles) {
+    nlohmann::json amx = nlohmann::json::parse(matmul_point(64, 16, 64, 16, 512));
+    amx["amx_tile"] = true;
+    std::optional<std::string> whole = refit_schedule(amx.dump(), {{"n", 128}, {"m", 32}, {"k", 256}});
+    ASSERT_TRUE(whole.has_value());
+    EXPECT_TRUE(nlohmann::json::parse(*whole).value("amx_tile", false)) << *whole;
+    std::optional<std::string> ragged = refit_schedule(amx.dump(), {{"n", 128}, {"m", 8}, {"k", 256}});
+    ASSERT_TRUE(ragged.has_value());
+    EXPECT_FALSE(nlohmann::json::parse(*ragged).value("amx_tile", false)) << *ragged;
+    std::optional<std::string> blocked = refit_schedule(amx.dump(), {{"n", 128}, {"m", 32}, {"k", 1024}});
+    ASSERT_TRUE(blocked.has_value());
+    EXPECT_FALSE(nlohmann::json::parse(*blocked).value("amx_tile", false)) << *blocked;
+}
+
 TEST(Refit, RefusesUnknownVariableOrBadJson) {
     EXPECT_FALSE(refit_schedule(matmul_point(256, 32, 64, 8, 512), {{"n", 10}, {"m", 3}}));
     EXPECT_FALSE(refit_schedule("{not json", {{"n", 10}}));
