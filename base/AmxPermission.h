@@ -23,8 +23,8 @@ namespace opgen {
 // when it was granted before). False on a kernel or CPU without AMX, and off Linux x86-64.
 inline bool request_amx_permission() {
 #if defined(__linux__) && defined(__x86_64__)
-    constexpr long kArchReqXcompPerm = 0x1023;  // ARCH_REQ_XCOMP_PERM (asm/prctl.h)
-    constexpr long kXfeatureXtiledata = 18;     // XFEATURE_XTILEDATA
+    constexpr long kArchReqXcompPerm = 0x1023; // ARCH_REQ_XCOMP_PERM (asm/prctl.h)
+    constexpr long kXfeatureXtiledata = 18;    // XFEATURE_XTILEDATA
     static const bool granted = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
     return granted;
 #else
@@ -37,9 +37,11 @@ inline bool request_amx_permission() {
 // process may use AMX tiles, asked once on its first call where `uses_amx`, and 1 without asking
 // where not (its kernels use no tiles).
 inline std::string amx_permission_c_source(bool uses_amx) {
-    return std::string("/* AMX tiles: Linux gives a process the tile data state only on request (arch_prctl\n"
-                       "   ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); a tile instruction without it dies with SIGILL. */\n"
-                       "#define OPGEN_USES_AMX ") +
+    return std::string(
+               "/* AMX tiles: Linux gives a process the tile data state only on request\n"
+               "   (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); a tile instruction\n"
+               "   without it dies with SIGILL. */\n"
+               "#define OPGEN_USES_AMX ") +
            (uses_amx ? "1" : "0") +
            "\n#if OPGEN_USES_AMX && defined(__linux__) && defined(__x86_64__)\n"
            "#include <sys/syscall.h>\n#include <unistd.h>\n"
@@ -50,6 +52,6 @@ inline std::string amx_permission_c_source(bool uses_amx) {
            "#else\nstatic int amx_permitted(void) { return 1; }\n#endif\n\n";
 }
 
-}  // namespace opgen
+} // namespace opgen
 
 #endif

@@ -27,7 +27,8 @@ Halide::Expr step_of(const Halide::Expr &e, const std::string &v) {
 // The largest G in {16, 8, 4, 2} dividing `trips`, or 1.
 int widening_for(int64_t trips) {
     for (int g = 16; g > 1; g /= 2) {
-        if (trips % g == 0) return g;
+        if (trips % g == 0)
+            return g;
     }
     return 1;
 }
@@ -38,13 +39,14 @@ int widening_for(int64_t trips) {
 struct TdpbusdStep {
     const HI::Store *store = nullptr;
     const HI::Call *matmul = nullptr, *a = nullptr, *b = nullptr;
-    Halide::Expr b_row_bytes;  // the distance between B's rows
+    Halide::Expr b_row_bytes; // the distance between B's rows
 };
 
 bool match_step(const HI::For *loop, TdpbusdStep &s) {
     s.store = loop->body.as<HI::Store>();
     s.matmul = s.store ? call_named(s.store->value, "tile_matmul") : nullptr;
-    if (!s.matmul || s.matmul->args.size() != 6 || loop->for_type != HI::ForType::Serial) return false;
+    if (!s.matmul || s.matmul->args.size() != 6 || loop->for_type != HI::ForType::Serial)
+        return false;
     s.a = call_named(s.matmul->args[4], "tile_load");
     s.b = call_named(s.matmul->args[5], "tile_load");
     if (!s.a || !s.b || !HI::is_const(s.matmul->args[2], 4) || !HI::is_const(s.a->args[1], 4) ||
@@ -74,20 +76,21 @@ class WidenAmxReduction : public HI::IRMutator {
         TdpbusdStep s;
         const int64_t *trips = HI::as_const_int(loop->extent);
         const int g = trips ? widening_for(*trips) : 1;
-        if (g == 1 || !match_step(loop, s)) return HI::IRMutator::visit(loop);
+        if (g == 1 || !match_step(loop, s))
+            return HI::IRMutator::visit(loop);
         // Iteration i of the new loop does the old iterations min + g*i ... min + g*i + g-1.
         const std::string v = loop->name + "_amx";
         Halide::Expr first = loop->min + HI::Variable::make(Halide::Int(32), v) * g;
-        std::vector<Halide::Expr> a = with_constant(s.a->args, 1, 4 * g);  // rows x 4g bytes
+        std::vector<Halide::Expr> a = with_constant(s.a->args, 1, 4 * g); // rows x 4g bytes
         a[3] = HI::simplify(HI::substitute(loop->name, first, a[3]));
-        std::vector<Halide::Expr> b = with_constant(s.b->args, 0, g);      // g rows of B
+        std::vector<Halide::Expr> b = with_constant(s.b->args, 0, g); // g rows of B
         b[3] = HI::simplify(HI::substitute(loop->name, first, b[3]));
         b[4] = Halide::cast(b[4].type(), s.b_row_bytes);
         std::vector<Halide::Expr> m = with_constant(s.matmul->args, 2, 4 * g);
         m[4] = remade(s.a, a);
         m[5] = remade(s.b, b);
-        HI::Stmt body = HI::Store::make(s.store->name, remade(s.matmul, m), s.store->index, s.store->param,
-                                        s.store->predicate, s.store->alignment);
+        HI::Stmt body = HI::Store::make(s.store->name, remade(s.matmul, m), s.store->index,
+                                        s.store->param, s.store->predicate, s.store->alignment);
         return HI::For::make(v, 0, int(*trips / g), loop->for_type, loop->device_api, body);
     }
 };
@@ -107,20 +110,20 @@ private:
         return v->name == from_ ? HI::Variable::make(v->type, to_) : Halide::Expr(v);
     }
     Halide::Expr visit(const HI::Load *l) override {
-        return HI::Load::make(l->type, name(l->name), mutate(l->index), l->image, l->param, mutate(l->predicate),
-                              l->alignment);
+        return HI::Load::make(l->type, name(l->name), mutate(l->index), l->image, l->param,
+                              mutate(l->predicate), l->alignment);
     }
     HI::Stmt visit(const HI::Store *st) override {
-        return HI::Store::make(name(st->name), mutate(st->value), mutate(st->index), st->param, mutate(st->predicate),
-                               st->alignment);
+        return HI::Store::make(name(st->name), mutate(st->value), mutate(st->index), st->param,
+                               mutate(st->predicate), st->alignment);
     }
     HI::Stmt visit(const HI::Free *f) override { return HI::Free::make(name(f->name)); }
     HI::Stmt visit(const HI::ProducerConsumer *pc) override {
         return HI::ProducerConsumer::make(name(pc->name), pc->is_producer, mutate(pc->body));
     }
     HI::Stmt visit(const HI::Allocate *a) override {
-        return HI::Allocate::make(name(a->name), a->type, a->memory_type, a->extents, a->condition, mutate(a->body),
-                                  a->new_expr, a->free_function);
+        return HI::Allocate::make(name(a->name), a->type, a->memory_type, a->extents, a->condition,
+                                  mutate(a->body), a->new_expr, a->free_function);
     }
 };
 
@@ -135,19 +138,22 @@ struct TileBody {
     const HI::Allocate *tile = nullptr;
     const HI::Store *zero = nullptr;
     const HI::For *sums = nullptr;
-    std::vector<const HI::LetStmt *> lets;  // outermost first
+    std::vector<const HI::LetStmt *> lets; // outermost first
     HI::Stmt rest;
 };
 
 bool match_tile_body(const HI::Stmt &body, TileBody &t) {
     t.tile = body.as<HI::Allocate>();
-    if (!t.tile || t.tile->memory_type != Halide::MemoryType::AMXTile) return false;
+    if (!t.tile || t.tile->memory_type != Halide::MemoryType::AMXTile)
+        return false;
     const HI::Block *outer = t.tile->body.as<HI::Block>();
     const HI::ProducerConsumer *produce = outer ? outer->first.as<HI::ProducerConsumer>() : nullptr;
-    if (!produce || !produce->is_producer || produce->name != t.tile->name) return false;
+    if (!produce || !produce->is_producer || produce->name != t.tile->name)
+        return false;
     const HI::Block *inner = produce->body.as<HI::Block>();
     t.zero = inner ? inner->first.as<HI::Store>() : nullptr;
-    if (!t.zero || !call_named(t.zero->value, "tile_zero")) return false;
+    if (!t.zero || !call_named(t.zero->value, "tile_zero"))
+        return false;
     HI::Stmt s = inner->rest;
     while (const HI::LetStmt *let = s.as<HI::LetStmt>()) {
         t.lets.push_back(let);
@@ -156,7 +162,8 @@ bool match_tile_body(const HI::Stmt &body, TileBody &t) {
     t.sums = s.as<HI::For>();
     const HI::Store *step = t.sums ? t.sums->body.as<HI::Store>() : nullptr;
     t.rest = outer->rest;
-    return step && call_named(step->value, "tile_matmul") && t.sums->for_type == HI::ForType::Serial;
+    return step && call_named(step->value, "tile_matmul") &&
+           t.sums->for_type == HI::ForType::Serial;
 }
 
 // Accumulator tiles summed side by side (jam_amx_tiles, core/AmxLowering.h): kJam iterations of the
@@ -173,7 +180,8 @@ class JamAmxTiles : public HI::IRMutator {
     HI::Stmt visit(const HI::For *loop) override {
         TileBody t;
         const int64_t *trips = HI::as_const_int(loop->extent);
-        if (!trips || *trips % kJam != 0 || loop->for_type != HI::ForType::Serial || !match_tile_body(loop->body, t)) {
+        if (!trips || *trips % kJam != 0 || loop->for_type != HI::ForType::Serial ||
+            !match_tile_body(loop->body, t)) {
             return HI::IRMutator::visit(loop);
         }
         const std::string v = loop->name + "_jam";
@@ -182,30 +190,35 @@ class JamAmxTiles : public HI::IRMutator {
             Halide::Expr at = loop->min + HI::Variable::make(Halide::Int(32), v) * kJam + j;
             const std::string tile = t.tile->name + "_" + std::to_string(j);
             HI::Stmt step = t.sums->body;
-            for (size_t i = t.lets.size(); i-- > 0;) step = HI::substitute(t.lets[i]->name, t.lets[i]->value, step);
-            zeros.push_back(renamed(HI::substitute(loop->name, at, HI::Stmt(t.zero)), t.tile->name, tile));
+            for (size_t i = t.lets.size(); i-- > 0;)
+                step = HI::substitute(t.lets[i]->name, t.lets[i]->value, step);
+            zeros.push_back(
+                renamed(HI::substitute(loop->name, at, HI::Stmt(t.zero)), t.tile->name, tile));
             steps.push_back(renamed(HI::substitute(loop->name, at, step), t.tile->name, tile));
             HI::Stmt rest = renamed(HI::substitute(loop->name, at, t.rest), t.tile->name, tile);
-            if (const HI::Allocate *copy = t.rest.as<HI::Allocate>()) rest = renamed(rest, copy->name, copy->name + "_" + std::to_string(j));
+            if (const HI::Allocate *copy = t.rest.as<HI::Allocate>())
+                rest = renamed(rest, copy->name, copy->name + "_" + std::to_string(j));
             rests.push_back(rest);
         }
-        HI::Stmt sums = HI::For::make(t.sums->name, t.sums->min, t.sums->extent, t.sums->for_type, t.sums->device_api,
-                                      HI::Block::make(steps));
+        HI::Stmt sums = HI::For::make(t.sums->name, t.sums->min, t.sums->extent, t.sums->for_type,
+                                      t.sums->device_api, HI::Block::make(steps));
         HI::Stmt body = HI::Block::make({HI::Block::make(zeros), sums, HI::Block::make(rests)});
         for (int j = kJam; j-- > 0;) {
-            body = HI::Allocate::make(t.tile->name + "_" + std::to_string(j), t.tile->type, t.tile->memory_type,
-                                      t.tile->extents, t.tile->condition, body);
+            body =
+                HI::Allocate::make(t.tile->name + "_" + std::to_string(j), t.tile->type,
+                                   t.tile->memory_type, t.tile->extents, t.tile->condition, body);
         }
         return HI::For::make(v, 0, int(*trips / kJam), loop->for_type, loop->device_api, body);
     }
 };
 
-}  // namespace
+} // namespace
 
 void add_amx_lowering(Halide::Pipeline &pipeline, const LoweredOp &op) {
-    if (!op.amx_tile) return;
+    if (!op.amx_tile)
+        return;
     pipeline.add_custom_lowering_pass(new WidenAmxReduction);
     pipeline.add_custom_lowering_pass(new JamAmxTiles);
 }
 
-}  // namespace opgen
+} // namespace opgen

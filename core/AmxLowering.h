@@ -7,7 +7,8 @@
 //                        5.7 ns at K = 4, 5.3 at K = 64): a sixteenth of the AMX peak. G steps of
 //                        that loop become one tdpbusd of K = 4G (A 16 rows x 4G bytes, B G rows of
 //                        its [K/4][N][4] layout), G the largest of 16, 8, 4, 2 dividing the trips.
-//   jam_amx_tiles        Halide 14 gives an accumulator Func one tile, so each tdpbusd loads its own
+//   jam_amx_tiles        Halide 14 gives an accumulator Func one tile, so each tdpbusd loads its
+//   own
 //                        A and B tiles; two neighbouring register tiles summed in one loop load the
 //                        operand they share once (3 tile loads per 2 tdpbusd instead of 4).
 //
@@ -26,6 +27,6 @@ namespace opgen {
 // scheduled with an AMX point (LoweredOp::amx_tile, set by apply_schedule); nothing otherwise.
 void add_amx_lowering(Halide::Pipeline &pipeline, const LoweredOp &op);
 
-}  // namespace opgen
+} // namespace opgen
 
 #endif

@@ -5,9 +5,9 @@
 // accumulator is one AMX tile (16 rows of 64 bytes) instead of 16 vector registers.
 //
 // Halide 14 lowers it (src/ExtractTileOperations.cpp, the schedule of
-// test/correctness/tiled_matmul.cpp) when the accumulator Func is stored in MemoryType::AMXTile, its
-// init and its update are vectorized over the whole 16 x 16 tile, the update atomic with the group
-// loop vectorized innermost (a VectorReduce of 4), and its only reader copies the tile whole
+// test/correctness/tiled_matmul.cpp) when the accumulator Func is stored in MemoryType::AMXTile,
+// its init and its update are vectorized over the whole 16 x 16 tile, the update atomic with the
+// group loop vectorized innermost (a VectorReduce of 4), and its only reader copies the tile whole
 // (tile_store). Two lowering passes of opgen's finish the job (core/AmxLowering.h): Halide 14's
 // tdpbusd sums only K = 4 bytes (a sixteenth of the instruction's work, at its full cost), and it
 // gives an accumulator Func one tile.
@@ -42,8 +42,9 @@ bool amx_register_tile(const SchedulePoint &p);
 // The starting point of an AMX GEMM (heuristic_point's where amx_tile_offered): `p` with a register
 // tile of 16 x 16, cache tiles of 64 rows x 64 columns (clamped to the shape), the reduction
 // unblocked, nothing packed, amx_tile set. Returns false, `p` unchanged, where not offered.
-bool amx_tile_point(const ComputeDef &def, const BoundShape &shape, const Target &target, SchedulePoint &p);
+bool amx_tile_point(const ComputeDef &def, const BoundShape &shape, const Target &target,
+                    SchedulePoint &p);
 
-}  // namespace opgen
+} // namespace opgen
 
 #endif

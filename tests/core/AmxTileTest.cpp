@@ -2,10 +2,10 @@
 // them only where the target has amx_int8 and the tiling is one an AMX tile can take; an AMX point
 // schedules the accumulator into a tile; on a host with AMX its kernel runs tdpbusd with the full
 // depth of K = 64 bytes per instruction (widen_amx_reduction) and matches the reference exactly.
+#include "core/AmxTile.h"
 #include "base/AmxPermission.h"
 #include "codegen/CompiledCode.h"
 #include "core/AmxLowering.h"
-#include "core/AmxTile.h"
 #include "core/Kernel.h"
 #include "core/OpLibrary.h"
 #include "core/Schedule.h"
@@ -24,7 +24,9 @@ using namespace opgen;
 
 namespace {
 
-ComputeDef int8_matmul() { return OpLibrary::standard().load("matmul_u8s8"); }
+ComputeDef int8_matmul() {
+    return OpLibrary::standard().load("matmul_u8s8");
+}
 
 // The bundled AVX-512 target described with `features` (never compiled for).
 Target avx512_with(std::vector<std::string> features) {
@@ -36,11 +38,13 @@ Target avx512_with(std::vector<std::string> features) {
 // A Sapphire Rapids description: Halide lowers AMX tiles only for avx512_sapphirerapids.
 Target amx_target() {
     Target t = avx512_with({"avx512_vnni", "avx512_bf16", "amx_int8", "amx_bf16"});
-    t.halide_target = "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_skylake-f16c-fma-sse41";
+    t.halide_target = "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_"
+                      "skylake-f16c-fma-sse41";
     return t;
 }
 
-// The lowered statement (after every lowering pass, opgen's included) of `point` on `def` at `shape`.
+// The lowered statement (after every lowering pass, opgen's included) of `point` on `def` at
+// `shape`.
 std::string lowered_text(const ComputeDef &def, const BoundShape &shape, const SchedulePoint &point,
                          const Target &target) {
     LoweredOp op = lower_for_point(def, shape, &point);
@@ -53,12 +57,13 @@ bool cpu_flag(const std::string &flag) {
     std::ifstream in("/proc/cpuinfo");
     std::string line;
     while (std::getline(in, line)) {
-        if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
+        if (line.rfind("flags", 0) == 0)
+            return (line + " ").find(" " + flag + " ") != std::string::npos;
     }
     return false;
 }
 
-}  // namespace
+} // namespace
 
 // With amx_int8 the space doubles exactly the tilings of a 16 x 16 register tile on 16 lanes with
 // the reduction whole; every AMX point drawn is one of them and legal.
@@ -70,17 +75,21 @@ TEST(AmxTile, SpaceOffersTilesOnlyWhereTheTilingFits) {
     EXPECT_EQ(rules.knobs.amx_tiles, (std::vector<bool>{false, true}));
     size_t amx_points = 0;
     for (const SchedulePoint &p : sample_legal_points(rules, def, shape, amx, 400, 3, 200000)) {
-        if (!p.amx_tile) continue;
+        if (!p.amx_tile)
+            continue;
         amx_points++;
         EXPECT_TRUE(amx_register_tile(p)) << p.summary();
-        for (const ReduceTiling &r : p.reduce) EXPECT_EQ(r.block, shape.var_extent(main_statement(def), r.var));
+        for (const ReduceTiling &r : p.reduce)
+            EXPECT_EQ(r.block, shape.var_extent(main_statement(def), r.var));
         EXPECT_TRUE(is_legal_point(rules, def, shape, amx, p)) << p.summary();
     }
     EXPECT_GT(amx_points, 0u);
     TilingSpace with = make_tiling_space(def, shape, amx, 1);
-    TilingSpace without = make_tiling_space(def, shape, avx512_with({"avx512_vnni", "avx512_bf16"}), 1);
-    int64_t fitting = 0;  // points of the space without AMX whose tiling an AMX tile can take
-    for (size_t i = 0; i < without.legal.size(); i++) fitting += amx_tile_fits(rules.knobs, without.legal[i]);
+    TilingSpace without =
+        make_tiling_space(def, shape, avx512_with({"avx512_vnni", "avx512_bf16"}), 1);
+    int64_t fitting = 0; // points of the space without AMX whose tiling an AMX tile can take
+    for (size_t i = 0; i < without.legal.size(); i++)
+        fitting += amx_tile_fits(rules.knobs, without.legal[i]);
     EXPECT_GT(fitting, 0);
     EXPECT_EQ(int64_t(with.legal.size()), int64_t(without.legal.size()) + fitting);
 }
@@ -93,7 +102,8 @@ TEST(AmxTile, SpaceWithoutAmxInt8OffersNone) {
     Target vnni = avx512_with({"avx512_vnni", "avx512_bf16", "amx_bf16"});
     TilingRules rules = make_tiling_rules(def, shape, vnni, 1);
     EXPECT_EQ(rules.knobs.amx_tiles, std::vector<bool>{false});
-    for (const SchedulePoint &p : sample_legal_points(rules, def, shape, vnni, 200, 3, 50000)) EXPECT_FALSE(p.amx_tile);
+    for (const SchedulePoint &p : sample_legal_points(rules, def, shape, vnni, 200, 3, 50000))
+        EXPECT_FALSE(p.amx_tile);
     SchedulePoint p = heuristic_point(def, shape, vnni);
     EXPECT_FALSE(p.amx_tile);
     ASSERT_TRUE(amx_tile_point(def, shape, amx_target(), p));
@@ -118,7 +128,9 @@ TEST(AmxTile, PointSchedulesTheAccumulatorIntoATileOfFullDepth) {
     LoweredOp op = lower_for_point(def, shape, &p);
     std::string source = apply_schedule(op, p, amx).source();
     EXPECT_TRUE(op.amx_tile);
-    EXPECT_NE(source.find("C_acc.compute_at(C, n__r).store_in(MemoryType::AMXTile);"), std::string::npos) << source;
+    EXPECT_NE(source.find("C_acc.compute_at(C, n__r).store_in(MemoryType::AMXTile);"),
+              std::string::npos)
+        << source;
     EXPECT_NE(source.find("Func C_acc_tile = C_acc.in();"), std::string::npos) << source;
     EXPECT_NE(source.find("C_acc.update().atomic().vectorize(kk);"), std::string::npos) << source;
     std::string stmt = lowered_text(def, shape, p, amx);
@@ -127,8 +139,12 @@ TEST(AmxTile, PointSchedulesTheAccumulatorIntoATileOfFullDepth) {
     EXPECT_NE(stmt.find("tile_load(16, 64, B,"), std::string::npos) << stmt;
     EXPECT_EQ(stmt.find("tile_matmul(16, 64, 4,"), std::string::npos) << stmt;
     // Two neighbouring register tiles (n: 64 = 4 tiles of 16) summed in one loop, jam_amx_tiles.
-    EXPECT_NE(stmt.find(".amx_0[ramp(0, 1, 256)] = (int32x256)tile_matmul(16, 64, 64,"), std::string::npos) << stmt;
-    EXPECT_NE(stmt.find(".amx_1[ramp(0, 1, 256)] = (int32x256)tile_matmul(16, 64, 64,"), std::string::npos) << stmt;
+    EXPECT_NE(stmt.find(".amx_0[ramp(0, 1, 256)] = (int32x256)tile_matmul(16, 64, 64,"),
+              std::string::npos)
+        << stmt;
+    EXPECT_NE(stmt.find(".amx_1[ramp(0, 1, 256)] = (int32x256)tile_matmul(16, 64, 64,"),
+              std::string::npos)
+        << stmt;
     EXPECT_NE(stmt.find("n__r_jam, 0, 2)"), std::string::npos) << stmt;
     // A K whose groups are not a multiple of 16 widens by the largest power of two that divides.
     BoundShape k40 = bind_shape(def, "M=32,N=64,K=160");
@@ -151,7 +167,7 @@ std::string schedule_error(const ComputeDef &def, const BoundShape &shape, const
     return "";
 }
 
-}  // namespace
+} // namespace
 
 // A point that is not an AMX tiling, or an AMX point for a target without amx_int8 (a winner tuned
 // on an AMX host), is refused with the reason, not compiled into a wrong or unrunnable kernel.
@@ -162,9 +178,11 @@ TEST(AmxTile, PointsThatCannotBeTilesAreRefused) {
     Target vnni = amx_target();
     vnni.features = {"avx512_vnni", "avx512_bf16"};
     vnni.name = "spr-without-amx";
-    EXPECT_EQ(schedule_error(def, shape, p, vnni), "schedule: amx_tile on target 'spr-without-amx', which has no amx_int8");
+    EXPECT_EQ(schedule_error(def, shape, p, vnni),
+              "schedule: amx_tile on target 'spr-without-amx', which has no amx_int8");
     p.axes[1].reg = 8;
-    EXPECT_NE(schedule_error(def, shape, p, amx_target()).find("amx_tile needs dot_product 4, a register tile of 16 x 16"),
+    EXPECT_NE(schedule_error(def, shape, p, amx_target())
+                  .find("amx_tile needs dot_product 4, a register tile of 16 x 16"),
               std::string::npos);
 }
 
@@ -194,9 +212,11 @@ void check_host_amx_kernel(const std::string &op_name, const std::string &shape_
     EXPECT_TRUE(v.ok) << v.first_mismatch;
 }
 
-}  // namespace
+} // namespace
 
-TEST(AmxTile, HostInt8MatmulOnTilesIsExact) { check_host_amx_kernel("matmul_u8s8", "M=48,N=96,K=320"); }
+TEST(AmxTile, HostInt8MatmulOnTilesIsExact) {
+    check_host_amx_kernel("matmul_u8s8", "M=48,N=96,K=320");
+}
 
 TEST(AmxTile, HostRequantMatmulOnTilesIsExact) {
     check_host_amx_kernel("matmul_u8s8_requant", "M=32,N=64,K=128");
@@ -211,15 +231,17 @@ TEST(AmxTile, CodeRowNeedsAmxInt8) {
     Target amx = amx_target();
     SchedulePoint p = heuristic_point(def, shape, amx);
     ASSERT_TRUE(p.amx_tile);
-    const std::string features = compile_kernel_code(def, shape, p, amx, p.to_json().dump()).cpu_features;
+    const std::string features =
+        compile_kernel_code(def, shape, p, amx, p.to_json().dump()).cpu_features;
     EXPECT_NE(features.find("avx512_sapphirerapids"), std::string::npos) << features;
     EXPECT_NE(features.find("amx_int8"), std::string::npos) << features;
     p.amx_tile = false;
-    EXPECT_EQ(compile_kernel_code(def, shape, p, amx, p.to_json().dump()).cpu_features.find("amx_int8"),
-              std::string::npos);
-    EXPECT_EQ(db::missing_cpu_features("amx_int8").empty(), cpu_flag("amx_int8") && cpu_flag("amx_tile"));
+    EXPECT_EQ(
+        compile_kernel_code(def, shape, p, amx, p.to_json().dump()).cpu_features.find("amx_int8"),
+        std::string::npos);
+    EXPECT_EQ(db::missing_cpu_features("amx_int8").empty(),
+              cpu_flag("amx_int8") && cpu_flag("amx_tile"));
 }
-
 
 // Random AMX points of the space (orders, tile orders, packing, parallel loops on two cores, the
 // requantizing op's epilogue) each match the reference on a host with AMX; on one without, the
@@ -232,8 +254,10 @@ TEST(AmxTile, HostRandomAmxPointsMatchTheReference) {
         BoundShape shape = bind_shape(def, "M=48,N=64,K=192");
         TilingRules rules = make_tiling_rules(def, shape, host, 2);
         int checked = 0;
-        for (const SchedulePoint &p : sample_legal_points(rules, def, shape, host, 400, 11, 200000)) {
-            if (!p.amx_tile || checked == 6) continue;
+        for (const SchedulePoint &p :
+             sample_legal_points(rules, def, shape, host, 400, 11, 200000)) {
+            if (!p.amx_tile || checked == 6)
+                continue;
             ASSERT_TRUE(host.has_feature("amx_int8")) << p.summary();
             Verification v = test::run_checked(def, shape, p, host, 13);
             EXPECT_TRUE(v.ok) << name << " " << p.summary() << ": " << v.first_mismatch;

@@ -24,7 +24,8 @@ inline std::string pipeline_text(const LoweredOp &op, const Target &target, Pipe
     Halide::Pipeline pipeline(op.output);
     add_amx_lowering(pipeline, op);
     std::vector<Halide::Argument> args(op.params.begin(), op.params.end());
-    const std::string path = testing::TempDir() + "/pipeline_text_" + std::to_string(getpid()) + ".txt";
+    const std::string path =
+        testing::TempDir() + "/pipeline_text_" + std::to_string(getpid()) + ".txt";
     const Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
     if (kind == PipelineText::Assembly) {
         pipeline.compile_to_assembly(path, args, "kernel", ht);
@@ -38,6 +39,6 @@ inline std::string pipeline_text(const LoweredOp &op, const Target &target, Pipe
     return text.str();
 }
 
-}  // namespace opgen::test
+} // namespace opgen::test
 
 #endif
