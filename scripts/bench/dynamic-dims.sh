@@ -99,5 +99,5 @@ echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),
 printf '| seq | static ms | dynamic ms | dynamic ÷ static | dynamic kernels | ONNX Runtime ms |\n|---|---|---|---|---|---|\n'
 for s in ${seqs//,/ }; do
     st=$(median "${times[static,$s]}") dy=$(median "${times[dynamic,$s]}") o=$(median "${times[ort,$s]}")
-    printf '| %s | %.3f | %.3f | **%.3f** | %s | %.3f |\n' "$s" "$st" "$dy" "$(echo "$dy / $st" | bc -l)" "${kernels[$s]}" "$o"
+    printf '| %s | %.3f | %.3f | **%.3f** | %s | %.3f |\n' "$s" "$st" "$dy" "$(awk -v a="$dy" -v b="$st" 'BEGIN {print a / b}')" "${kernels[$s]}" "$o"
 done
