@@ -173,13 +173,20 @@ void run_dynamic(const CompileArgs &a, const std::map<std::string, int64_t> &dim
                                                                      fixed_inputs(a.fixed_inputs));
     print_partition(d.top, a);
     print_ranges(d);
+    // The manifest lists the kernels of every specialization, so `opgen batch` tunes them all.
+    std::vector<const onnx_import::CompiledModel *> specialized;
+    for (const auto &m : d.specialized) specialized.push_back(&m);
+    std::map<std::string, std::string> files = {
+        {"manifest.json", onnx_import::compiled_manifest(d.top, specialized).dump(2) + "\n"}};
     if (a.partition_only) {
-        onnx_import::write_model_dir(d.top, a.out);
+        onnx_import::write_model_dir(d.top, a.out, files);
+        std::printf("tune: opgen batch %s/manifest.json --ops-dir %s/ops\n", a.out.c_str(), a.out.c_str());
         return;
     }
     onnx_import::DeployedModel deployed =
         onnx_import::build_dynamic_library(d, onnx_import::plan_buffers(d.top), deploy_options(a));
-    onnx_import::write_model_dir(d.top, a.out, deployed.files);
+    files.insert(deployed.files.begin(), deployed.files.end());
+    onnx_import::write_model_dir(d.top, a.out, files);
     std::string runner = a.out + "/" + deployed.runner;
     user_check(::chmod(runner.c_str(), 0755) == 0) << "cannot make '" << runner << "' executable";
     print_deployed(deployed.report, a.out);

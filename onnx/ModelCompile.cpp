@@ -144,21 +144,27 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
     return m;
 }
 
-nlohmann::json compiled_manifest(const CompiledModel &m) {
+nlohmann::json compiled_manifest(const CompiledModel &m) { return compiled_manifest(m, {}); }
+
+nlohmann::json compiled_manifest(const CompiledModel &m, const std::vector<const CompiledModel *> &more) {
     using nlohmann::json;
     json entries = json::array();
     std::map<std::string, size_t> entry_of;
     std::map<std::string, std::set<std::string>> seen;
     std::map<std::string, int> kernels;
-    for (size_t i = 0; i < m.partition.kernels.size(); i++) {
-        const auto &k = m.partition.kernels[i];
-        if (!entry_of.count(k.op)) {
-            entry_of[k.op] = entries.size();
-            entries.push_back({{"op", k.op}, {"shapes", json::array()}});
+    std::vector<const CompiledModel *> models = {&m};
+    models.insert(models.end(), more.begin(), more.end());
+    for (const CompiledModel *model : models)
+        for (size_t i = 0; i < model->partition.kernels.size(); i++) {
+            const auto &k = model->partition.kernels[i];
+            if (!entry_of.count(k.op)) {
+                entry_of[k.op] = entries.size();
+                entries.push_back({{"op", k.op}, {"shapes", json::array()}});
+            }
+            if (model == &m) kernels[k.op]++;
+            if (seen[k.op].insert(model->canonical[i]).second)
+                entries[entry_of[k.op]]["shapes"].push_back(model->canonical[i]);
         }
-        kernels[k.op]++;
-        if (seen[k.op].insert(m.canonical[i]).second) entries[entry_of[k.op]]["shapes"].push_back(m.canonical[i]);
-    }
     for (auto &[op, i] : entry_of) {
         bool generated = false;
         for (const auto &k : m.partition.kernels) generated |= k.op == op && k.generated;

@@ -47,14 +47,17 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
                             const OpLibrary &lib, int64_t max_bytes, bool with_weights = false,
                             bool blocked = true, const FixedInputs &fixed = {});
 
-// The batch manifest and the graph description written to DIR.
+// The batch manifest and the graph description written to DIR. The manifest of `m` and `more` (a
+// model with dynamic dims at its specializations) lists every shape of all of them.
 nlohmann::json compiled_manifest(const CompiledModel &m);
+nlohmann::json compiled_manifest(const CompiledModel &m, const std::vector<const CompiledModel *> &more);
 nlohmann::json compiled_graph(const CompiledModel &m);
 
 // Writes manifest.json, graph.json and ops/ into `dir` whole or not at all: everything goes to a
 // fresh sibling folder renamed into place. An existing `dir` is replaced only when it holds an
 // earlier compile's graph.json; otherwise UserError, and nothing is written. `extra` adds files
-// (path relative to `dir` -> bytes) to the same atomic write.
+// (path relative to `dir` -> bytes) to the same atomic write, written after and so in place of
+// the generated ones of the same path.
 void write_model_dir(const CompiledModel &m, const std::string &dir,
                      const std::map<std::string, std::string> &extra = {});
 

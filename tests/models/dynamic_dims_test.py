@@ -10,6 +10,7 @@ range (a stride-2 pool) each end with one `error:` line naming the problem and w
 Kernels get Halide's heuristic schedules (--no-tune): the library's dispatch and shapes are what
 is tested here; scripts/bench/dynamic-dims.sh times tuned ones.
 usage: dynamic_dims_test.py SOURCE_DIR ORT_DIR OPGEN"""
+import json
 import os
 import shutil
 import sys
@@ -101,6 +102,16 @@ try:
         c = compare_outputs(src, inputs + ".ort", inputs + ".opgen")
         print("mobilenetv2 batch %d (%s):\n%s" % (batch, kind, c.stdout.strip()))
         check(c.returncode == 0, "mobilenetv2 batch %d differs from ONNX Runtime: %s" % (batch, c.stdout + c.stderr))
+
+    # --partition-only writes a manifest with every specialization's kernels, for `opgen batch`.
+    part = os.path.join(work, "part")
+    r = run(opgen, "compile", model, "-o", part, "--dim", "seq=1..48", "--specialize", "seq=16",
+            "--partition-only")
+    check(r.returncode == 0, "compile --partition-only failed: " + r.stderr)
+    with open(os.path.join(part, "manifest.json")) as f:
+        entries = {e["op"]: e["shapes"] for e in json.load(f)["entries"]}
+    check(sorted(entries.get("softmax", [])) == ["M=192,N=48", "M=64,N=16"],
+          "the manifest should list softmax at seq 48 and 16: %s" % entries.get("softmax"))
 
     bad = os.path.join(work, "bad")
     refused(["compile", model, "-o", bad, "--dim", "seq=8..4"], "--dim seq=8..4", "1 <= LO < HI")
