@@ -396,7 +396,9 @@ std::vector<std::string> emit_generic_inspection(const ComputeDef &def, const Bo
         << "op '" << def.name << "' has no parameter without a default to leave symbolic";
     return write_into(out_dir, name, {"_generic.stmt", "_generic.s", ".s"}, [&](const std::string &base) {
         Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
-        LoweredOp generic = lower_generic(def, shape, point, target);
+        // The kernel that ships: checked_generic's choice of accumulator tiles (GenericCode.h).
+        std::string checked;
+        LoweredOp generic = checked_generic(def, shape, point, target, checked);
         Halide::Pipeline g(generic.output);
         g.compile_to_lowered_stmt(base + "_generic.stmt", arguments_of(generic), Halide::Text, ht);
         g.compile_to_assembly(base + "_generic.s", arguments_of(generic), name, ht);

@@ -39,10 +39,10 @@ std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &sh
                                      const std::string &out_dir, const std::string &name);
 
 // For comparing a shape-generic kernel (GenericCode.h) with the exact one of the same schedule:
-// writes into `out_dir` <name>_generic.stmt and <name>_generic.s (the generic lowering of `point`,
-// tuned at `shape`) and <name>.s (the exact kernel's assembly; emit_kernel writes its .stmt).
-// Returns the paths written. Raises UserError as emit_kernel, and when the op has no symbolic
-// parameter.
+// writes into `out_dir` <name>_generic.stmt and <name>_generic.s (the generic kernel of `point`,
+// tuned at `shape`, as checked_generic lowers and checks it for the code that ships) and <name>.s
+// (the exact kernel's assembly; emit_kernel writes its .stmt). Returns the paths written. Raises
+// UserError as emit_kernel and checked_generic do.
 std::vector<std::string> emit_generic_inspection(const ComputeDef &def, const BoundShape &shape,
                                                  const SchedulePoint &point, const Target &target,
                                                  const std::string &out_dir, const std::string &name);
