@@ -165,6 +165,18 @@ void print_ranges(const onnx_import::DynamicModel &d) {
     std::printf("dynamic: %zu of %zu kernels vary with the ranges\n", varying, d.varies.size());
 }
 
+// After DIR is written: the batch command that tunes a partition, or the built library's runner
+// made executable and its figures.
+void report_written(const CompileArgs &a, const std::optional<onnx_import::DeployedModel> &deployed) {
+    if (!deployed) {
+        std::printf("tune: opgen batch %s/manifest.json --ops-dir %s/ops\n", a.out.c_str(), a.out.c_str());
+        return;
+    }
+    std::string runner = a.out + "/" + deployed->runner;
+    user_check(::chmod(runner.c_str(), 0755) == 0) << "cannot make '" << runner << "' executable";
+    print_deployed(deployed->report, a.out);
+}
+
 // A library taking the ranges' values at call time (onnx/DynamicDims.h).
 void run_dynamic(const CompileArgs &a, const std::map<std::string, int64_t> &dims,
                  const std::vector<onnx_import::DimRange> &ranges, int64_t max_bytes, const OpLibrary &lib) {
@@ -176,20 +188,11 @@ void run_dynamic(const CompileArgs &a, const std::map<std::string, int64_t> &dim
     // The manifest lists the kernels of every specialization, so `opgen batch` tunes them all.
     std::vector<const onnx_import::CompiledModel *> specialized;
     for (const auto &m : d.specialized) specialized.push_back(&m);
-    std::map<std::string, std::string> files = {
-        {"manifest.json", onnx_import::compiled_manifest(d.top, specialized).dump(2) + "\n"}};
-    if (a.partition_only) {
-        onnx_import::write_model_dir(d.top, a.out, files);
-        std::printf("tune: opgen batch %s/manifest.json --ops-dir %s/ops\n", a.out.c_str(), a.out.c_str());
-        return;
-    }
-    onnx_import::DeployedModel deployed =
-        onnx_import::build_dynamic_library(d, onnx_import::plan_buffers(d.top), deploy_options(a));
-    files.insert(deployed.files.begin(), deployed.files.end());
-    onnx_import::write_model_dir(d.top, a.out, files);
-    std::string runner = a.out + "/" + deployed.runner;
-    user_check(::chmod(runner.c_str(), 0755) == 0) << "cannot make '" << runner << "' executable";
-    print_deployed(deployed.report, a.out);
+    std::optional<onnx_import::DeployedModel> deployed;
+    if (!a.partition_only) deployed = onnx_import::build_dynamic_library(d, onnx_import::plan_buffers(d.top), deploy_options(a));
+    onnx_import::write_model_dir(d.top, a.out, deployed ? deployed->files : std::map<std::string, std::string>{},
+                                 specialized);
+    report_written(a, deployed);
 }
 
 void run(const CompileArgs &a) {
@@ -211,13 +214,7 @@ void run(const CompileArgs &a) {
         extra.insert(deployed->files.begin(), deployed->files.end());
     }
     onnx_import::write_model_dir(m, a.out, extra);
-    if (!deployed) {
-        std::printf("tune: opgen batch %s/manifest.json --ops-dir %s/ops\n", a.out.c_str(), a.out.c_str());
-        return;
-    }
-    std::string runner = a.out + "/" + deployed->runner;
-    user_check(::chmod(runner.c_str(), 0755) == 0) << "cannot make '" << runner << "' executable";
-    print_deployed(deployed->report, a.out);
+    report_written(a, deployed);
 }
 
 void add_compile(CLI::App &app) {

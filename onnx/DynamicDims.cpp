@@ -21,44 +21,48 @@ int64_t whole_number(const std::string &text, const std::string &context) {
     return v;
 }
 
-// Every size of a compiled model that a library reads, in one order for models of one structure,
-// each with a label for messages.
+// Where a size of a compiled model goes: a kernel's parameter or attribute, a dim of one of its op
+// tensors (call order) or a dim of a graph input or output; with a label for messages.
+struct SizeSlot {
+    size_t kernel = 0;
+    std::string param;  // a kernel's parameter or attribute; empty for a dim
+    size_t tensor = 0;  // the op tensor's place in kernel_call_tensors, for a kernel's dim
+    std::string io;     // the graph input or output, for its dim
+    std::string label;
+};
+
+// Every size a library reads, in one order for models of one structure: per kernel its
+// parameters and attributes (canonical), then its tensors' dims; then the graph inputs' and
+// outputs' dims.
 struct SizeList {
     std::vector<int64_t> values;
-    std::vector<std::string> labels;
-    void add(int64_t v, std::string label) {
-        values.push_back(v);
-        labels.push_back(std::move(label));
-    }
+    std::vector<SizeSlot> slots;  // where each goes
 };
 
 std::string kernel_label(const CompiledModel &m, size_t k) {
     return "kernel " + std::to_string(k) + " (" + m.partition.kernels[k].op + ")";
 }
 
-// The op tensors of kernel k in call order: inputs as declared, then the output.
-std::vector<const TensorDecl *> call_tensors(const CompiledModel &m, size_t k) {
-    std::vector<const TensorDecl *> tensors = m.defs[k].inputs();
-    tensors.push_back(&m.defs[k].output());
-    return tensors;
-}
-
-// The sizes in order: per kernel its parameters and attributes (canonical), then its tensors'
-// dims; then the graph inputs' and outputs' dims.
 SizeList sizes_of(const CompiledModel &m) {
     SizeList s;
+    auto add = [&](int64_t v, SizeSlot slot) {
+        s.values.push_back(v);
+        s.slots.push_back(std::move(slot));
+    };
     for (size_t k = 0; k < m.partition.kernels.size(); k++) {
-        for (const auto &[name, v] : parse_shape_text(m.canonical[k])) s.add(v, kernel_label(m, k) + " " + name);
-        for (const TensorDecl *t : call_tensors(m, k)) {
-            const std::vector<int64_t> &d = m.bounds[k].dims.at(t->name);
+        for (const auto &[name, v] : parse_shape_text(m.canonical[k]))
+            add(v, {k, name, 0, "", kernel_label(m, k) + " " + name});
+        std::vector<const TensorDecl *> tensors = kernel_call_tensors(m, k);
+        for (size_t t = 0; t < tensors.size(); t++) {
+            const std::vector<int64_t> &d = m.bounds[k].dims.at(tensors[t]->name);
             for (size_t i = 0; i < d.size(); i++)
-                s.add(d[i], kernel_label(m, k) + " tensor " + t->name + " dim " + std::to_string(i));
+                add(d[i], {k, "", t, "", kernel_label(m, k) + " tensor " + tensors[t]->name + " dim " + std::to_string(i)});
         }
     }
     for (const auto *list : {&m.graph.inputs, &m.graph.outputs})
         for (const std::string &name : *list) {
             const std::vector<int64_t> &d = m.graph.tensor(name).dims;
-            for (size_t i = 0; i < d.size(); i++) s.add(d[i], "tensor '" + name + "' dim " + std::to_string(i));
+            for (size_t i = 0; i < d.size(); i++) add(d[i], {0, "", 0, name, "tensor '" + name + "' dim " + std::to_string(i)});
         }
     return s;
 }
@@ -146,59 +150,38 @@ std::vector<AffineSize> affine_sizes(const std::vector<DimRange> &ranges,
         }
         for (size_t p = 1 + ranges.size(); p < points.size(); p++)
             user_check(a.at(points[p]) == sizes[p].values[s])
-                << top.labels[s] << " is " << sizes[p].values[s] << " at " << values_text(ranges, points[p])
+                << top.slots[s].label << " is " << sizes[p].values[s] << " at " << values_text(ranges, points[p])
                 << " but " << a.at(points[p]) << " on the line through " << values_text(ranges, points[0])
                 << ": a size that is not affine in the ranged dims cannot be computed at run time";
         for (size_t i = 0; i < ranges.size(); i++)
-            user_check(a.per[i] >= 0) << top.labels[s] << " shrinks as " << ranges[i].name
+            user_check(a.per[i] >= 0) << top.slots[s].label << " shrinks as " << ranges[i].name
                                       << " grows; the library's memory is planned at the largest values";
     }
     return out;
 }
 
-// The kernels whose shapes vary, each checked to take every varying value as a parameter of its
-// generic kernel.
-std::vector<bool> varying_kernels(const CompiledModel &m, const std::vector<AffineSize> &affine,
-                                  std::vector<std::set<std::string>> &varying) {
-    std::vector<bool> varies;
-    size_t s = 0;
-    for (size_t k = 0; k < m.partition.kernels.size(); k++) {
-        std::vector<std::string> symbols = m.defs[k].symbolic_params();
-        varying.emplace_back();
-        bool any = false;
-        for (const auto &entry : parse_shape_text(m.canonical[k])) {
-            const std::string &name = entry.first;
-            bool v = affine[s++].varies();
-            user_check(!v || std::count(symbols.begin(), symbols.end(), name))
-                << kernel_label(m, k) << " at " << m.canonical[k] << ": its '" << name
-                << "' depends on the ranged dims, but its op's generic kernel fixes it";
-            any |= v;
-            if (v) varying.back().insert(name);
-        }
-        for (const TensorDecl *t : call_tensors(m, k)) s += m.bounds[k].dims.at(t->name).size();
-        varies.push_back(any);
-    }
-    return varies;
-}
-
-void fill_dims(DynamicModel &d, const std::vector<AffineSize> &affine) {
+// Which of each kernel's parameters vary (d.varying, d.varies), each checked to be a parameter its
+// generic kernel takes; every kernel's and graph tensor's dims as rules (d.arg_dims, d.io_dims).
+void place_sizes(DynamicModel &d, const SizeList &sizes, const std::vector<AffineSize> &affine) {
     const CompiledModel &m = d.top;
-    size_t s = 0;
-    for (size_t k = 0; k < m.partition.kernels.size(); k++) {
-        s += parse_shape_text(m.canonical[k]).size();
-        d.arg_dims.emplace_back();
-        for (const TensorDecl *t : call_tensors(m, k)) {
-            size_t n = m.bounds[k].dims.at(t->name).size();
-            d.arg_dims.back().emplace_back(affine.begin() + long(s), affine.begin() + long(s + n));
-            s += n;
+    d.varying.assign(m.partition.kernels.size(), {});
+    d.arg_dims.resize(m.partition.kernels.size());
+    for (size_t k = 0; k < m.partition.kernels.size(); k++) d.arg_dims[k].resize(kernel_call_tensors(m, k).size());
+    for (size_t s = 0; s < affine.size(); s++) {
+        const SizeSlot &slot = sizes.slots[s];
+        if (!slot.io.empty()) {
+            d.io_dims[slot.io].push_back(affine[s]);
+        } else if (slot.param.empty()) {
+            d.arg_dims[slot.kernel][slot.tensor].push_back(affine[s]);
+        } else if (affine[s].varies()) {
+            std::vector<std::string> symbols = m.defs[slot.kernel].symbolic_params();
+            user_check(std::count(symbols.begin(), symbols.end(), slot.param))
+                << kernel_label(m, slot.kernel) << " at " << m.canonical[slot.kernel] << ": its '" << slot.param
+                << "' depends on the ranged dims, but its op's generic kernel fixes it";
+            d.varying[slot.kernel].insert(slot.param);
         }
     }
-    for (const auto *list : {&m.graph.inputs, &m.graph.outputs})
-        for (const std::string &name : *list) {
-            size_t n = m.graph.tensor(name).dims.size();
-            d.io_dims[name] = std::vector<AffineSize>(affine.begin() + long(s), affine.begin() + long(s + n));
-            s += n;
-        }
+    for (const std::set<std::string> &v : d.varying) d.varies.push_back(!v.empty());
 }
 
 // Each range must be one input dim's value alone (scaled and shifted), which the program reads it
@@ -302,8 +285,7 @@ DynamicModel compile_dynamic_model(const std::string &path, const std::map<std::
         sizes.push_back(sizes_of(m));
     }
     std::vector<AffineSize> affine = affine_sizes(ranges, probes, sizes);
-    d.varies = varying_kernels(d.top, affine, d.varying);
-    fill_dims(d, affine);
+    place_sizes(d, sizes[0], affine);
     check_ranges_read(d, path);
     d.points = specialization_points(ranges);
     for (const auto &p : d.points) {

@@ -144,8 +144,6 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
     return m;
 }
 
-nlohmann::json compiled_manifest(const CompiledModel &m) { return compiled_manifest(m, {}); }
-
 nlohmann::json compiled_manifest(const CompiledModel &m, const std::vector<const CompiledModel *> &more) {
     using nlohmann::json;
     json entries = json::array();
@@ -240,7 +238,14 @@ nlohmann::json compiled_graph(const CompiledModel &m) {
     return j;
 }
 
-void write_model_dir(const CompiledModel &m, const std::string &dir, const std::map<std::string, std::string> &extra) {
+std::vector<const TensorDecl *> kernel_call_tensors(const CompiledModel &m, size_t k) {
+    std::vector<const TensorDecl *> tensors = m.defs[k].inputs();
+    tensors.push_back(&m.defs[k].output());
+    return tensors;
+}
+
+void write_model_dir(const CompiledModel &m, const std::string &dir, const std::map<std::string, std::string> &extra,
+                     const std::vector<const CompiledModel *> &specialized) {
     fs::path target(dir);
     std::error_code ec;
     bool replace = fs::exists(target, ec);
@@ -253,7 +258,7 @@ void write_model_dir(const CompiledModel &m, const std::string &dir, const std::
     fs::remove_all(tmp, ec);
     try {
         fs::create_directories(tmp / "ops");
-        write_text(tmp / "manifest.json", compiled_manifest(m).dump(2) + "\n");
+        write_text(tmp / "manifest.json", compiled_manifest(m, specialized).dump(2) + "\n");
         write_text(tmp / "graph.json", compiled_graph(m).dump(2) + "\n");
         for (const auto &k : m.partition.kernels)
             if (k.generated) write_text(tmp / "ops" / (k.op + ".op"), k.text);

@@ -49,17 +49,21 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
 
 // The batch manifest and the graph description written to DIR. The manifest of `m` and `more` (a
 // model with dynamic dims at its specializations) lists every shape of all of them.
-nlohmann::json compiled_manifest(const CompiledModel &m);
-nlohmann::json compiled_manifest(const CompiledModel &m, const std::vector<const CompiledModel *> &more);
+nlohmann::json compiled_manifest(const CompiledModel &m, const std::vector<const CompiledModel *> &more = {});
 nlohmann::json compiled_graph(const CompiledModel &m);
 
 // Writes manifest.json, graph.json and ops/ into `dir` whole or not at all: everything goes to a
 // fresh sibling folder renamed into place. An existing `dir` is replaced only when it holds an
 // earlier compile's graph.json; otherwise UserError, and nothing is written. `extra` adds files
-// (path relative to `dir` -> bytes) to the same atomic write, written after and so in place of
-// the generated ones of the same path.
+// (path relative to `dir` -> bytes) to the same atomic write; the manifest lists `specialized`'s
+// kernels too (compiled_manifest).
 void write_model_dir(const CompiledModel &m, const std::string &dir,
-                     const std::map<std::string, std::string> &extra = {});
+                     const std::map<std::string, std::string> &extra = {},
+                     const std::vector<const CompiledModel *> &specialized = {});
+
+// The op tensors kernel k of `m` calls its pipeline with: the op's inputs in declaration order,
+// then its output.
+std::vector<const TensorDecl *> kernel_call_tensors(const CompiledModel &m, size_t k);
 
 // This machine's physical memory in bytes (the default for max_bytes).
 int64_t physical_memory_bytes();

@@ -417,8 +417,7 @@ std::string kernel_tables(const std::string &name, const CompiledModel &m, const
     for (size_t k = 0; k < m.partition.kernels.size(); k++) {
         const SubgraphKernel &sk = m.partition.kernels[k];
         std::map<std::string, std::string> graph_tensor(sk.args.begin(), sk.args.end());
-        std::vector<const TensorDecl *> tensors = m.defs[k].inputs();
-        tensors.push_back(&m.defs[k].output());
+        std::vector<const TensorDecl *> tensors = kernel_call_tensors(m, k);
         kernels << "    {{";
         for (size_t v = 0; v < functions.size(); v++) {
             const std::string &f = functions[v][k];
@@ -476,8 +475,8 @@ ProgramShapes static_shapes(const CompiledModel &m) {
     };
     for (size_t k = 0; k < m.partition.kernels.size(); k++) {
         shapes.arg_dims.emplace_back();
-        for (const TensorDecl *t : m.defs[k].inputs()) shapes.arg_dims.back().push_back(constant(m.bounds[k].dims.at(t->name)));
-        shapes.arg_dims.back().push_back(constant(m.bounds[k].dims.at(m.defs[k].output().name)));
+        for (const TensorDecl *t : kernel_call_tensors(m, k))
+            shapes.arg_dims.back().push_back(constant(m.bounds[k].dims.at(t->name)));
     }
     for (const auto *list : {&m.graph.inputs, &m.graph.outputs})
         for (const std::string &t : *list) shapes.io_dims[t] = constant(m.graph.tensor(t).dims);

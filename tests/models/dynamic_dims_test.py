@@ -47,6 +47,23 @@ def strided_pool_model(path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def matches_ort(model, lib, folder, input_name, data, dim, kind):
+    """The library `lib` of `model` run on `data` (input `input_name`) must say it ran `kind`
+    kernels at `dim` ("seq=23") and match ONNX Runtime's outputs."""
+    inputs = os.path.join(work, folder)
+    os.makedirs(inputs)
+    np.save(os.path.join(inputs, input_name + ".npy"), data)
+    why = ort_outputs(src, ort_dir, model, inputs, inputs + ".ort")
+    check(why is None, str(why))
+    r = run_library(opgen, lib, inputs, inputs + ".opgen")
+    check(r.returncode == 0, "opgen run of %s at %s failed: %s" % (model, dim, r.stderr))
+    check("dims: %s (%s kernels)" % (dim, kind) in r.stdout,
+          "%s at %s should run the %s kernels: %s" % (model, dim, kind, r.stdout))
+    c = compare_outputs(src, inputs + ".ort", inputs + ".opgen")
+    print("%s %s (%s):\n%s" % (os.path.basename(model), dim, kind, c.stdout.strip()))
+    check(c.returncode == 0, "%s at %s differs from ONNX Runtime: %s" % (model, dim, c.stdout + c.stderr))
+
+
 try:
     r = run(PY, os.path.join(src, "scripts", "models", "make_models.py"), work, "--only", MODEL)
     check(r.returncode == 0, "make_models.py failed: " + r.stderr)
@@ -59,19 +76,8 @@ try:
     check("dynamic: seq=1..48, kernels tuned at seq=16,48" in r.stdout, "compile output: " + r.stdout)
 
     for seq, kind in [(1, "shape-generic"), (16, "specialized"), (23, "shape-generic"), (48, "specialized")]:
-        inputs = os.path.join(work, "in%d" % seq)
-        os.makedirs(inputs)
         data = np.random.default_rng(seq).standard_normal((1, seq, HIDDEN)).astype(np.float32)
-        np.save(os.path.join(inputs, "embeddings.npy"), data)
-        why = ort_outputs(src, ort_dir, model, inputs, inputs + ".ort")
-        check(why is None, str(why))
-        r = run_library(opgen, lib, inputs, inputs + ".opgen")
-        check(r.returncode == 0, "opgen run at seq %d failed: %s" % (seq, r.stderr))
-        check("dims: seq=%d (%s kernels)" % (seq, kind) in r.stdout,
-              "seq %d should run the %s kernels: %s" % (seq, kind, r.stdout))
-        c = compare_outputs(src, inputs + ".ort", inputs + ".opgen")
-        print("seq %d (%s):\n%s" % (seq, kind, c.stdout.strip()))
-        check(c.returncode == 0, "seq %d differs from ONNX Runtime: %s" % (seq, c.stdout + c.stderr))
+        matches_ort(model, lib, "in%d" % seq, "embeddings", data, "seq=%d" % seq, kind)
 
     # A length past the range: the runner refuses it before running.
     outside = os.path.join(work, "in49")
@@ -90,18 +96,8 @@ try:
     r = run(opgen, "compile", cnn, "-o", cnn_lib, "--dim", "batch=1..3", "--no-tune", "--db", db)
     check(r.returncode == 0, "compile --dim batch=1..3 failed: " + r.stderr)
     for batch, kind in [(1, "shape-generic"), (3, "specialized")]:
-        inputs = os.path.join(work, "cnn%d" % batch)
-        os.makedirs(inputs)
         data = np.random.default_rng(batch).standard_normal((batch, 3, 32, 32)).astype(np.float32)
-        np.save(os.path.join(inputs, "input.npy"), data)
-        why = ort_outputs(src, ort_dir, cnn, inputs, inputs + ".ort")
-        check(why is None, str(why))
-        r = run_library(opgen, cnn_lib, inputs, inputs + ".opgen")
-        check(r.returncode == 0 and "dims: batch=%d (%s kernels)" % (batch, kind) in r.stdout,
-              "mobilenetv2 at batch %d: %s%s" % (batch, r.stdout, r.stderr))
-        c = compare_outputs(src, inputs + ".ort", inputs + ".opgen")
-        print("mobilenetv2 batch %d (%s):\n%s" % (batch, kind, c.stdout.strip()))
-        check(c.returncode == 0, "mobilenetv2 batch %d differs from ONNX Runtime: %s" % (batch, c.stdout + c.stderr))
+        matches_ort(cnn, cnn_lib, "cnn%d" % batch, "input", data, "batch=%d" % batch, kind)
 
     # --partition-only writes a manifest with every specialization's kernels, for `opgen batch`.
     part = os.path.join(work, "part")
