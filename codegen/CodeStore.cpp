@@ -1,6 +1,7 @@
 #include "codegen/CodeStore.h"
 
 #include "codegen/CompiledCode.h"
+#include "codegen/KernelKeys.h"
 #include "base/Error.h"
 #include "codegen/GenericCode.h"
 #include "core/Parser.h"
@@ -51,9 +52,7 @@ bool has_generic_code(const std::vector<db::GenericCodeRecord> &rows, const db::
 }  // namespace
 
 bool is_on_target(const db::KernelKey &key, const Target &target) {
-    const std::string prefix = target.name + ":t";
-    return key.target.compare(0, prefix.size(), prefix) == 0 &&
-           key.target.find(":load") == std::string::npos;
+    return names_target(key.target, target) && key.target.find(":load") == std::string::npos;
 }
 
 std::optional<ComputeDef> definition_of(db::KernelCache &cache, const OpLibrary &library,

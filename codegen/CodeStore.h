@@ -31,8 +31,8 @@ bool store_winner(const ComputeDef &def, const BoundShape &shape, const Target &
                   const db::KernelRecord &record, db::KernelCache &cache,
                   const std::function<void(const std::string &)> &log = {});
 
-// The kernel key's target names `target` at some thread count ("x86-64-avx512:t4"), with no
-// contention load.
+// The kernel key's target names `target` at some thread count, with or without instruction
+// features ("x86-64-avx512:t4", "x86-64-avx512+avx512_vnni:t1"), and no contention load.
 bool is_on_target(const db::KernelKey &key, const Target &target);
 
 // The op definition the kernel of `key` was tuned with: the cache's record of its op hash, else

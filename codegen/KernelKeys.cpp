@@ -1,5 +1,7 @@
 #include "codegen/KernelKeys.h"
 
+#include "core/InstructionFeatures.h"
+
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -13,13 +15,25 @@ std::string halide_version() {
     return OPGEN_HALIDE_VERSION;
 }
 
+std::string target_key(const ComputeDef &def, const Target &target, int threads) {
+    std::string name = target.name;
+    for (const std::string &feature : instruction_features(def, target)) name += "+" + feature;
+    return name + ":t" + std::to_string(threads);
+}
+
+bool names_target(const std::string &target_key, const Target &target) {
+    if (target_key.compare(0, target.name.size(), target.name) != 0) return false;
+    const std::string rest = target_key.substr(target.name.size());
+    return rest.rfind(":t", 0) == 0 || rest.rfind("+", 0) == 0;
+}
+
 db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads) {
     db::KernelKey k;
     k.op_name = def.name;
     k.op_hash = definition_hash(def.source);
     k.shape = shape.canonical;
     k.dtype = op_dtype(def);
-    k.target = target.name + ":t" + std::to_string(threads);
+    k.target = target_key(def, target, threads);
     k.halide_version = halide_version();
     k.tuner_version = tuner_version();
     return k;

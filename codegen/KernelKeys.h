@@ -17,8 +17,17 @@ namespace opgen {
 const char *tuner_version();
 std::string halide_version();
 
-// The cache key of a tuning task. The thread count is part of the target (a kernel tuned for two
-// threads is not the one for one); the op is identified by the hash of its definition text.
+// The target part of a cache key: the target's name, then "+feature" for each instruction
+// feature the op's space can use there (core/InstructionFeatures.h), then ":t<threads>":
+// "x86-64-avx512:t1" for a float32 op, "x86-64-avx512+avx512_vnni+amx_int8:t1" for the int8
+// matmul on an AMX host (docs/design.md §2.8). A kernel tuned for two threads is not the one for
+// one, and one tuned with AMX tiles is not the one for a host without them.
+std::string target_key(const ComputeDef &def, const Target &target, int threads);
+// Whether a key's target part is one of `target`'s: its name, then features or the thread count.
+bool names_target(const std::string &target_key, const Target &target);
+
+// The cache key of a tuning task (its target part: target_key); the op is identified by the hash
+// of its definition text.
 db::KernelKey kernel_key(const ComputeDef &def, const BoundShape &shape, const Target &target, int threads);
 // The key that measurements of `key`'s task taken under a memory-bandwidth contention load of
 // `level` (the tuner's contention loads) are recorded under: its target with ":load<level>" appended

@@ -1,6 +1,7 @@
 #include "core/DotProduct.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace opgen {
 
@@ -21,20 +22,35 @@ int group_for_types(DType acc, DType a, DType b, const Target &target) {
     return 0;
 }
 
+// The main statement's product, as its two reads, when it is a sum of the product of two reads
+// (through casts); nullptr pair otherwise.
+std::pair<const ExprNode *, const ExprNode *> product_reads(const Statement &ms) {
+    if (ms.reduce != ReduceKind::Sum || ms.reduce_vars.empty()) return {nullptr, nullptr};
+    const ExprNode *body = ms.body.get();
+    if (body->kind != ExprKind::Binary || body->name != "*") return {nullptr, nullptr};
+    const ExprNode *a = read_through_casts(body->args[0].get());
+    const ExprNode *b = read_through_casts(body->args[1].get());
+    if (!a || !b) return {nullptr, nullptr};
+    return {a, b};
+}
+
 }  // namespace
+
+int dot_product_types_group(const ComputeDef &def, const Target &target) {
+    const Statement &ms = main_statement(def);
+    const auto [a, b] = product_reads(ms);
+    if (!a) return 0;
+    return group_for_types(def.find_tensor(ms.tensor)->dtype, def.find_tensor(a->name)->dtype,
+                           def.find_tensor(b->name)->dtype, target);
+}
 
 int dot_product_group(const ComputeDef &def, const BoundShape &shape, const Target &target) {
     const Statement &ms = main_statement(def);
-    if (ms.reduce != ReduceKind::Sum || ms.reduce_vars.empty()) return 0;
-    const ExprNode *body = ms.body.get();
-    if (body->kind != ExprKind::Binary || body->name != "*") return 0;
-    const ExprNode *a = read_through_casts(body->args[0].get());
-    const ExprNode *b = read_through_casts(body->args[1].get());
-    if (!a || !b) return 0;
-    const TensorDecl *ta = def.find_tensor(a->name), *tb = def.find_tensor(b->name);
-    const int group = group_for_types(def.find_tensor(ms.tensor)->dtype, ta->dtype, tb->dtype, target);
+    const int group = dot_product_types_group(def, target);
+    if (group == 0) return 0;
+    const auto [a, b] = product_reads(ms);
     const ReduceVar &inner = ms.reduce_vars.back();
-    if (group == 0 || shape.eval(inner.extent) != group) return 0;
+    if (shape.eval(inner.extent) != group) return 0;
     auto moves = [&](const ExprNode *read) {
         for (const Expr &i : read->args) {
             if (mentions_var(i, inner.name)) return true;

@@ -26,6 +26,8 @@ namespace opgen {
 // products of two bf16 reads where it has avx512_bf16, each when the innermost reduction loop
 // has exactly that extent and both reads move with it; 0 otherwise.
 int dot_product_group(const ComputeDef &def, const BoundShape &shape, const Target &target);
+// The same group from the types alone, at any shape: what the op's space can use on `target`.
+int dot_product_types_group(const ComputeDef &def, const Target &target);
 
 // The starting point of a dot-product GEMM (heuristic_point's): `p` (vectorized on its innermost
 // axis, reductions whole) gets dot_product set and a register tile of 4 rows x 4 vectors (16

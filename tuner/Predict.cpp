@@ -31,7 +31,6 @@ public:
     TunerLookupExtension(OpLibrary library, Target target, int threads, std::string cache_path,
                          PredictOptions options)
         : library_(std::move(library)), target_(std::move(target)), threads_(threads),
-          target_key_(target_.name + ":t" + std::to_string(threads)),
           cache_path_(std::move(cache_path)), options_(options) {}
 
     std::optional<db::ShapeInfo> resolve(const std::string &op_name, const std::string &shape) override {
@@ -51,14 +50,13 @@ public:
     }
 
     std::optional<db::LookupAnswer> predict(const db::LookupRequest &request, const db::ShapeInfo &info) override {
-        if (request.target != target_key_) return std::nullopt;
-        const ComputeDef *def = op(request.op_name);
+        const ComputeDef *def = served_op(request);
         if (!def) return std::nullopt;
         db::LookupAnswer answer;
         answer.kernel.key.op_name = def->name;
         answer.kernel.key.op_hash = definition_hash(def->source);
         answer.kernel.key.dtype = op_dtype(*def);
-        answer.kernel.key.target = target_key_;
+        answer.kernel.key.target = request.target;
         answer.kernel.key.halide_version = halide_version();
         answer.kernel.key.tuner_version = tuner_version();
         if (!request.op_hash.empty() && request.op_hash != answer.kernel.key.op_hash) return std::nullopt;
@@ -119,8 +117,7 @@ public:
     // are valid). Neither step enumerates the space.
     std::optional<std::string> refit(const db::LookupRequest &request, const std::string &schedule_json,
                                      const db::ShapeInfo &info) override {
-        if (request.target != target_key_) return std::nullopt;  // not a space this extension knows
-        const ComputeDef *def = op(request.op_name);
+        const ComputeDef *def = served_op(request);  // nullptr: not a space this extension knows
         std::optional<std::string> fitted = db::refit_schedule(schedule_json, info.extents);
         if (!def || !fitted) return std::nullopt;
         try {
@@ -144,8 +141,7 @@ public:
     // candidates cost microseconds each.
     std::vector<double> rank(const db::LookupRequest &request, const db::ShapeInfo &info,
                              const std::vector<std::string> &schedules) override {
-        if (request.target != target_key_) return {};
-        const ComputeDef *def = op(request.op_name);
+        const ComputeDef *def = served_op(request);
         if (!def) return {};
         std::vector<double> score(schedules.size(), -std::numeric_limits<double>::infinity());
         try {
@@ -182,6 +178,13 @@ public:
     }
 
 private:
+    // The op of `request` when its target key is this extension's target at its thread count (with
+    // the op's instruction features: target_key), else nullptr.
+    const ComputeDef *served_op(const db::LookupRequest &request) {
+        const ComputeDef *def = op(request.op_name);
+        return def && request.target == target_key(*def, target_, threads_) ? def : nullptr;
+    }
+
     // The op's definition, parsed once; nullptr when the library has no such op.
     const ComputeDef *op(const std::string &name) {
         auto found = ops_.find(name);
@@ -220,7 +223,7 @@ private:
             costmodel::TrainingSet set;
             set.batch.num_features = num_features();
             std::map<std::string, int32_t> tasks;
-            for (const db::MeasurementRecord &m : cache->measurements_on(target_key_)) {
+            for (const db::MeasurementRecord &m : cache->measurements_on(target_key(def, target_, threads_))) {
                 bool usable = m.key.op_name == def.name && m.feature_rows > 0 && std::isfinite(m.gflops) &&
                               m.gflops > 0 &&
                               m.features.size() == size_t(m.feature_rows) * size_t(num_features());
@@ -249,7 +252,6 @@ private:
     OpLibrary library_;
     Target target_;
     int threads_;
-    std::string target_key_;
     std::string cache_path_;
     PredictOptions options_;
     std::map<std::string, std::unique_ptr<ComputeDef>> ops_;

@@ -154,5 +154,58 @@ TEST(Predict, AttachesThroughTheCApi) {
     opgen_cache_close(cache);
 }
 
+
+// The request of `key`, as a caller that computed the key (opgen query, the model compiler) sends.
+db::LookupRequest request_of(const db::KernelKey &key) {
+    db::LookupRequest r = request(key.op_name, key.shape, key.target);
+    r.dtype = key.dtype;
+    r.op_hash = key.op_hash;
+    return r;
+}
+
+// A cache key names the instruction features the op's space can use (codegen/KernelKeys.h): an
+// int8 winner tuned with AMX tiles is never the answer for a host without them, neither exact nor
+// derived nor predicted, while float32 keys are the same on both.
+TEST(Predict, AmxWinnersAreKeyedByTheFeaturesTheirSpaceUses) {
+    Fixture amx;
+    amx.threads = 1;
+    amx.target.features = {"avx512_vnni", "avx512_bf16", "amx_int8", "amx_bf16"};
+    Fixture vnni = amx;
+    vnni.target.features = {"avx512_vnni", "avx512_bf16"};
+    ComputeDef int8 = amx.library.load("matmul_u8s8"), f32 = amx.library.load("matmul");
+    ComputeDef bf16 = amx.library.load("matmul_bf16");
+    BoundShape shape = bind_shape(int8, "M=64,N=64,K=256");
+    const db::KernelKey amx_key = kernel_key(int8, shape, amx.target, 1);
+    const db::KernelKey vnni_key = kernel_key(int8, shape, vnni.target, 1);
+    EXPECT_EQ(amx_key.target, "x86-64-avx512+avx512_vnni+amx_int8:t1");
+    EXPECT_EQ(vnni_key.target, "x86-64-avx512+avx512_vnni:t1");
+    EXPECT_EQ(kernel_key(int8, shape, load_target("x86-64-avx512"), 1).target, "x86-64-avx512:t1");
+    EXPECT_EQ(kernel_key(bf16, bind_shape(bf16, "M=64,N=64,K=64"), amx.target, 2).target,
+              "x86-64-avx512+avx512_bf16:t2");
+    EXPECT_EQ(kernel_key(f32, bind_shape(f32, "M=64,N=64,K=64"), amx.target, 1).target, "x86-64-avx512:t1");
+
+    ScratchDir dir;
+    const std::string path = dir.file("cache.db");
+    db::KernelRecord record;
+    record.key = amx_key;
+    SchedulePoint tiles = heuristic_point(int8, shape, amx.target);
+    ASSERT_TRUE(tiles.amx_tile);
+    record.schedule_json = tiles.to_json().dump();
+    record.time_ms = 0.01;
+    record.verified = true;
+    db::open_kernel_cache(path)->put_kernel(record);
+
+    auto on_amx = db::open_kernel_lookup(path);
+    on_amx->set_extension(make_lookup_extension(amx.library, amx.target, 1, path));
+    EXPECT_EQ(on_amx->find(request_of(amx_key)).kind, db::AnswerKind::Exact);
+
+    auto without = db::open_kernel_lookup(path);
+    without->set_extension(make_lookup_extension(vnni.library, vnni.target, 1, path));
+    db::LookupAnswer a = without->find(request_of(vnni_key));
+    ASSERT_EQ(a.kind, db::AnswerKind::Predicted) << a.reason;
+    EXPECT_EQ(a.kernel.key.target, vnni_key.target);
+    EXPECT_FALSE(SchedulePoint::from_json(nlohmann::json::parse(a.kernel.schedule_json)).amx_tile);
+}
+
 } // namespace
 } // namespace opgen::tuner
