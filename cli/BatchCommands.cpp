@@ -30,16 +30,6 @@ struct BatchArgs {
     bool dry_run = false;
 };
 
-std::string duration(double s) {
-    if (s < 0) return "?";
-    long t = long(s + 0.5);
-    char buf[32];
-    if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-    else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-    else std::snprintf(buf, sizeof buf, "%lds", t);
-    return buf;
-}
-
 // On a terminal one line rewritten in place; otherwise (a log file, a Slurm job) a plain line
 // per task.
 std::function<void(const tuner::BatchProgress &)> progress_printer(bool quiet) {
@@ -47,11 +37,7 @@ std::function<void(const tuner::BatchProgress &)> progress_printer(bool quiet) {
     if (mode == tuner::ProgressMode::Quiet) return {};
     bool tty = mode == tuner::ProgressMode::Live;
     return [tty](const tuner::BatchProgress &p) {
-        std::string line = "batch " + std::to_string(p.done) + "/" + std::to_string(p.total) + " done (" +
-                           std::to_string(p.tuned) + " tuned, " + std::to_string(p.cached) + " cached, " +
-                           std::to_string(p.failed) + " failed), elapsed " + duration(p.elapsed_s) + ", ETA " +
-                           duration(p.eta_s);
-        if (p.current) line += ": " + p.current->op + " " + p.current->shape;
+        const std::string line = tuner::format_batch_progress(p);
         if (tty)
             std::cerr << "\r\033[K" << line << (p.current ? "" : "\n") << std::flush;
         else
@@ -74,7 +60,7 @@ void print_summary(const std::vector<tuner::TaskOutcome> &out) {
         if (!o.stale.empty()) std::printf("      (stale key re-tuned: %s)\n", o.stale.c_str());
         wall += o.wall_s;
     }
-    std::printf("total: %zu tasks, %s\n", out.size(), duration(wall).c_str());
+    std::printf("total: %zu tasks, %s\n", out.size(), tuner::format_duration(wall).c_str());
 }
 
 std::string now_utc() {

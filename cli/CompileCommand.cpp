@@ -27,7 +27,7 @@ namespace {
 struct CompileArgs {
     Common common;
     std::unique_ptr<TuneFlags> flags;
-    bool partition_only = false, no_tune = false, nchw = false, hot_weights = false;
+    bool partition_only = false, no_tune = false, nchw = false, hot_weights = false, even_trials = false;
     int compile_jobs = 0;  // 0: the machine's cores
     std::string model, out;
     std::vector<std::string> dims;
@@ -80,6 +80,7 @@ onnx_import::DeployOptions deploy_options(const CompileArgs &a) {
     o.tune = !a.no_tune;
     o.cold_weights = !a.hot_weights;
     o.trials = a.flags->trials;
+    o.even_trials = a.even_trials;
     o.seed = a.flags->seed;
     o.tune_options = tune_options(*a.flags, a.common, target);
     o.compile_jobs = a.compile_jobs > 0 ? a.compile_jobs : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -245,6 +246,9 @@ void add_compile(CLI::App &app) {
     cmd->add_flag("--hot-weights", a->hot_weights,
                   "tune and look kernels up with their weights hot in the caches (default: weights flushed before "
                   "every timed call, as the model's other layers evict them)");
+    cmd->add_flag("--even-trials", a->even_trials,
+                  "give every missing kernel --trials (default: kernels under a quarter of the mean share of the "
+                  "model's estimated time get a quarter of them)");
     cmd->add_flag("--nchw", a->nchw,
                   "keep activations in ONNX's NCHW layout (default: channel-blocked nChw16c between convolutions)");
     cmd->add_option("--compile-jobs", a->compile_jobs, "compile worker processes (default: the core count)")

@@ -11,6 +11,7 @@
 #include "onnx/ModelWeights.h"
 #include "tuner/Batch.h"
 #include "tuner/ColdInputs.h"
+#include "tuner/TrialBudget.h"
 #include "codegen/GenericCode.h"
 #include "codegen/ObjectCompile.h"
 
@@ -79,8 +80,41 @@ std::vector<std::pair<db::KernelKey, std::string>> lookup_keys(const Distinct &d
     return {{tuner::cold_key(hot), "cold"}, {hot, "hot"}};
 }
 
+// How many kernels of its model run `d`'s op at its shape.
+size_t uses_of(const Distinct &d) {
+    const CompiledModel &m = *d.m;
+    size_t n = 0;
+    for (size_t k = 0; k < m.partition.kernels.size(); k++)
+        n += m.partition.kernels[k].op == m.partition.kernels[d.kernel].op && m.canonical[k] == m.canonical[d.kernel];
+    return n;
+}
+
+// Gives each missing task its trials by its estimated share of the model's time
+// (tuner/TrialBudget.h); `missing[i]` is `kernels[which[i]]`'s task. Says how the budget went.
+void budget_trials(std::vector<opgen::BatchTask> &missing, const std::vector<Distinct> &kernels,
+                   const std::vector<size_t> &which, const Target &target, const DeployOptions &o) {
+    std::vector<double> weights;
+    for (size_t i : which) {
+        const Distinct &d = kernels[i];
+        weights.push_back(double(uses_of(d)) *
+                          tuner::estimated_call_seconds(d.m->defs[d.kernel], d.m->bounds[d.kernel], target, o.threads));
+    }
+    const std::vector<int> trials = tuner::trials_by_share(weights, o.trials);
+    int total = 0, full = 0;
+    for (size_t i = 0; i < missing.size(); i++) {
+        missing[i].trials = trials[i];
+        total += trials[i];
+        full += trials[i] == o.trials;
+    }
+    say(o, "tune: trials by share of the model's estimated time: " + std::to_string(full) + " kernel(s) at " +
+               std::to_string(o.trials) + ", " + std::to_string(missing.size() - full) + " at fewer; " +
+               std::to_string(total) + " trials in all (--even-trials: " + std::to_string(o.trials * int(missing.size())) +
+               ")");
+}
+
 // The cache's winners; with `o.tune`, the missing ones are tuned into it first (one batch run,
-// generated ops read from `ops_dir`; a model's weights timed cold unless o.cold_weights is off).
+// generated ops read from `ops_dir`; a model's weights timed cold unless o.cold_weights is off;
+// trials by share unless o.even_trials), with a progress line and its ETA before each task.
 void cached_points(std::vector<Distinct> &kernels, const DeployOptions &o, const std::string &ops_dir) {
     bool have_cache = fs::exists(o.db_path);
     if (!have_cache && !o.tune) return;
@@ -88,21 +122,29 @@ void cached_points(std::vector<Distinct> &kernels, const DeployOptions &o, const
     cache->set_signing_key(o.signing_key);
     Target target = load_target(o.target);
     std::vector<opgen::BatchTask> missing;
-    for (const Distinct &d : kernels) {
+    std::vector<size_t> which;
+    for (size_t i = 0; i < kernels.size(); i++) {
+        const Distinct &d = kernels[i];
         if (cache->lookup(lookup_keys(d, target, o).front().first)) continue;
         const ComputeDef &def = d.m->defs[d.kernel];
         opgen::BatchTask t{0, def.name, d.m->canonical[d.kernel], dtype_name(def.output().dtype), o.target, o.trials, o.seed, {}};
         if (o.cold_weights) t.cold_inputs = weight_inputs(*d.m, d.kernel);
         missing.push_back(t);
+        which.push_back(i);
     }
     if (o.tune && !missing.empty()) {
         say(o, "tune: " + std::to_string(missing.size()) + " kernel(s) missing from " + o.db_path + ", " +
-                   std::to_string(o.trials) + " trials each" + (o.cold_weights ? ", weights timed cold" : ""));
+                   std::to_string(o.trials) + " trials each" + (o.even_trials ? "" : " at most") +
+                   (o.cold_weights ? ", weights timed cold" : ""));
+        if (!o.even_trials) budget_trials(missing, kernels, which, target, o);
         std::vector<std::string> dirs = o.ops_dirs;
         dirs.push_back(ops_dir);
         tuner::BatchOptions batch;
         batch.tune = o.tune_options;
         batch.tune.threads = o.threads;
+        batch.progress = [&o](const tuner::BatchProgress &p) {
+            if (p.current) say(o, "tune: " + tuner::format_batch_progress(p));
+        };
         std::vector<tuner::TaskOutcome> out = tuner::run_batch(missing, OpLibrary::standard(dirs), *cache, batch);
         for (const tuner::TaskOutcome &t : out)
             user_check(t.status != tuner::TaskStatus::Failed)

@@ -34,7 +34,10 @@ struct DeployOptions {
     std::vector<std::string> ops_dirs;   // where bundled ops come from (as for compile_model)
     int threads = 1;                     // the thread count the kernels are keyed and tuned at
     bool tune = true;                    // tune missing kernels; false: Halide's heuristic point
-    int trials = 24;                     // per missing kernel
+    int trials = 24;                     // per missing kernel (at most, unless even_trials)
+    // Every missing kernel gets `trials`; otherwise those with a small share of the model's
+    // estimated time get fewer (tuner/TrialBudget.h).
+    bool even_trials = false;
     uint64_t seed = 1;
     tuner::TuneOptions tune_options;     // everything else about tuning (workers, budgets)
     // Time each kernel with its weights cold (flushed from the caches before every timed call, as

@@ -1,5 +1,7 @@
 #include "tuner/Batch.h"
 
+#include "tuner/Progress.h"
+
 #include "base/Error.h"
 #include "core/Schedule.h"
 #include "core/Shape.h"
@@ -72,6 +74,15 @@ struct Loaded {
 
 }  // namespace
 
+std::string format_batch_progress(const BatchProgress &p) {
+    std::string line = "batch " + std::to_string(p.done) + "/" + std::to_string(p.total) + " done (" +
+                       std::to_string(p.tuned) + " tuned, " + std::to_string(p.cached) + " cached, " +
+                       std::to_string(p.failed) + " failed), elapsed " + format_duration(p.elapsed_s) +
+                       ", ETA " + format_duration(p.eta_s);
+    if (p.current) line += ": " + p.current->op + " " + p.current->shape;
+    return line;
+}
+
 std::vector<TaskOutcome> run_batch(const std::vector<BatchTask> &tasks, const OpLibrary &lib,
                                    db::KernelCache &cache, const BatchOptions &options) {
     Loaded loaded{lib, {}, {}};
@@ -79,7 +90,11 @@ std::vector<TaskOutcome> run_batch(const std::vector<BatchTask> &tasks, const Op
     BatchProgress p;
     p.total = tasks.size();
     auto t0 = Clock::now();
-    double tuned_s = 0;  // time spent on tuned tasks: the ETA assumes the rest are like them
+    // Time and trials spent on tuned tasks: the ETA assumes the rest take as long a trial.
+    double tuned_s = 0;
+    int64_t tuned_trials = 0;
+    int64_t trials_left = 0;
+    for (const BatchTask &task : tasks) trials_left += task.trials;
     for (const BatchTask &task : tasks) {
         p.current = &task;
         p.elapsed_s = seconds_since(t0);
@@ -109,13 +124,17 @@ std::vector<TaskOutcome> run_batch(const std::vector<BatchTask> &tasks, const Op
         }
         o.wall_s = seconds_since(start);
         p.done++;
+        trials_left -= task.trials;
         switch (o.status) {
-        case TaskStatus::Tuned: p.tuned++; tuned_s += o.wall_s; break;
+        case TaskStatus::Tuned: p.tuned++; break;
         case TaskStatus::Cached: p.cached++; break;
-        case TaskStatus::Failed: p.failed++; tuned_s += o.wall_s; break;
+        case TaskStatus::Failed: p.failed++; break;
         }
-        size_t ran = p.tuned + p.failed;
-        p.eta_s = ran > 0 ? tuned_s / double(ran) * double(p.total - p.done) : -1;
+        if (o.status != TaskStatus::Cached) {
+            tuned_s += o.wall_s;
+            tuned_trials += task.trials;
+        }
+        p.eta_s = tuned_trials > 0 ? tuned_s / double(tuned_trials) * double(trials_left) : -1;
         out.push_back(std::move(o));
     }
     p.current = nullptr;

@@ -12,26 +12,23 @@ ProgressMode progress_mode(bool quiet, FILE *stream) {
     return isatty(fileno(stream)) ? ProgressMode::Live : ProgressMode::Lines;
 }
 
-namespace {
-
-std::string duration(double s) {
-    long t = std::lround(std::max(0.0, s));
-    std::ostringstream o;
-    if (t >= 3600) o << t / 3600 << "h";
-    if (t >= 60) o << (t % 3600) / 60 << "m";
-    o << t % 60 << "s";
-    return o.str();
+std::string format_duration(double s) {
+    if (s < 0) return "?";
+    long t = std::lround(s);
+    char buf[32];
+    if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    else std::snprintf(buf, sizeof buf, "%lds", t);
+    return buf;
 }
-
-}  // namespace
 
 std::string format_progress(const TuneProgress &p) {
     std::ostringstream o;
     o << p.done << "/" << p.planned << " trials  best ";
     o.setf(std::ios::fixed);
     o.precision(1);
-    o << p.best_gflops << " GFLOP/s  " << duration(p.elapsed_s) << " elapsed  ETA "
-      << (p.eta_s < 0 ? std::string("?") : duration(p.eta_s));
+    o << p.best_gflops << " GFLOP/s  " << format_duration(p.elapsed_s) << " elapsed  ETA "
+      << format_duration(p.eta_s);
     return o.str();
 }
 

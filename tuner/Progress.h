@@ -23,6 +23,9 @@ enum class ProgressMode { Quiet, Lines, Live };
 // Live when `stream` is a terminal, else Lines; Quiet when `quiet`.
 ProgressMode progress_mode(bool quiet, FILE *stream);
 
+// "1h02m", "2m10s", "7s"; "?" for a negative time (not known yet).
+std::string format_duration(double s);
+
 // "12/64 trials  best 85.3 GFLOP/s  1m05s elapsed  ETA 2m10s"
 std::string format_progress(const TuneProgress &p);
 
