@@ -10,6 +10,7 @@
 #include "onnx/ModelLibrary.h"
 #include "onnx/ModelReference.h"
 #include "onnx/Npy.h"
+#include "tuner/Variants.h"
 
 #include <chrono>
 
@@ -35,6 +36,9 @@ struct CompileArgs {
     std::vector<std::string> fixed_inputs;  // NAME=FILE.npy
     std::string max_memory;  // "512M"; empty: this machine's memory
     std::string check_with;  // folder of <input>.npy: evaluate the partition with the reference
+    std::string variants;    // contention levels, e.g. "0.5,1"; empty: one schedule per kernel
+    double variant_intensity = 10;
+    int variant_rounds = 5, variant_finalists = 8, variant_search = 16, variant_keep = 3;
 };
 
 // "4096", "64K", "512M", "2G" as bytes; UserError otherwise.
@@ -85,6 +89,15 @@ onnx_import::DeployOptions deploy_options(const CompileArgs &a) {
     o.tune_options = tune_options(*a.flags, a.common, target);
     o.compile_jobs = a.compile_jobs > 0 ? a.compile_jobs : int(std::max(1u, std::thread::hardware_concurrency()));
     o.log = [](const std::string &line) { std::printf("%s\n", line.c_str()); };
+    if (!a.variants.empty()) {
+        o.variants.levels = tuner::parse_contention_levels(a.variants, "--variants");
+        o.variants.max_intensity = a.variant_intensity;
+        o.variants.tuning.rounds = a.variant_rounds;
+        o.variants.tuning.finalists = a.variant_finalists;
+        o.variants.tuning.search = a.variant_search;
+        o.variants.tuning.keep = a.variant_keep;
+        o.variants.tuning.default_model = o.tune_options.default_model;
+    }
     return o;
 }
 
@@ -182,6 +195,7 @@ void report_written(const CompileArgs &a, const std::optional<onnx_import::Deplo
 void run_dynamic(const CompileArgs &a, const std::map<std::string, int64_t> &dims,
                  const std::vector<onnx_import::DimRange> &ranges, int64_t max_bytes, const OpLibrary &lib) {
     user_check(a.check_with.empty()) << "--check-with: not with a ranged --dim (give each dim one value)";
+    user_check(a.variants.empty()) << "--variants: not with a ranged --dim (give each dim one value)";
     onnx_import::DynamicModel d = onnx_import::compile_dynamic_model(a.model, dims, ranges, lib, max_bytes, !a.nchw,
                                                                      fixed_inputs(a.fixed_inputs));
     print_partition(d.top, a);
@@ -197,6 +211,8 @@ void run_dynamic(const CompileArgs &a, const std::map<std::string, int64_t> &dim
 }
 
 void run(const CompileArgs &a) {
+    // A bad level list fails before the model is read.
+    if (!a.variants.empty()) tuner::parse_contention_levels(a.variants, "--variants");
     std::map<std::string, int64_t> dims;
     std::vector<onnx_import::DimRange> ranges = parse_dims(a, dims);
     int64_t max_bytes = a.max_memory.empty() ? onnx_import::physical_memory_bytes() : memory_size(a.max_memory);
@@ -255,6 +271,24 @@ void add_compile(CLI::App &app) {
         ->check(CLI::Range(1, 256));
     cmd->add_option("--max-memory", a->max_memory,
                     "refuse a model whose tensors need more, e.g. 512M (default: this machine's memory)");
+    cmd->add_option("--variants", a->variants,
+                    "LEVELS, e.g. 0.5,1: build the memory-bound kernels' variants for these memory-bandwidth "
+                    "contention levels (load threads x intensity) into the library, which switches the whole "
+                    "pipeline's set by how far its kernels' times drift from their quiet times");
+    cmd->add_option("--variant-intensity", a->variant_intensity,
+                    "kernels under this many FLOPs per compulsory byte get variants (default 10)")
+        ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--variant-rounds", a->variant_rounds, "interleaved timing rounds per contention level (default 5)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--variant-finalists", a->variant_finalists,
+                    "best quiet candidates timed under each contention level (default 8)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--variant-search", a->variant_search,
+                    "candidates searched for under each contention level (default 16; 0: the quiet finalists only)")
+        ->check(CLI::Range(0, 10000));
+    cmd->add_option("--variant-keep", a->variant_keep,
+                    "best searched candidates per level that go on to the rounds (default 3)")
+        ->check(CLI::Range(1, 1000));
     cmd->add_option("--check-with", a->check_with,
                     "folder of <input>.npy: evaluate the partitioned model with the reference interpreter and "
                     "write DIR/check/<output>.npy (small models: an interpreter)");

@@ -3,9 +3,12 @@
 // model. The runner prints its own `error: ...` line; its exit status is this command's.
 #include "base/Error.h"
 #include "cli/Cli.h"
+#include "tuner/Contention.h"
+#include "tuner/Variants.h"
 
 #include <nlohmann/json.hpp>
 
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -30,6 +33,9 @@ struct RunArgs {
     std::vector<std::string> inputs, outputs;
     int threads = 0, iterations = 10, warmup = 1, calibrate = default_calibration_runs;
     bool profile = false, finite = false;
+    int level = -1, window = 0;  // bandwidth variants: a pinned level, the window (0: the runner's)
+    double quiet_ratio = 0;      // 0: the library's
+    std::string load;            // a contention level run beside the model; empty: none
 };
 
 // The runner's command line from DIR/deploy.json.
@@ -50,13 +56,51 @@ std::vector<std::string> runner_command(const RunArgs &a) {
     cmd.insert(cmd.end(), {"--iterations", std::to_string(a.iterations), "--warmup", std::to_string(a.warmup)});
     // Only when asked: runners compiled before read-ahead existed refuse the flag.
     if (a.calibrate != default_calibration_runs) cmd.insert(cmd.end(), {"--calibrate", std::to_string(a.calibrate)});
+    // Only when asked, as --calibrate: older runners refuse the flags.
+    if (a.level >= 0) cmd.insert(cmd.end(), {"--level", std::to_string(a.level)});
+    if (a.window > 0) cmd.insert(cmd.end(), {"--window", std::to_string(a.window)});
+    if (a.quiet_ratio > 0) {
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.17g", a.quiet_ratio);
+        cmd.insert(cmd.end(), {"--quiet-ratio", ratio});
+    }
     if (a.profile) cmd.push_back("--profile");
     if (a.finite) cmd.push_back("--finite");
     return cmd;
 }
 
+// opgen's own memory-streaming load (tuner/Contention.h) at `level`, its threads pinned to the
+// last CPUs; the calling thread (and so the runner it starts) is kept to the others where any
+// remain. Returns the load, or null for none.
+std::unique_ptr<tuner::Contention> start_load(const std::string &level) {
+    if (level.empty()) return nullptr;
+    const std::vector<double> levels = tuner::parse_contention_levels(level, "--load");
+    user_check(levels.size() == 1) << "--load '" << level << "': expected one contention level (e.g. 1)";
+    tuner::ContentionSpec spec = tuner::contention_for_level(levels[0]);
+    spec.cpus = tuner::last_cpus(spec.threads);
+    cpu_set_t all, rest;
+    CPU_ZERO(&rest);
+    if (sched_getaffinity(0, sizeof all, &all) == 0) {
+        rest = all;
+        for (int c : spec.cpus) CPU_CLR(c, &rest);
+        if (CPU_COUNT(&rest) > 0) sched_setaffinity(0, sizeof rest, &rest);  // best effort
+    }
+    auto load = std::make_unique<tuner::Contention>(spec);
+    std::string cpus;
+    for (int c : spec.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    std::printf("load: level %g, %s, on CPU %s\n", levels[0], spec.describe().c_str(), cpus.c_str());
+    return load;
+}
+
+void report_load(tuner::Contention &load) {
+    load.stop();
+    std::printf("load: streamed %.2f GB/s over %.2f s\n", double(load.bytes_streamed()) / load.seconds() / 1e9,
+                load.seconds());
+}
+
 int run(const RunArgs &a) {
     std::vector<std::string> cmd = runner_command(a);
+    std::unique_ptr<tuner::Contention> load = start_load(a.load);
     std::vector<char *> argv;
     for (std::string &s : cmd) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -67,6 +111,7 @@ int run(const RunArgs &a) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (load) report_load(*load);
     user_check(!WIFSIGNALED(status)) << "the runner '" << cmd[0] << "' died of signal " << WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
@@ -88,6 +133,18 @@ void add_run_command(CLI::App &app) {
                     "runs with and without reading each kernel's weights ahead (at least 1 MiB of them), "
                     "which choose the kernels it is kept for (default 5; 0: none)")
         ->check(CLI::Range(0, 1000));
+    cmd->add_option("--load", a->load,
+                    "run beside opgen's own memory-streaming load at this contention level (load threads x "
+                    "intensity, e.g. 1), its threads pinned to the last CPUs and the model kept off them");
+    cmd->add_option("--level", a->level,
+                    "bandwidth variants (`opgen compile --variants`): run this level's set only (0: the quiet one)")
+        ->check(CLI::Range(0, 64));
+    cmd->add_option("--quiet-ratio", a->quiet_ratio,
+                    "bandwidth variants: the drift from the quiet time above which memory counts as contended "
+                    "(default 1.1)")
+        ->check(CLI::Range(1.000001, 100.0));
+    cmd->add_option("--window", a->window, "bandwidth variants: runs in a row before the level moves (default 3)")
+        ->check(CLI::Range(1, 1000000));
     cmd->add_flag("--profile", a->profile, "print every kernel's time and share");
     cmd->add_flag("--finite", a->finite, "refuse outputs with NaN or infinite values (by default a warning)");
     cmd->callback([a] {

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -352,7 +353,8 @@ std::vector<std::string> add_generic_kernels(const DynamicModel &d, const std::s
 // `functions` (one list per variant) at `shapes`.
 DeployedModel link_model(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
                          const std::vector<Distinct> &kernels, const std::vector<std::vector<std::string>> &functions,
-                         const ProgramShapes &shapes, const DeployOptions &o, const ScratchFolder &scratch) {
+                         const ProgramShapes &shapes, const DeployOptions &o, const ScratchFolder &scratch,
+                         const ModelVariants *variants = nullptr) {
     std::vector<opgen::ObjectJob> jobs = object_jobs(kernels, o, scratch);
     say(o, "compile: " + std::to_string(jobs.size()) + " objects (" + std::to_string(kernels.size()) +
                " distinct kernels and the Halide runtime) in " + std::to_string(std::max(1, o.compile_jobs)) +
@@ -363,12 +365,36 @@ DeployedModel link_model(const std::string &name, const CompiledModel &m, const 
     cache_objects(missing, object_cache_dir());
     DeployedModel out;
     out.name = name;
-    ModelProgram program = model_program(name, m, plan, functions, shapes, uses_amx(kernels));
+    ModelProgram program = model_program(name, m, plan, functions, shapes, uses_amx(kernels), variants);
     out.files = link_library(name, program, jobs, scratch);
     out.files[name + ".weights"] = weights_file_bytes(m, plan);
     out.runner = name + "-runner";
     out.report = deploy_report(name, m, plan, kernels, compile, o);
+    if (variants) out.report["variants"] = variants->report;
     return out;
+}
+
+// The bandwidth variant sets of `m` (ModelVariants.h), their entry points added to `kernels`.
+ModelVariants add_variant_kernels(const CompiledModel &m, const std::vector<std::string> &functions,
+                                  std::vector<Distinct> &kernels, const DeployOptions &o) {
+    VariantTuneContext ctx{o.db_path, o.signing_key, o.target, o.threads, o.tune_options, o.log};
+    // Asking for variants asks for their tuning, with --no-tune too (which is about level 0).
+    ModelVariants mv = plan_model_variants(m, functions, o.variants, ctx);
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < kernels.size(); i++) first.emplace(kernels[i].function, i);
+    std::set<std::string> added;
+    for (size_t k = 0; k < mv.kernels.size(); k++)
+        for (const LevelEntry &e : mv.kernels[k]) {
+            if (e.function.empty() || !added.insert(e.function).second) continue;
+            Distinct d = kernels[first.at(functions[k])];
+            d.function = e.function;
+            d.point_json = e.point_json;
+            d.origin = "variant";
+            d.time_ms = 0;  // its times are in deploy.json's "variants"
+            d.timing = "hot";
+            kernels.push_back(d);
+        }
+    return mv;
 }
 
 std::string library_name(const CompiledModel &m) { return model_identifier(fs::path(m.graph.path).stem().string()); }
@@ -399,7 +425,10 @@ DeployedModel build_model_library(const CompiledModel &m, const BufferPlan &plan
     std::map<std::string, size_t> index;
     std::vector<std::string> functions = add_distinct_kernels(m, library_name(m), kernels, index);
     choose_points(kernels, o, scratch.file("ops"));
-    DeployedModel out = link_model(library_name(m), m, plan, kernels, {functions}, static_shapes(m), o, scratch);
+    std::optional<ModelVariants> variants;
+    if (!o.variants.levels.empty()) variants = add_variant_kernels(m, functions, kernels, o);
+    DeployedModel out = link_model(library_name(m), m, plan, kernels, {functions}, static_shapes(m), o, scratch,
+                                   variants ? &*variants : nullptr);
     out.files["deploy.json"] = out.report.dump(2) + "\n";
     return out;
 }

@@ -15,6 +15,7 @@
 #include "onnx/BufferPlan.h"
 #include "onnx/DynamicDims.h"
 #include "onnx/ModelCompile.h"
+#include "onnx/ModelVariants.h"
 #include "tuner/Tuner.h"
 
 #include <nlohmann/json.hpp>
@@ -45,6 +46,9 @@ struct DeployOptions {
     // winners cached that way. Without tuning, a kernel with no cold winner takes its hot one.
     bool cold_weights = true;
     int compile_jobs = 1;                // compile worker processes
+    // Bandwidth variants of the memory-bound kernels (onnx/ModelVariants.h, `--variants`); no
+    // levels: one schedule per kernel. Not with dynamic dims.
+    ModelVariantOptions variants;
     std::function<void(const std::string &)> log;  // progress lines; may be empty
 };
 

@@ -45,10 +45,12 @@ ProgramShapes static_shapes(const CompiledModel &m);
 // shape may share one. A program of one shape has one variant; one with ranges has one per
 // specialization (`shapes.points`, in order) and last the generic variant, called at every other
 // value. `uses_amx`: some kernel runs on AMX tiles (core/AmxTile.h), so `<model>_load` asks the
-// operating system for them first and fails, with the reason, where it refuses.
+// operating system for them first and fails, with the reason, where it refuses. `variants`: the
+// bandwidth variant sets the program switches between (onnx/ModelVariants.h; null: one set).
+struct ModelVariants;
 ModelProgram model_program(const std::string &name, const CompiledModel &m, const BufferPlan &plan,
                            const std::vector<std::vector<std::string>> &functions, const ProgramShapes &shapes,
-                           bool uses_amx = false);
+                           bool uses_amx = false, const ModelVariants *variants = nullptr);
 
 }  // namespace opgen::onnx_import
 

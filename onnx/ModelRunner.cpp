@@ -213,8 +213,31 @@ static void print_profile(const double *seconds, int runs) {
 
 struct options {
     const char *weights, *inputs[@M@_INPUTS + 1], *outputs[@M@_OUTPUTS + 1];
-    int n_inputs, n_outputs, threads, iterations, warmup, profile, calibrate, finite;
+    int n_inputs, n_outputs, threads, iterations, warmup, profile, calibrate, finite, level, window;
+    double quiet_ratio;
 };
+
+static double ratio_arg(const char *flag, const char *value) {
+    char *end;
+    double v = value ? strtod(value, &end) : 0;
+    if (!value || *end || !(v > 1 && v < 100)) die("%s '%s': expected a ratio above 1 (e.g. 1.1)", flag, value ? value : "");
+    return v;
+}
+
+/* The bandwidth variants' settings (docs/design.md §7.6): a pinned level, the quiet ratio, the window. */
+static void set_variants(const struct options *o) {
+    if (o->level >= 0 && @M@_set_variant_level(o->level) != 0) die("--level: %s", @M@_last_error());
+    if (o->quiet_ratio > 0 && @M@_set_variant_quiet_ratio(o->quiet_ratio) != 0) die("--quiet-ratio: %s", @M@_last_error());
+    if (o->window > 0 && @M@_set_variant_window(o->window) != 0) die("--window: %s", @M@_last_error());
+}
+
+static void print_variants(void) {
+    if (@M@_LEVELS < 2) return;
+    printf("variants: level now %d (contention %g), drift %.3f, %lld switch(es); runs by level:", @M@_variant_level(),
+           @M@_variant_levels[@M@_variant_level()], @M@_variant_drift(), (long long)@M@_variant_switches());
+    for (int l = 0; l < @M@_LEVELS; l++) printf(" %g:%lld", @M@_variant_levels[l], (long long)@M@_variant_runs(l));
+    printf("\n");
+}
 
 static int count_arg(const char *flag, const char *value, int least) {
     char *end;
@@ -228,7 +251,8 @@ static struct options parse(int argc, char **argv) {
     o.iterations = 10;
     o.warmup = 1;
     o.calibrate = 5;
-    if (argc < 2) die("usage: %s WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K] [--warmup W] [--calibrate R] [--profile] [--finite]", argv[0]);
+    o.level = -1;
+    if (argc < 2) die("usage: %s WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K] [--warmup W] [--calibrate R] [--level L] [--quiet-ratio R] [--window N] [--profile] [--finite]", argv[0]);
     o.weights = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : 0;
@@ -242,6 +266,9 @@ static struct options parse(int argc, char **argv) {
         else if (!strcmp(argv[i], "--iterations")) o.iterations = count_arg(argv[i], value, 1);
         else if (!strcmp(argv[i], "--warmup")) o.warmup = count_arg(argv[i], value, 0);
         else if (!strcmp(argv[i], "--calibrate")) o.calibrate = count_arg(argv[i], value, 0);
+        else if (!strcmp(argv[i], "--level")) o.level = count_arg(argv[i], value, 0);
+        else if (!strcmp(argv[i], "--window")) o.window = count_arg(argv[i], value, 1);
+        else if (!strcmp(argv[i], "--quiet-ratio")) o.quiet_ratio = ratio_arg(argv[i], value);
         else die("unknown argument '%s'", argv[i]);
         i++;
     }
@@ -254,6 +281,7 @@ int main(int argc, char **argv) {
     if (o.threads > 0) @M@_set_threads(o.threads);
     double t0 = now_s();
     if (@M@_load(o.weights) != 0) die("%s", @M@_last_error());
+    set_variants(&o);
     printf("loaded: weights %.2f MiB, arena %.2f MiB, %d kernels in %.3f s\n", @M@_weight_bytes / 1048576.0,
            @M@_arena_bytes / 1048576.0, @M@_KERNELS, now_s() - t0);
     const void *inputs[@M@_INPUTS + 1];
@@ -286,6 +314,7 @@ int main(int argc, char **argv) {
     printf("latency: p50 %.3f ms, min %.3f ms, mean %.3f ms over %d runs, threads %s\n", ms[o.iterations / 2], ms[0],
            sum / o.iterations, o.iterations, threads);
     if (o.profile) print_profile(seconds, o.iterations);
+    print_variants();
     for (int i = 0; i < o.n_outputs; i++) write_output(o.outputs[i], outputs[i], i);
     printf("peak RSS: %.1f MiB\n", peak_rss_kb() / 1024.0);
     @M@_release();

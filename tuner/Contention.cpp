@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include <pthread.h>
+#include <sched.h>
+
 namespace opgen::tuner {
 
 namespace {
@@ -38,6 +41,17 @@ ContentionSpec contention_for_level(double level, size_t bytes_per_thread) {
     return s;
 }
 
+std::vector<int> last_cpus(int count) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    if (static_cast<int>(cpus.size()) > count) cpus.erase(cpus.begin(), cpus.end() - count);
+    return cpus;
+}
+
 Contention::Contention(const ContentionSpec &spec) : spec_(spec) {
     if (spec_.threads < 1 || !(spec_.intensity > 0 && spec_.intensity <= 1) || spec_.bytes_per_thread < (1u << 20) ||
         !(spec_.period_ms > 0)) {
@@ -53,6 +67,11 @@ Contention::Contention(const ContentionSpec &spec) : spec_(spec) {
     started_ = now_s();
     for (int t = 0; t < spec_.threads; t++) {
         threads_.emplace_back([this, t] { stream(t); });
+        if (spec_.cpus.empty()) continue;
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(spec_.cpus[static_cast<size_t>(t) % spec_.cpus.size()], &set);
+        pthread_setaffinity_np(threads_.back().native_handle(), sizeof set, &set);  // best effort
     }
 }
 

@@ -24,6 +24,9 @@ struct ContentionSpec {
     double intensity = 1.0;            // share of each period spent streaming, in (0, 1]
     size_t bytes_per_thread = 64 << 20;  // two arrays of half this size each
     double period_ms = 2.0;
+    // CPUs the load threads are pinned to, thread i to cpus[i % size] (empty: not pinned). A model
+    // run beside the load (`opgen run --load`) keeps the load on the last CPUs, off its own.
+    std::vector<int> cpus;
 
     // threads x intensity.
     double level() const { return threads * intensity; }
@@ -34,6 +37,9 @@ struct ContentionSpec {
 // The spec of a level: ceil(level) threads sharing it evenly ({1 x 0.5} for 0.5, {2 x 0.75} for
 // 1.5). Raises std::invalid_argument for a level that is not positive and finite or above 64.
 ContentionSpec contention_for_level(double level, size_t bytes_per_thread = 64 << 20);
+
+// The last `count` CPUs this process may run on, highest last (fewer when it may run on fewer).
+std::vector<int> last_cpus(int count);
 
 // The running load; stopping (or destroying) it joins its threads.
 class Contention {
