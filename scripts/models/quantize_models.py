@@ -6,7 +6,8 @@ Runtime's static quantizer would, in both of ONNX's quantized formats:
                  Conv, Gemm and MatMul with a constant weight reads its activation through a
                  u8 Q/DQ pair and its weight as s8 through a DequantizeLinear (per output
                  channel, symmetric); a Conv's or Gemm's bias is int32 at scale sx*sw; the
-                 operator's output (after its bias Add and a sole Relu) gets a Q/DQ pair too.
+                 operator's output (after its bias Add and a sole Relu) gets a Q/DQ pair too,
+                 and every reader of such a tensor reads it dequantized.
   NAME_qop.onnx  QOperator: the same operators as QLinearConv / QLinearMatMul between a
                  QuantizeLinear of the input and a DequantizeLinear of the output (a sole Relu
                  folded into the output's range, a MatMul's bias Add kept in float).
@@ -187,16 +188,27 @@ class Builder:
 
 
 def qdq_model(m, ranges):
-    """The QDQ form: a Q/DQ pair on each quantized node's activation input and output point,
-    DequantizeLinear on its s8 weight and int32 bias."""
+    """The QDQ form: every quantized node's activation input and output point is written through
+    a Q/DQ pair (all its readers read the DQ; each quantized node its own copy of it), its s8
+    weight and int32 bias through DequantizeLinear."""
     b = Builder(ranges)
-    rename = {}  # float tensor -> its dequantized copy, for the quantized nodes' inputs
-    out_points = {m.output_point(n) for n in m.quantized_nodes()}
-    targets = {id(n) for n in m.quantized_nodes()}
+    rename = {}  # float tensor -> its dequantized copy, for every other reader
+    targets = m.quantized_nodes()
+    points = {n.input[0] for n in targets} | {m.output_point(n) for n in targets}
+
+    def pair(t):
+        q, s, z = b.quantize(t)
+        rename[t] = b.dequantize(q, s, z, t + "_dq")
+
+    for value in m.model.graph.input:
+        if value.name in points:
+            pair(value.name)
+    ids = {id(n) for n in targets}
     for node in m.model.graph.node:
         new = onnx.NodeProto()
         new.CopyFrom(node)
-        if id(node) in targets:
+        new.input[:] = [rename.get(i, i) for i in new.input]
+        if id(node) in ids:
             x = node.input[0]
             q, s, z = b.quantize(x)
             new.input[0] = b.dequantize(q, s, z, x + "_dq_" + node.name)
@@ -207,12 +219,10 @@ def qdq_model(m, ranges):
                 xscale, _ = u8_params(*ranges[x])
                 (bq, bs, bz), _ = b.bias(node.input[2], m.inits[node.input[2]], xscale, wscale)
                 new.input[2] = b.dequantize(bq, bs, bz, node.input[2] + "_dq", 0)
-        new.input[:] = [rename.get(i, i) for i in new.input]
         b.nodes.append(new)
         for out in node.output:
-            if out in out_points:
-                q, s, z = b.quantize(out)
-                rename[out] = b.dequantize(q, s, z, out + "_dq")
+            if out in points:
+                pair(out)
     return finish(m, b, "qdq")
 
 
