@@ -2,6 +2,8 @@
 
 #include "base/Error.h"
 #include "onnx/OpText.h"
+#include "onnx/QdqChains.h"
+#include "onnx/QdqFusion.h"
 #include "onnx/ops/Broadcast.h"
 #include "onnx/ops/Gemm.h"
 #include "onnx/ops/Layout.h"
@@ -76,6 +78,7 @@ public:
 
     Partition run() {
         reserve_attention_transposes();
+        place_quantized_kernels();
         for (const auto &n : g_.nodes) {
             if (taken_[n.index]) continue;
             try {
@@ -312,6 +315,24 @@ private:
                 transposes_[n.index][i] = t->index;
                 taken_[t->index] = true;
             }
+        }
+    }
+
+    // Quantized dense layers as one int8 kernel each (QdqFusion.h), then the float elementwise
+    // chains between Q/DQ pairs as one kernel each (QdqChains.h; docs/design.md §3.2, QDQ
+    // fusion). Before the walk: their DequantizeLinear nodes come before the nodes they feed.
+    void place_quantized_kernels() {
+        const SoleReader reader = [this](const std::string &t) { return sole_reader(t); };
+        for (const auto &n : g_.nodes) {
+            if (taken_[n.index]) continue;
+            std::optional<SubgraphKernel> k = fuse_quantized_dense(g_, n, reader);
+            if (k) emit(*k, k->nodes);
+        }
+        const NodeFree free = [this](int i) { return !taken_[size_t(i)]; };
+        for (const auto &n : g_.nodes) {
+            if (taken_[n.index]) continue;
+            std::optional<SubgraphKernel> k = fuse_quantized_chain(g_, n, free);
+            if (k) emit(*k, k->nodes);
         }
     }
 
