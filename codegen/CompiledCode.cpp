@@ -90,7 +90,7 @@ void run_build_tool(const std::vector<std::string> &command, const std::string &
 
 std::string compile_scheduled_object(LoweredOp &op, const std::string &what, const Target &target,
                                      const std::string &function, const std::string &path) {
-    Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
+    Halide::Target ht = halide_target_of(target, *op.def).with_feature(Halide::Target::NoRuntime);
     std::vector<Halide::Argument> args;
     for (auto &param : op.params) args.emplace_back(param);
     try {

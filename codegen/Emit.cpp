@@ -349,7 +349,7 @@ void write_c_without_amx(const ComputeDef &def, const BoundShape &shape, Schedul
     LoweredOp op = lower_for_point(def, shape, &point);
     apply_schedule(op, point, target);
     Halide::Pipeline(op.output).compile_to_c(path, arguments_of(op), name,
-                                             halide_target_of(target).with_feature(Halide::Target::NoRuntime));
+                                             halide_target_of(target, def).with_feature(Halide::Target::NoRuntime));
     std::ifstream in(path);
     std::stringstream c;
     c << "/* The schedule's AMX tiles are left out here: Halide 14's C backend has no tile intrinsics; "
@@ -378,7 +378,7 @@ std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &sh
         Halide::Pipeline p(op.output);
         add_amx_lowering(p, op);
         std::vector<Halide::Argument> args = arguments_of(op);
-        Halide::Target ht = halide_target_of(target);
+        Halide::Target ht = halide_target_of(target, def);
         p.compile_to_static_library(base, args, name, ht);
         if (op.amx_tile) {
             write_c_without_amx(def, shape, *point, target, base + ".c", name);
@@ -395,7 +395,7 @@ std::vector<std::string> emit_generic_inspection(const ComputeDef &def, const Bo
     user_check(!generic_symbols(def).empty())
         << "op '" << def.name << "' has no parameter without a default to leave symbolic";
     return write_into(out_dir, name, {"_generic.stmt", "_generic.s", ".s"}, [&](const std::string &base) {
-        Halide::Target ht = halide_target_of(target).with_feature(Halide::Target::NoRuntime);
+        Halide::Target ht = halide_target_of(target, def).with_feature(Halide::Target::NoRuntime);
         // The kernel that ships: checked_generic's choice of accumulator tiles (GenericCode.h).
         std::string checked;
         LoweredOp generic = checked_generic(def, shape, point, target, checked);

@@ -2,6 +2,7 @@
 
 #include "base/AmxPermission.h"
 #include "core/AmxLowering.h"
+#include "core/InstructionFeatures.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +12,12 @@ namespace opgen {
 Halide::Target halide_target_of(const Target &target) {
     if (target.halide_target == "host") return checked_host_halide_target();
     return Halide::Target(target.halide_target);
+}
+
+Halide::Target halide_target_of(const Target &target, const ComputeDef &def) {
+    Halide::Target ht = halide_target_of(target);
+    if (instruction_features(def, target).empty()) ht = ht.without_feature(Halide::Target::AVX512_SapphireRapids);
+    return ht;
 }
 
 namespace {
@@ -25,7 +32,7 @@ Halide::Buffer<> wrap(HostTensor &t, const TensorDecl &decl, const std::string &
 }  // namespace
 
 JitKernel::JitKernel(LoweredOp &op, const Target &target)
-    : op_(op), pipeline_(op.output), target_(halide_target_of(target)) {
+    : op_(op), pipeline_(op.output), target_(halide_target_of(target, *op.def)) {
     user_check(target.measurable) << "target '" << target.name << "' cannot run on this machine";
     add_amx_lowering(pipeline_, op);
     user_check(!op.amx_tile || request_amx_permission())

@@ -50,6 +50,13 @@ private:
 };
 
 Halide::Target halide_target_of(const Target &target);
+// The Halide target `def`'s kernels compile for (docs/design.md §2.4): halide_target_of, less
+// avx512_sapphirerapids where the op uses none of the instructions that feature stands for
+// (core/InstructionFeatures.h: VNNI and BF16 dot products, AMX). Halide 14 turns that feature into
+// LLVM's -mcpu=sapphirerapids, which also allows AVX512-FP16 (vmovw): on a host with VNNI and BF16
+// but no FP16 (AMD Zen 4 and 5) such code dies of SIGILL. Only the dot-product kernels keep the
+// risk, and they need the feature for vpdpbusd and vdpbf16ps.
+Halide::Target halide_target_of(const Target &target, const ComputeDef &def);
 
 }  // namespace opgen
 
