@@ -48,6 +48,8 @@ try:
 
     one_error(run(opgen, "compile", onnx, "-o", out, "--db", db, "--variants", "0,x"), "--variants 0,x",
               "--variants")
+    one_error(run(opgen, "compile", onnx, "-o", out, "--db", db, "--variants", ""), "--variants ''",
+              "no contention levels")
     check(not os.path.exists(out), "a refused compile left %s behind" % out)
 
     # 1. Level 0 at Halide's heuristic points; the memory-bound kernels' variants tuned (a tiny
