@@ -7,7 +7,9 @@ again from the cache alone) must list its memory-bound kernels in deploy.json wi
 level, every extra entry point must be
 defined in the library's archive, and the library run by `opgen run` pinned to each level
 (`--level L`) must compute what ONNX Runtime computes, within 1e-4 relative, and say it ran that
-level. A level the library lacks, a malformed `--variants` list and a quiet ratio not above 1 are
+level. The switching policy runs on simulated kernel times (the program's source included by a
+C harness): up one level after 3 runs in a row past the next boundary, not after 2, down again
+when quiet. A level the library lacks, a malformed `--variants` list and a quiet ratio not above 1 are
 refused with one `error:` line. `opgen run --load 1` runs it beside opgen's streaming load.
 usage: bandwidth_variants_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import json
