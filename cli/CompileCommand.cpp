@@ -274,7 +274,8 @@ void add_compile(CLI::App &app) {
     cmd->add_option("--variants", a->variants,
                     "LEVELS, e.g. 0.5,1: build the memory-bound kernels' variants for these memory-bandwidth "
                     "contention levels (load threads x intensity) into the library, which switches the whole "
-                    "pipeline's set by how far its kernels' times drift from their quiet times");
+                    "pipeline's set by how far its kernels' times drift from their quiet times")
+        ->check([](const std::string &text) { return text.empty() ? "no contention levels given (e.g. 0.5,1)" : ""; });
     cmd->add_option("--variant-intensity", a->variant_intensity,
                     "kernels under this many FLOPs per compulsory byte get variants (default 10)")
         ->check(CLI::Range(0.0, 1e9));

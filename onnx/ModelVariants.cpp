@@ -98,13 +98,15 @@ std::string numbers(const std::vector<double> &values) {
 // The policy over the tables (docs/design.md §7.6); @M@ is the model's name.
 const char *policy_source = R"C(
 /* Bandwidth variants (docs/design.md §7.6): the pipeline runs one level's set; after each run the
- * memory-bound kernels' time over their quiet time (the least each has taken, scaled by its
- * variant's quiet time) is the drift. Level l's contention starts at boundary(l); the level moves
- * up when the drift reaches the next level's boundary, down when it falls below the current
- * level's boundary less half the quiet ratio's margin, on `window_runs` runs in a row. */
+ * memory-bound kernels' time, each divided by its variant's quiet time over the quiet winner's, is
+ * the run's quiet-equivalent time, and that over the least such time of any run is the drift (the
+ * least of whole runs, not a sum of each kernel's least: summed minima of a few microseconds each
+ * lie below every real run). Level l's contention starts at boundary(l); the level moves up when
+ * the drift reaches the next level's boundary, down when it falls below the current level's
+ * boundary less half the quiet ratio's margin, on `window_runs` runs in a row. */
 static char error_text[512]; /* the program's, defined again below (a tentative definition) */
 static int level, pinned_level = -1, window_runs = 3, streak, streak_dir;
-static double quiet_ratio = 1.1, last_drift, run_seconds_of[@M@_KERNELS], quiet_of[@M@_KERNELS];
+static double quiet_ratio = 1.1, last_drift, run_seconds_of[@M@_KERNELS], quiet_run;
 static int64_t switches, runs_at[LEVELS];
 
 static int (*kernel_entry(int k))(void **) {
@@ -126,21 +128,15 @@ static double boundary(int l) {
 
 static void variant_run_done(void) {
     if (LEVELS < 2) return;
-    double observed = 0, quiet = 0;
-    int known = 1;
-    for (int k = 0; k < @M@_KERNELS; k++) {
-        if (!bound_kernel[k]) continue;
-        observed += run_seconds_of[k];
-        known &= quiet_of[k] > 0;
-        quiet += quiet_of[k] * rel_quiet[k][level];
-    }
-    for (int k = 0; k < @M@_KERNELS; k++) {
-        double q = run_seconds_of[k] / rel_quiet[k][level];
-        if (bound_kernel[k] && q > 0 && (quiet_of[k] <= 0 || q < quiet_of[k])) quiet_of[k] = q;
-    }
+    double run = 0;
+    for (int k = 0; k < @M@_KERNELS; k++)
+        if (bound_kernel[k]) run += run_seconds_of[k] / rel_quiet[k][level];
     runs_at[level]++;
-    if (!known || !(quiet > 0)) return;
-    last_drift = observed / quiet;
+    if (!(run > 0)) return;
+    int known = quiet_run > 0;
+    if (!known || run < quiet_run) quiet_run = run;
+    if (!known) return;
+    last_drift = run / quiet_run;
     if (pinned_level >= 0) return;
     int dir = level + 1 < LEVELS && last_drift >= boundary(level + 1) ? 1
               : level > 0 && last_drift < boundary(level) / (1 + (quiet_ratio - 1) / 2) ? -1 : 0;

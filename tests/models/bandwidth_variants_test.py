@@ -7,7 +7,9 @@ again from the cache alone) must list its memory-bound kernels in deploy.json wi
 level, every extra entry point must be
 defined in the library's archive, and the library run by `opgen run` pinned to each level
 (`--level L`) must compute what ONNX Runtime computes, within 1e-4 relative, and say it ran that
-level. A level the library lacks, a malformed `--variants` list and a quiet ratio not above 1 are
+level. The switching policy runs on simulated kernel times (the program's source included by a
+C harness): up one level after 3 runs in a row past the next boundary, not after 2, down again
+when quiet. A level the library lacks, a malformed `--variants` list and a quiet ratio not above 1 are
 refused with one `error:` line. `opgen run --load 1` runs it beside opgen's streaming load.
 usage: bandwidth_variants_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import json
@@ -37,6 +39,31 @@ def defined_symbols(archive):
     return {l.split()[-1] for l in r.stdout.splitlines() if len(l.split()) == 3}
 
 
+HALIDE_INCLUDE = "/usr/include/halide14"
+
+# Runs of the level policy (docs/design.md §7.6) at a contention factor each: 5 quiet; 2 heavy
+# (the window is 3: no switch), 1 quiet (the streak restarts), 3 heavy (up to level 1), 3 heavy
+# (up to 2: heavy is past every boundary), 6 quiet (down to 1, then 0), 4 quiet (stays at 0).
+POLICY_HARNESS = r"""
+#include "bert_tiny.c"
+
+static void simulate(double factor) {
+    for (int k = 0; k < bert_tiny_KERNELS; k++)
+        if (bound_kernel[k]) variant_kernel_done(k, 1e-4 * (k + 1) * factor * rel_quiet[k][level]);
+    variant_run_done();
+    printf("%d ", level);
+}
+
+int main(void) {
+    double heavy = 1.5 * boundary(2);
+    double plan[] = {1, 1, 1, 1, 1, heavy, heavy, 1, heavy, heavy, heavy, heavy, heavy, heavy,
+                     1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    for (unsigned i = 0; i < sizeof plan / sizeof plan[0]; i++) simulate(plan[i]);
+    printf("| switches %lld\n", (long long)bert_tiny_variant_switches());
+    return 0;
+}
+"""
+
 require_ort(ort_dir)
 tmp = tempfile.mkdtemp(prefix="opgen-variants-")
 try:
@@ -48,6 +75,8 @@ try:
 
     one_error(run(opgen, "compile", onnx, "-o", out, "--db", db, "--variants", "0,x"), "--variants 0,x",
               "--variants")
+    one_error(run(opgen, "compile", onnx, "-o", out, "--db", db, "--variants", ""), "--variants ''",
+              "no contention levels")
     check(not os.path.exists(out), "a refused compile left %s behind" % out)
 
     # 1. Level 0 at Halide's heuristic points; the memory-bound kernels' variants tuned (a tiny
@@ -127,6 +156,21 @@ try:
         c = compare_outputs(src, ort_out, mine)
         check(c.returncode == 0, "level %d differs from ONNX Runtime:\n%s%s" % (level, c.stdout, c.stderr))
         print("level %d:" % level, c.stdout.strip().replace("\n", "\n  "))
+
+    # The switching policy on simulated kernel times: the program's source included by a harness
+    # that feeds each memory-bound kernel a time (its variant's quiet time x a contention factor).
+    harness = os.path.join(tmp, "policy.c")
+    with open(harness, "w") as f:
+        f.write(POLICY_HARNESS)
+    exe = os.path.join(tmp, "policy")
+    r = run("cc", "-O1", "-o", exe, "-I", out, "-I", os.path.join(out, "src"), "-I", HALIDE_INCLUDE, harness,
+            os.path.join(out, "libbert_tiny.a"), "-lpthread", "-ldl", "-lm")
+    check(r.returncode == 0, "the policy harness does not build: %s" % r.stderr)
+    r = run(exe)
+    want = "0 0 0 0 0 0 0 0 0 0 1 1 1 2 2 2 1 1 1 0 0 0 0 0 | switches 4"
+    check(r.returncode == 0 and r.stdout.strip() == want,
+          "the level after each simulated run:\n  got  %s\n  want %s" % (r.stdout.strip() or r.stderr, want))
+    print("policy:", r.stdout.strip())
 
     one_error(run(opgen, "run", out, "--level", "3", *inputs), "--level 3", "levels 0..2")
     one_error(run(opgen, "run", out, "--quiet-ratio", "0.9", *inputs), "--quiet-ratio 0.9", "quiet-ratio")
