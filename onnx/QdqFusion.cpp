@@ -206,7 +206,12 @@ std::optional<SubgraphKernel> fuse_quantized_dense(const ModelGraph &g, const Gr
     const Dims &ad = g.tensor(d->a.tensor).dims, &wd = g.tensor(d->w).dims;
     d->K = d->w_nk ? wd[1] : wd[0];
     d->N = d->w_nk ? wd[0] : wd[1];
-    if (ad.empty() || ad.back() != d->K || d->K % 4 != 0 || g.tensor(d->y.tensor).dims.back() != d->N) return std::nullopt;
+    const Dims &yd = g.tensor(d->y.tensor).dims;
+    if (ad.empty() || yd.empty() || ad.back() != d->K || d->K % 4 != 0 || yd.back() != d->N) return std::nullopt;
+    // A bias row and its scale of the columns' count (or one scale), or nothing is folded.
+    if (!d->bias.empty() && g.tensor(d->bias).elements() != d->N) return std::nullopt;
+    if (!d->bias_scale.empty() && g.tensor(d->bias_scale).elements() != 1 && g.tensor(d->bias_scale).elements() != d->N)
+        return std::nullopt;
     d->M = product(ad, 0, ad.size() - 1);
     SubgraphKernel k;
     k.kind = "dense";
