@@ -4,6 +4,7 @@
 #include "core/Parser.h"
 #include "core/Shape.h"
 #include "onnx/ChannelBlocking.h"
+#include "onnx/WeightDequantize.h"
 
 #include <filesystem>
 #include <fstream>
@@ -134,6 +135,7 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
     CompiledModel m;
     m.graph = read_model_graph(path, dims, with_weights, fixed);
     refuse_untyped_io(m.graph);
+    fold_weight_dequantize(m.graph);
     m.partition = partition_graph(m.graph);
     add_constants(m.graph, m.partition, with_weights);
     check_memory(m, max_bytes);

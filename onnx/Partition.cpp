@@ -344,6 +344,11 @@ private:
             taken_[n.index] = true;
             return;
         }
+        // Outputs folded into weights at compile time (WeightDequantize.h) need no kernel either.
+        if (std::all_of(n.outputs.begin(), n.outputs.end(), [&](const std::string &o) { return g_.is_weight(o); })) {
+            taken_[n.index] = true;
+            return;
+        }
         if (t == "Dropout") return dropout(n);
         if (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity")
             return view(n);

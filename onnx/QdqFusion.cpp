@@ -1,9 +1,9 @@
 #include "onnx/QdqFusion.h"
 
 #include "onnx/OpText.h"
+#include "onnx/WeightDequantize.h"
 
 #include <cmath>
-#include <cstring>
 
 namespace opgen::onnx_import {
 
@@ -13,29 +13,11 @@ constexpr int kUint8 = 2, kInt8 = 3, kInt32 = 6, kFloat = 1;
 
 bool present(const GraphNode &n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
 
-// A weight's elements as numbers: its small values, float32 data or raw integer bytes; empty
-// when the graph was read without its weights.
-std::vector<double> numbers(const GraphTensor &t) {
-    if (!t.values.empty() && int64_t(t.values.size()) == t.elements()) return t.values;
-    if (!t.data.empty()) return {t.data.begin(), t.data.end()};
-    std::vector<double> out;
-    if (t.elem_type == kInt8 || t.elem_type == kUint8) {
-        for (char c : t.raw) out.push_back(t.elem_type == kInt8 ? double(int8_t(c)) : double(uint8_t(c)));
-    } else if (t.elem_type == kInt32 && t.raw.size() % 4 == 0) {
-        for (size_t i = 0; i < t.raw.size(); i += 4) {
-            int32_t v = 0;
-            std::memcpy(&v, t.raw.data() + i, 4);
-            out.push_back(v);
-        }
-    }
-    return out;
-}
-
 // Whether constant `t` is all zeros (assumed when its elements were not read: the fold then
 // computes no elements either).
 bool all_zero(const ModelGraph &g, const std::string &t) {
     if (!g.is_weight(t)) return false;
-    for (double v : numbers(g.tensor(t)))
+    for (double v : constant_elements(g.tensor(t)))
         if (v != 0) return false;
     return true;
 }
@@ -185,9 +167,9 @@ std::vector<GraphTensor> folded_constants(const ModelGraph &g, const Dense &d) {
     const std::string base = d.y.tensor + "#int8";
     std::vector<GraphTensor> c = {constant(base + "_B", {d.K / 4, d.N, 4}, kInt8), constant(base + "_bias", {d.N}, kInt32),
                                   constant(base + "_scale", {d.N}, kFloat), constant(base + "_zp", {1}, kInt32)};
-    const std::vector<double> w = numbers(g.tensor(d.w)), sw = numbers(g.tensor(d.w_scale));
-    const std::vector<double> bias = d.bias.empty() ? std::vector<double>() : numbers(g.tensor(d.bias));
-    const std::vector<double> bias_scale = d.bias_scale.empty() ? std::vector<double>() : numbers(g.tensor(d.bias_scale));
+    const std::vector<double> w = constant_elements(g.tensor(d.w)), sw = constant_elements(g.tensor(d.w_scale));
+    const std::vector<double> bias = d.bias.empty() ? std::vector<double>() : constant_elements(g.tensor(d.bias));
+    const std::vector<double> bias_scale = d.bias_scale.empty() ? std::vector<double>() : constant_elements(g.tensor(d.bias_scale));
     if (int64_t(w.size()) != d.K * d.N || sw.empty() || (!d.bias.empty() && int64_t(bias.size()) != d.N) ||
         (!d.bias_scale.empty() && bias_scale.empty()))
         return c;
@@ -224,7 +206,12 @@ std::optional<SubgraphKernel> fuse_quantized_dense(const ModelGraph &g, const Gr
     const Dims &ad = g.tensor(d->a.tensor).dims, &wd = g.tensor(d->w).dims;
     d->K = d->w_nk ? wd[1] : wd[0];
     d->N = d->w_nk ? wd[0] : wd[1];
-    if (ad.empty() || ad.back() != d->K || d->K % 4 != 0 || g.tensor(d->y.tensor).dims.back() != d->N) return std::nullopt;
+    const Dims &yd = g.tensor(d->y.tensor).dims;
+    if (ad.empty() || yd.empty() || ad.back() != d->K || d->K % 4 != 0 || yd.back() != d->N) return std::nullopt;
+    // A bias row and its scale of the columns' count (or one scale), or nothing is folded.
+    if (!d->bias.empty() && g.tensor(d->bias).elements() != d->N) return std::nullopt;
+    if (!d->bias_scale.empty() && g.tensor(d->bias_scale).elements() != 1 && g.tensor(d->bias_scale).elements() != d->N)
+        return std::nullopt;
     d->M = product(ad, 0, ad.size() - 1);
     SubgraphKernel k;
     k.kind = "dense";

@@ -283,8 +283,16 @@ def qop_model(m, ranges):
     return finish(m, b, "qop")
 
 
+def pruned(nodes, outputs):
+    """`nodes` without the DequantizeLinear nodes nothing reads (a Q/DQ pair's DQ where every
+    reader has its own copy)."""
+    read = {i for n in nodes for i in n.input} | set(outputs)
+    return [n for n in nodes if n.op_type != "DequantizeLinear" or n.output[0] in read]
+
+
 def finish(m, b, form):
     """The new model: the rewritten nodes, the weights still read in float and the new ones."""
+    b.nodes = pruned(b.nodes, [o.name for o in m.model.graph.output])
     used = {i for n in b.nodes for i in n.input}
     inits = [i for i in m.model.graph.initializer if i.name in used] + b.inits
     g = m.model.graph
