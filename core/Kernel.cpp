@@ -16,7 +16,10 @@ Halide::Target halide_target_of(const Target &target) {
 
 Halide::Target halide_target_of(const Target &target, const ComputeDef &def) {
     Halide::Target ht = halide_target_of(target);
-    if (instruction_features(def, target).empty()) ht = ht.without_feature(Halide::Target::AVX512_SapphireRapids);
+    const std::vector<std::string> features = instruction_features(def, target);
+    // bf16 kernels too: their 16-bit moves are where LLVM picks vmovw (SIGILL without FP16).
+    const bool int8 = std::find(features.begin(), features.end(), "avx512_vnni") != features.end();
+    if (!int8) ht = ht.without_feature(Halide::Target::AVX512_SapphireRapids);
     return ht;
 }
 
