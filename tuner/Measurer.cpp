@@ -90,4 +90,10 @@ MeasureResult measure(TaskContext &task, const std::optional<SchedulePoint> &poi
     return r;
 }
 
+double max_error_from_json(const nlohmann::json &j) {
+    if (!j.contains("max_error")) return 0.0;
+    const nlohmann::json &e = j.at("max_error");
+    return e.is_null() ? std::numeric_limits<double>::infinity() : e.get<double>();
+}
+
 }  // namespace opgen::tuner

@@ -53,6 +53,10 @@ struct MeasureResult {
     bool ok() const { return status == "ok"; }
 };
 
+// A result's max_error as the worker and the replay files write it: a wrong integer result's
+// error is infinite (core/Reference.h), which JSON writes as null; absent means 0.
+double max_error_from_json(const nlohmann::json &j);
+
 // A candidate compiled and checked against the reference, held for timing. Destroying it releases
 // its JIT module and buffers.
 struct CompiledCandidate {

@@ -43,7 +43,7 @@ MeasureResult result_from_json(const nlohmann::json &j) {
     r.timing.runs = j.at("runs").get<int>();
     r.timing.spread = j.at("spread").get<double>();
     r.gflops = j.at("gflops").get<double>();
-    r.max_error = j.at("max_error").get<double>();
+    r.max_error = max_error_from_json(j);
     r.reference_ms = j.at("reference_ms").get<double>();
     r.ratio = j.at("ratio").get<double>();
     return r;

@@ -245,7 +245,7 @@ void take_compiled(Workers &ws, Batch &b, size_t w, size_t i, const json &j) {
     MeasureResult r;
     r.status = j.value("status", "compile_error");
     r.error = j.value("error", "");
-    r.max_error = j.value("max_error", 0.0);
+    r.max_error = max_error_from_json(j);
     if (!r.ok()) {
         finish_failed(b, i, r);
         return;

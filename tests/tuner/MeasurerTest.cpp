@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 using namespace opgen;
 using namespace opgen::tuner;
 
@@ -83,4 +86,17 @@ TEST(Measurer, PackingAnInputTheReductionDoesNotReadIsRefused) {
     MeasureResult r = measure(task, p, 1, 1);
     EXPECT_EQ(r.status, "compile_error");
     EXPECT_NE(r.error.find("packed 'bias' is not read by the reduction"), std::string::npos) << r.error;
+}
+
+// A wrong integer result has an infinite error, which JSON writes as null: the tuner read it back
+// as a number and stopped the whole tune ("type must be number, but is null": a quantize kernel of
+// BERT-base's QOperator form). It is read back as infinite, a wrong result like any other.
+TEST(Measurer, AnInfiniteErrorSurvivesTheWorkersJson) {
+    nlohmann::json written;
+    written["max_error"] = std::numeric_limits<double>::infinity();
+    const nlohmann::json read = nlohmann::json::parse(written.dump());
+    EXPECT_TRUE(read.at("max_error").is_null());
+    EXPECT_TRUE(std::isinf(max_error_from_json(read)));
+    EXPECT_EQ(max_error_from_json(nlohmann::json::parse(R"({"max_error": 0.25})")), 0.25);
+    EXPECT_EQ(max_error_from_json(nlohmann::json::object()), 0.0);
 }
