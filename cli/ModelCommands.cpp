@@ -2,6 +2,7 @@
 // legal space into a database (training data); `model train` fits the XGBoost model on a
 // database's measurements; `model eval` scores held-out tasks with a model, side by side with
 // random choice and the roofline heuristic.
+#include "codegen/KernelKeys.h"
 #include "core/OpLibrary.h"
 #include "cli/Cli.h"
 #include "tuner/Features.h"
@@ -57,11 +58,17 @@ void add_collect(CLI::App *model) {
     });
 }
 
-// The measurements of `target` at `threads` in the database at `path`, as model data.
+// The measurements of `target` at `threads` in the database at `path`, as model data: every op's,
+// float32 and those keyed with instruction features (int8, bf16) alike.
 tuner::ModelData read_data(const std::string &path, const Common &c, const Target &t, int threads) {
     auto cache = db::open_kernel_cache(path, db::OpenMode::ReadOnly);
     const std::string key = t.name + ":t" + std::to_string(threads);
-    tuner::ModelData d = tuner::build_model_data(cache->measurements_on(key), OpLibrary::standard(c.ops_dirs), t);
+    std::vector<db::MeasurementRecord> records;
+    for (const std::string &k : target_keys_of(t.name, threads)) {
+        std::vector<db::MeasurementRecord> on = cache->measurements_on(k);
+        records.insert(records.end(), std::make_move_iterator(on.begin()), std::make_move_iterator(on.end()));
+    }
+    tuner::ModelData d = tuner::build_model_data(records, OpLibrary::standard(c.ops_dirs), t);
     user_check(!d.set.throughput.empty()) << "database '" << path << "' has no successful measurements on target '"
                                           << key << "' (collect some with 'opgen model collect')";
     return d;

@@ -21,6 +21,15 @@ std::string target_key(const ComputeDef &def, const Target &target, int threads)
     return name + ":t" + std::to_string(threads);
 }
 
+std::vector<std::string> target_keys_of(const std::string &target_name, int threads) {
+    const std::string t = ":t" + std::to_string(threads);
+    std::vector<std::string> keys;
+    for (const char *features : {"", "+avx512_vnni", "+avx512_vnni+amx_int8", "+avx512_bf16"}) {
+        keys.push_back(target_name + features + t);
+    }
+    return keys;
+}
+
 bool names_target(const std::string &target_key, const Target &target) {
     if (target_key.compare(0, target.name.size(), target.name) != 0) return false;
     const std::string rest = target_key.substr(target.name.size());

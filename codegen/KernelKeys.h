@@ -10,6 +10,7 @@
 #include "store/KernelCache.h"
 
 #include <string>
+#include <vector>
 
 namespace opgen {
 
@@ -23,6 +24,10 @@ std::string halide_version();
 // matmul on an AMX host (docs/design.md §2.8). A kernel tuned for two threads is not the one for
 // one, and one tuned with AMX tiles is not the one for a host without them.
 std::string target_key(const ComputeDef &def, const Target &target, int threads);
+// Every target part a kernel of some op can have on a target named `target_name` at `threads`
+// (any instruction features): "x86-64-avx512:t1", "x86-64-avx512+avx512_vnni:t1", ... The cost
+// model's data (`opgen model train`) reads the measurements of all of them.
+std::vector<std::string> target_keys_of(const std::string &target_name, int threads);
 // Whether a key's target part is one of `target`'s: its name, then features or the thread count.
 bool names_target(const std::string &target_key, const Target &target);
 

@@ -20,6 +20,8 @@ if [[ -z $data ]]; then
         shipped="$root/costmodel/data/$target-$part.db.xz"
         [[ -f $shipped ]] || { echo "error: no measurements shipped for target '$target' ($shipped); measure them with scripts/model-collect.sh" >&2; exit 1; }
         xz -dc "$shipped" > "$data/$part.db"
+        # Shipped files keep the schema they were measured with; training reads the current one.
+        "$opgen" db upgrade --db "$data/$part.db" >/dev/null
     done
 fi
 "$opgen" model train --data "$data/train.db" --holdout "$data/holdout.db" --threads 1 \

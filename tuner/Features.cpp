@@ -36,6 +36,11 @@ const std::vector<std::string> &feature_names() {
         "fast_math", "channels_innermost", "vector_axis",
         "stage0_depth", "stage0_lanes_log2", "stage1_depth", "stage1_lanes_log2",
         "stage2_depth", "stage2_lanes_log2", "stage3_depth", "stage3_lanes_log2",
+        // The element types and the instructions (docs/design.md §2.4): the narrowest input's
+        // bytes, the dot-product group summed inside each lane (0, 2 for vdpbf16ps, 4 for
+        // vpdpbusd) and whether the accumulator is an AMX tile. Without them an int8 point's
+        // rows read as a float32 point's of the same loop nest, whose speed is a quarter of it.
+        "input_bytes_min", "dot_product_group", "amx_tile",
         // Last, so that the columns before it keep their meaning: the memory-bandwidth contention
         // level the candidate was measured under (tuner/Contention.h; 0 on a quiet machine).
         "contention_level"};
@@ -95,6 +100,15 @@ constexpr size_t nest_axes = 4, nest_reduce = 3;
 double feature_depth(const std::string &at) { return 1.0 + opgen::placement_depth(at); }
 
 constexpr size_t plan_slots = 4;
+
+// The bytes of the narrowest input's elements: 1 for an int8 operand, 2 for bf16, 4 for float32.
+int narrowest_input_bytes(const ComputeDef &def) {
+    int bytes = 8;
+    for (const TensorDecl &t : def.tensors) {
+        if (t.role == TensorRole::Input) bytes = std::min(bytes, dtype_bytes(t.dtype));
+    }
+    return bytes;
+}
 
 // The point's stage plan and knobs, the same on every group row of it.
 std::vector<float> stage_plan_features(const SchedulePoint &p) {
@@ -218,6 +232,7 @@ int group_features(const ComputeDef &def, const BoundShape &shape, const Target 
         out.insert(out.end(), std::begin(row), std::end(row));
         out.insert(out.end(), nest.begin(), nest.end());
         out.insert(out.end(), plan.begin(), plan.end());
+        out.insert(out.end(), {float(narrowest_input_bytes(def)), float(p.dot_product), float(p.amx_tile)});
         out.push_back(float(contention_level));
         rows++;
     }
@@ -288,7 +303,10 @@ RooflineTerms roofline_terms(const ComputeDef &def, const BoundShape &shape, con
     // Peak: two FMA ports of vector_width lanes at ~3 GHz; FMA latency ~4 cycles needs about eight
     // independent accumulators per port pair to stay busy.
     double lanes = std::max(1, p.vector_width);
-    double peak = 2.0 * 2.0 * lanes * 3.0e9 * busy_cores(target, space, p, threads) * (p.amx_tile ? kAmxOverVnni : 1.0);
+    // A dot-product point sums its group of products in each lane per instruction (vpdpbusd: 4).
+    const double group = std::max(1, p.dot_product);
+    double peak = 2.0 * 2.0 * lanes * group * 3.0e9 * busy_cores(target, space, p, threads) *
+                  (p.amx_tile ? kAmxOverVnni : 1.0);
     double accumulators = s.reg_elems / lanes;
     double latency_use = std::min(1.0, accumulators / 8.0);
     bool fusable = !p.reduce.empty();
