@@ -4,6 +4,7 @@
 #include "core/Parser.h"
 #include "core/Shape.h"
 #include "onnx/ChannelBlocking.h"
+#include "onnx/QuantizedLayout.h"
 #include "onnx/WeightDequantize.h"
 
 #include <filesystem>
@@ -140,6 +141,7 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
     add_constants(m.graph, m.partition, with_weights);
     check_memory(m, max_bytes);
     if (blocked) block_channels(m.graph, m.partition);
+    hold_quantized_nhwc(m.graph, m.partition);
     add_relaid_weights(m.graph, m.partition.relayouts);
     std::map<std::string, ComputeDef> bundled;
     for (size_t i = 0; i < m.partition.kernels.size(); i++) bind_kernel(m, i, lib, bundled);

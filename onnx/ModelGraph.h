@@ -53,7 +53,8 @@ struct GraphTensor {
     std::vector<float> data;     // a float32 weight's elements, when read with `with_weights`
     std::string raw;             // another type's weight: its bytes as dtype() lays them out
     std::string layout;          // how its buffer holds it: "" row-major over dims; "nChw16c"
-                                 // channel-blocked (onnx/ChannelBlocking.h)
+                                 // channel-blocked (onnx/ChannelBlocking.h); "nhwc" for the
+                                 // int8 convolutions (onnx/QuantizedLayout.h)
 
     int64_t elements() const;
     int64_t bytes() const;

@@ -3,6 +3,7 @@
 #include "base/Error.h"
 #include "onnx/OpText.h"
 #include "onnx/QdqChains.h"
+#include "onnx/QdqConv.h"
 #include "onnx/QdqFusion.h"
 #include "onnx/ops/Broadcast.h"
 #include "onnx/ops/Gemm.h"
@@ -318,14 +319,16 @@ private:
         }
     }
 
-    // Quantized dense layers as one int8 kernel each (QdqFusion.h), then the float elementwise
-    // chains between Q/DQ pairs as one kernel each (QdqChains.h; docs/design.md §3.2, QDQ
-    // fusion). Before the walk: their DequantizeLinear nodes come before the nodes they feed.
+    // Quantized dense layers and convolutions as one int8 kernel each (QdqFusion.h, QdqConv.h),
+    // then the float elementwise chains between Q/DQ pairs as one kernel each (QdqChains.h;
+    // docs/design.md §3.2, QDQ fusion). Before the walk: their DequantizeLinear nodes come before
+    // the nodes they feed.
     void place_quantized_kernels() {
         const SoleReader reader = [this](const std::string &t) { return sole_reader(t); };
         for (const auto &n : g_.nodes) {
             if (taken_[n.index]) continue;
             std::optional<SubgraphKernel> k = fuse_quantized_dense(g_, n, reader);
+            if (!k) k = fuse_quantized_conv(g_, n, reader);
             if (k) emit(*k, k->nodes);
         }
         const NodeFree free = [this](int i) { return !taken_[size_t(i)]; };

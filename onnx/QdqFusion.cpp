@@ -1,6 +1,7 @@
 #include "onnx/QdqFusion.h"
 
 #include "onnx/OpText.h"
+#include "onnx/QdqOperands.h"
 #include "onnx/WeightDequantize.h"
 
 #include <cmath>
@@ -8,38 +9,6 @@
 namespace opgen::onnx_import {
 
 namespace {
-
-constexpr int kUint8 = 2, kInt8 = 3, kInt32 = 6, kFloat = 1;
-
-bool present(const GraphNode &n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
-
-// Whether constant `t` is all zeros (assumed when its elements were not read: the fold then
-// computes no elements either).
-bool all_zero(const ModelGraph &g, const std::string &t) {
-    if (!g.is_weight(t)) return false;
-    for (double v : constant_elements(g.tensor(t)))
-        if (v != 0) return false;
-    return true;
-}
-
-// A per-tensor u8 value: the tensor, its scale and zero point.
-struct PerTensor {
-    std::string tensor;
-    double scale = 1;
-    int64_t zero = 0;
-};
-
-// The scale and zero point inputs `s`, `z` of a (De)QuantizeLinear or QLinear node, when both
-// are single constants; `z` may be absent (0).
-std::optional<PerTensor> per_tensor(const ModelGraph &g, const std::string &t, const std::string &s,
-                                    const std::string &z) {
-    if (!g.is_weight(s) || g.tensor(s).values.size() != 1) return std::nullopt;
-    PerTensor p{t, g.tensor(s).values[0], 0};
-    if (z.empty()) return p;
-    if (!g.is_weight(z) || g.tensor(z).values.size() != 1 || g.tensor(z).elem_type != kUint8) return std::nullopt;
-    p.zero = int64_t(g.tensor(z).values[0]);
-    return p;
-}
 
 // The dense layer's folded pieces, before they become the kernel's constants.
 struct Dense {
@@ -57,7 +26,7 @@ struct Dense {
 // zero point: fills the weight's part of `d`.
 bool weight_fits(const ModelGraph &g, const std::string &w, const std::string &scale, const std::string &zero,
                  Dense &d) {
-    if (!g.is_weight(w) || g.tensor(w).elem_type != kInt8 || g.tensor(w).dims.size() != 2) return false;
+    if (!g.is_weight(w) || g.tensor(w).elem_type != kOnnxInt8 || g.tensor(w).dims.size() != 2) return false;
     if (!g.is_weight(scale)) return false;
     const int64_t n = d.w_nk ? g.tensor(w).dims[0] : g.tensor(w).dims[1];
     if (g.tensor(scale).elements() != 1 && g.tensor(scale).elements() != n) return false;
@@ -68,25 +37,12 @@ bool weight_fits(const ModelGraph &g, const std::string &w, const std::string &s
     return true;
 }
 
-// The DequantizeLinear that writes `t`, if one does.
-const GraphNode *dequantize_of(const ModelGraph &g, const std::string &t) {
-    auto it = g.producer.find(t);
-    if (it == g.producer.end()) return nullptr;
-    const GraphNode &dq = g.nodes[it->second];
-    return dq.op_type == "DequantizeLinear" ? &dq : nullptr;
-}
-
-// The Relu (zero point 0 only) and the QuantizeLinear to u8 that end a dense layer at `t`.
-bool match_output(const ModelGraph &g, std::string t, const SoleReader &sole_reader, Dense &d) {
-    const GraphNode *r = sole_reader(t);
-    const GraphNode *relu = nullptr;
-    if (r && r->op_type == "Relu") relu = r, r = sole_reader(r->outputs[0]);
-    if (!r || r->op_type != "QuantizeLinear" || g.tensor(r->outputs[0]).elem_type != kUint8) return false;
-    std::optional<PerTensor> y = per_tensor(g, r->outputs[0], r->inputs[1], present(*r, 2) ? r->inputs[2] : "");
-    if (!y || (relu && y->zero != 0)) return false;
-    d.y = *y;
-    if (relu) d.nodes.push_back(relu->index);
-    d.nodes.push_back(r->index);
+// The Relu and QuantizeLinear that end a dense layer at `t`.
+bool match_output(const ModelGraph &g, const std::string &t, const SoleReader &sole_reader, Dense &d) {
+    std::optional<RequantizedOutput> out = match_requantized_output(g, t, sole_reader);
+    if (!out) return false;
+    d.y = out->y;
+    d.nodes.insert(d.nodes.end(), out->nodes.begin(), out->nodes.end());
     return true;
 }
 
@@ -101,7 +57,7 @@ std::optional<Dense> match_qdq(const ModelGraph &g, const GraphNode &n, const So
     const GraphNode *adq = dequantize_of(g, n.inputs[0]);
     const GraphNode *wdq = dequantize_of(g, n.inputs[1]);
     if (!adq || !wdq || sole_reader(n.inputs[0]) != &n || sole_reader(n.inputs[1]) != &n) return std::nullopt;
-    if (g.tensor(adq->inputs[0]).elem_type != kUint8) return std::nullopt;
+    if (g.tensor(adq->inputs[0]).elem_type != kOnnxUint8) return std::nullopt;
     std::optional<PerTensor> a = per_tensor(g, adq->inputs[0], adq->inputs[1], present(*adq, 2) ? adq->inputs[2] : "");
     if (!a) return std::nullopt;
     d.a = *a;
@@ -114,17 +70,17 @@ std::optional<Dense> match_qdq(const ModelGraph &g, const GraphNode &n, const So
     if (n.op_type == "Gemm" && present(n, 2)) {
         const GraphNode *bdq = dequantize_of(g, n.inputs[2]);
         if (bdq && sole_reader(n.inputs[2]) == &n && g.is_weight(bdq->inputs[0]) &&
-            g.tensor(bdq->inputs[0]).elem_type == kInt32 && (!present(*bdq, 2) || all_zero(g, bdq->inputs[2]))) {
+            g.tensor(bdq->inputs[0]).elem_type == kOnnxInt32 && (!present(*bdq, 2) || all_zero(g, bdq->inputs[2]))) {
             d.bias = bdq->inputs[0], d.bias_scale = bdq->inputs[1];
             d.nodes.push_back(bdq->index);
-        } else if (g.is_weight(n.inputs[2]) && g.tensor(n.inputs[2]).elem_type == kFloat) {
+        } else if (g.is_weight(n.inputs[2]) && g.tensor(n.inputs[2]).elem_type == kOnnxFloat) {
             d.bias = n.inputs[2];
         } else {
             return std::nullopt;
         }
     } else if (const GraphNode *add = sole_reader(out); n.op_type == "MatMul" && add && add->op_type == "Add") {
         const std::string other = add->inputs[0] == out ? add->inputs[1] : add->inputs[0];
-        if (g.is_weight(other) && g.tensor(other).elem_type == kFloat && g.tensor(other).dims.size() == 1) {
+        if (g.is_weight(other) && g.tensor(other).elem_type == kOnnxFloat && g.tensor(other).dims.size() == 1) {
             d.bias = other;
             d.nodes.push_back(add->index);
             out = add->outputs[0];
@@ -137,8 +93,8 @@ std::optional<Dense> match_qdq(const ModelGraph &g, const GraphNode &n, const So
 // The QOperator form: a QLinearMatMul of a u8 activation and an s8 weight.
 std::optional<Dense> match_qlinear(const ModelGraph &g, const GraphNode &n) {
     Dense d;
-    if (n.inputs.size() < 8 || g.tensor(n.inputs[0]).elem_type != kUint8 ||
-        g.tensor(n.outputs[0]).elem_type != kUint8)
+    if (n.inputs.size() < 8 || g.tensor(n.inputs[0]).elem_type != kOnnxUint8 ||
+        g.tensor(n.outputs[0]).elem_type != kOnnxUint8)
         return std::nullopt;
     std::optional<PerTensor> a = per_tensor(g, n.inputs[0], n.inputs[1], n.inputs[2]);
     std::optional<PerTensor> y = per_tensor(g, n.outputs[0], n.inputs[6], n.inputs[7]);
@@ -148,25 +104,13 @@ std::optional<Dense> match_qlinear(const ModelGraph &g, const GraphNode &n) {
     return d;
 }
 
-GraphTensor constant(const std::string &name, const Dims &dims, int elem_type) {
-    GraphTensor t;
-    t.name = name;
-    t.dims = dims;
-    t.elem_type = elem_type;
-    t.kind = TensorKind::Weight;
-    return t;
-}
-
-// The per-column value `i` of a vector of 1 or N values.
-double column(const std::vector<double> &v, int64_t i) { return v.size() == 1 ? v[0] : v[size_t(i)]; }
-
 // The kernel's folded constants (§3.2, QDQ fusion): B packed [K/4, N, 4], the int32 bias with the
 // activation's zero point, the float32 scales, the output zero point. Their elements only when
 // the weights were read.
 std::vector<GraphTensor> folded_constants(const ModelGraph &g, const Dense &d) {
     const std::string base = d.y.tensor + "#int8";
-    std::vector<GraphTensor> c = {constant(base + "_B", {d.K / 4, d.N, 4}, kInt8), constant(base + "_bias", {d.N}, kInt32),
-                                  constant(base + "_scale", {d.N}, kFloat), constant(base + "_zp", {1}, kInt32)};
+    std::vector<GraphTensor> c = {folded_constant(base + "_B", {d.K / 4, d.N, 4}, kOnnxInt8), folded_constant(base + "_bias", {d.N}, kOnnxInt32),
+                                  folded_constant(base + "_scale", {d.N}, kOnnxFloat), folded_constant(base + "_zp", {1}, kOnnxInt32)};
     const std::vector<double> w = constant_elements(g.tensor(d.w)), sw = constant_elements(g.tensor(d.w_scale));
     const std::vector<double> bias = d.bias.empty() ? std::vector<double>() : constant_elements(g.tensor(d.bias));
     const std::vector<double> bias_scale = d.bias_scale.empty() ? std::vector<double>() : constant_elements(g.tensor(d.bias_scale));
@@ -177,7 +121,7 @@ std::vector<GraphTensor> folded_constants(const ModelGraph &g, const Dense &d) {
     std::vector<int32_t> b32(size_t(d.N));
     c[2].data.resize(size_t(d.N));
     for (int64_t n = 0; n < d.N; n++) {
-        const double acc_scale = double(float(d.a.scale) * float(column(sw, n)));
+        const double acc_scale = double(float(d.a.scale) * float(per_channel(sw, n)));
         int64_t column_sum = 0;
         for (int64_t k = 0; k < d.K; k++) {
             const int64_t v = int64_t(d.w_nk ? w[size_t(n * d.K + k)] : w[size_t(k * d.N + n)]);
@@ -185,7 +129,7 @@ std::vector<GraphTensor> folded_constants(const ModelGraph &g, const Dense &d) {
             column_sum += v;
         }
         double b = 0;
-        if (!d.bias.empty()) b = d.bias_scale.empty() ? bias[size_t(n)] : bias[size_t(n)] * column(bias_scale, n);
+        if (!d.bias.empty()) b = d.bias_scale.empty() ? bias[size_t(n)] : bias[size_t(n)] * per_channel(bias_scale, n);
         b32[size_t(n)] = int32_t(std::nearbyint(b / acc_scale) - double(d.a.zero * column_sum));
         c[2].data[size_t(n)] = float(acc_scale / d.y.scale);
     }

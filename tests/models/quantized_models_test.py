@@ -8,7 +8,9 @@ with ONNX Runtime's run of the same quantized model: every output within TOLERAN
 magnitude (a requantized value may round to the neighbouring step where the two engines sum in
 another order or fold the zero points at another place), and the same top-1 class for the
 classifier. The fused kernels must be there (deploy.json, docs/design.md §3.2, QDQ fusion): the
-dense layers as matmul_u8s8_requant, the GELU and the residual Add + Relu as u8-to-u8 chains.
+dense layers as matmul_u8s8_requant, the convolutions (but the 3-channel stem) as
+conv2d_nhwc_u8s8_requant on NHWC activations, the GELU and the residual Add + Relu as u8-to-u8
+chains.
 An absent ONNX Runtime fails the test.
 usage: quantized_models_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import json
@@ -24,10 +26,7 @@ from harness import PY, check, ort_outputs, require_ort, run, run_library
 
 src, ort_dir, opgen = sys.argv[1], sys.argv[2], sys.argv[3]
 # bert_tiny_qdq first: it tunes the int8 kernels the QOperator form then finds in the cache.
-# Not resnet_tiny_qop: its QLinearConv's per-operator kernel (onnx/ops/Window.h, not a fused
-# one) dies of SIGILL on an AVX-512 host without AVX512-FP16 (Halide 14's
-# avx512_sapphirerapids lets LLVM emit vmovw), and every tuned candidate with it.
-MODELS = ["bert_tiny_qdq", "bert_tiny_qop", "resnet_tiny_qdq"]
+MODELS = ["bert_tiny_qdq", "bert_tiny_qop", "resnet_tiny_qdq", "resnet_tiny_qop"]
 TOLERANCE = 0.05
 CLASSIFIERS = {"resnet_tiny": "fc_out"}
 TUNED = {"bert_tiny_qdq"}
@@ -35,7 +34,8 @@ TRIALS = os.environ.get("OPGEN_QUANTIZED_TRIALS", "1")
 # The fused ops each model must compile into (docs/design.md §3.2, QDQ fusion).
 FUSED_OPS = {"bert_tiny_qdq": ["matmul_u8s8_requant", "qdq_div_erf_add_mul_mul"],
              "bert_tiny_qop": ["matmul_u8s8_requant"],
-             "resnet_tiny_qdq": ["qdq_add_relu"]}
+             "resnet_tiny_qdq": ["conv2d_nhwc_u8s8_requant", "transpose_u8_nchw_nhwc", "qdq_add_relu"],
+             "resnet_tiny_qop": ["conv2d_nhwc_u8s8_requant", "qdq_add_relu"]}
 
 
 def distinct_ops(lib):
