@@ -6,20 +6,14 @@ namespace opgen::onnx_import {
 
 namespace {
 
-// Whether the DequantizeLinear `n` reads only constants and feeds no MatMul or Gemm.
+// Whether the DequantizeLinear `n` reads only constants and is read by a node.
 bool foldable(const ModelGraph &g, const GraphNode &n) {
     if (n.op_type != "DequantizeLinear" || n.outputs.size() != 1) return false;
     for (const std::string &t : n.inputs)
         if (!t.empty() && !g.is_weight(t)) return false;
     for (const std::string &o : g.outputs)
         if (o == n.outputs[0]) return false;
-    auto it = g.consumers.find(n.outputs[0]);
-    if (it == g.consumers.end()) return false;
-    for (int r : it->second) {
-        const std::string &op = g.nodes[size_t(r)].op_type;
-        if (op == "MatMul" || op == "Gemm") return false;
-    }
-    return true;
+    return g.consumers.count(n.outputs[0]) > 0;
 }
 
 // The float32 elements of (x - zero point) * scale, the parameters per `axis` where they have

@@ -1,9 +1,10 @@
 // Folding a QDQ model's constant DequantizeLinear nodes (docs/design.md §3.2, QDQ fusion): a
 // DequantizeLinear of an initializer (a convolution's s8 weight, its int32 bias) computes the same
 // float32 tensor on every run, so it becomes that float32 weight at compile time and the node
-// needs no kernel; the convolution then takes the tuned float path with its weight re-laid out
-// like any other. Dequantizations read by a MatMul or Gemm are left alone: the dense layers'
-// fusion (QdqFusion.h) reads their int8 weights.
+// needs no kernel. The node stays in the graph: the int8 fusions (QdqFusion.h, QdqConv.h) read
+// the integer weights through it, and a layer they do not fuse (a 3-channel stem, a classifier
+// whose float output is the graph's) takes the tuned float path with its weight re-laid out like
+// any other instead of dequantizing it on every run.
 #ifndef OPGEN_ONNX_WEIGHT_DEQUANTIZE_H
 #define OPGEN_ONNX_WEIGHT_DEQUANTIZE_H
 
