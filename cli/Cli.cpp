@@ -8,6 +8,23 @@
 
 namespace opgen::cli {
 
+void add_variant_tuning_options(CLI::App *cmd, tuner::VariantOptions &vo) {
+    cmd->add_option("--variant-rounds", vo.rounds,
+                    "interleaved timing rounds per contention level (default " + std::to_string(vo.rounds) + ")")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--variant-finalists", vo.finalists,
+                    "best quiet candidates timed under each contention level (default " + std::to_string(vo.finalists) + ")")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--variant-search", vo.search,
+                    "candidates searched for and timed under each contention level, beyond the quiet finalists "
+                    "(default " + std::to_string(vo.search) + "; 0: only the quiet finalists)")
+        ->check(CLI::Range(0, 10000));
+    cmd->add_option("--variant-keep", vo.keep,
+                    "best searched candidates per level that go on to the interleaved rounds (default " +
+                        std::to_string(vo.keep) + ")")
+        ->check(CLI::Range(1, 1000));
+}
+
 void add_common_options(CLI::App *cmd, Common &c, bool with_db) {
     cmd->add_option("--ops-dir", c.ops_dirs, "extra folder of .op files (also OPGEN_OPS_PATH)");
     cmd->add_option("--target", c.target, "target name or JSON file (default: host)");

@@ -8,6 +8,7 @@
 #include "store/VariantStore.h"
 #include "core/Target.h"
 #include "tuner/Tuner.h"
+#include "tuner/Variants.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -49,6 +50,11 @@ nlohmann::json variants_json(const std::vector<db::VariantRecord> &variants);
 
 // One line per kernel: op, shape, time, GFLOP/s, default time, speedup, trials.
 void print_table(const std::vector<db::KernelRecord> &rows);
+
+// The variant-tuning flags `tune --variants` and `compile --variants` share: --variant-rounds,
+// --variant-finalists, --variant-search and --variant-keep, bound to `vo`'s fields (their
+// defaults are VariantOptions'); CLI11 refuses a value out of range.
+void add_variant_tuning_options(CLI::App *cmd, tuner::VariantOptions &vo);
 
 // The tuning flags `tune` and `batch` share (TuneCommands.cpp).
 struct TuneFlags {

@@ -38,7 +38,7 @@ struct CompileArgs {
     std::string check_with;  // folder of <input>.npy: evaluate the partition with the reference
     std::string variants;    // contention levels, e.g. "0.5,1"; empty: one schedule per kernel
     double variant_intensity = 10;
-    int variant_rounds = 5, variant_finalists = 8, variant_search = 16, variant_keep = 3;
+    tuner::VariantOptions variant_tuning;  // --variant-* (the levels come from `variants`)
 };
 
 // "4096", "64K", "512M", "2G" as bytes; UserError otherwise.
@@ -92,10 +92,7 @@ onnx_import::DeployOptions deploy_options(const CompileArgs &a) {
     if (!a.variants.empty()) {
         o.variants.levels = tuner::parse_contention_levels(a.variants, "--variants");
         o.variants.max_intensity = a.variant_intensity;
-        o.variants.tuning.rounds = a.variant_rounds;
-        o.variants.tuning.finalists = a.variant_finalists;
-        o.variants.tuning.search = a.variant_search;
-        o.variants.tuning.keep = a.variant_keep;
+        o.variants.tuning = a.variant_tuning;
         o.variants.tuning.default_model = o.tune_options.default_model;
     }
     return o;
@@ -279,17 +276,7 @@ void add_compile(CLI::App &app) {
     cmd->add_option("--variant-intensity", a->variant_intensity,
                     "kernels under this many FLOPs per compulsory byte get variants (default 10)")
         ->check(CLI::Range(0.0, 1e9));
-    cmd->add_option("--variant-rounds", a->variant_rounds, "interleaved timing rounds per contention level (default 5)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--variant-finalists", a->variant_finalists,
-                    "best quiet candidates timed under each contention level (default 8)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--variant-search", a->variant_search,
-                    "candidates searched for under each contention level (default 16; 0: the quiet finalists only)")
-        ->check(CLI::Range(0, 10000));
-    cmd->add_option("--variant-keep", a->variant_keep,
-                    "best searched candidates per level that go on to the rounds (default 3)")
-        ->check(CLI::Range(1, 1000));
+    add_variant_tuning_options(cmd, a->variant_tuning);
     cmd->add_option("--check-with", a->check_with,
                     "folder of <input>.npy: evaluate the partitioned model with the reference interpreter and "
                     "write DIR/check/<output>.npy (small models: an interpreter)");

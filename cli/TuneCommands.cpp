@@ -104,10 +104,7 @@ struct TuneArgs {
     bool json_out = false;
     bool force = false;
     std::string variants;  // contention levels, e.g. "0.5,1"; empty: no variants
-    int variant_rounds = 5;
-    int variant_finalists = 8;
-    int variant_search = 16;
-    int variant_keep = 3;
+    tuner::VariantOptions variant_tuning;  // --variant-* (the levels come from `variants`)
     std::vector<std::string> cold;  // inputs timed cold (tuner/ColdInputs.h)
 };
 
@@ -186,18 +183,7 @@ void add_tune(CLI::App &app) {
     cmd->add_option("--variants", a->variants,
                     "also tune variants under memory-bandwidth contention at these levels (load threads x "
                     "intensity, e.g. 0.5,1); the quiet winner is variant 0");
-    cmd->add_option("--variant-rounds", a->variant_rounds, "interleaved timing rounds per contention level (default 5)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--variant-finalists", a->variant_finalists,
-                    "best quiet candidates timed under each contention level (default 8)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--variant-search", a->variant_search,
-                    "candidates searched for and timed under each contention level, beyond the quiet finalists "
-                    "(default 16; 0: only the quiet finalists)")
-        ->check(CLI::Range(0, 10000));
-    cmd->add_option("--variant-keep", a->variant_keep,
-                    "best searched candidates per level that go on to the interleaved rounds (default 3)")
-        ->check(CLI::Range(1, 1000));
+    add_variant_tuning_options(cmd, a->variant_tuning);
     cmd->add_option("--cold", a->cold,
                     "inputs flushed from the caches before every timed call, as a model's weights come from "
                     "memory (e.g. --cold weight,bias); the winner is cached under the target key with :cold")
@@ -220,12 +206,8 @@ void add_tune(CLI::App &app) {
         o.cold_inputs = a->cold;
         user_check(o.cold_inputs.empty() || a->variants.empty()) << "--cold and --variants cannot be combined";
         if (!a->variants.empty()) {
-            tuner::VariantOptions vo;
+            tuner::VariantOptions vo = a->variant_tuning;
             vo.levels = tuner::parse_contention_levels(a->variants, "--variants");
-            vo.rounds = a->variant_rounds;
-            vo.finalists = a->variant_finalists;
-            vo.search = a->variant_search;
-            vo.keep = a->variant_keep;
             vo.default_model = o.default_model;
             auto cache = db::open_kernel_cache(a->common.db_path, db::OpenMode::ReadWrite);
             cache->set_signing_key(signing_key_of(a->common.signing_key));

@@ -2,9 +2,9 @@
 
 #include "base/Error.h"
 #include "core/Shape.h"
+#include "onnx/HeldLayout.h"
 
 #include <map>
-#include <set>
 #include <sstream>
 
 namespace opgen::onnx_import {
@@ -103,23 +103,21 @@ std::string reorder_text(const std::string &name, bool to_blocked) {
 
 class Blocker {
 public:
-    Blocker(ModelGraph &g, Partition &p) : g_(g), p_(p) {
-        for (const TensorView &v : p.views) keep_nchw_.insert(v.source);
-        for (const std::string &o : g.outputs) keep_nchw_.insert(o);
-    }
+    Blocker(ModelGraph &g, Partition &p)
+        : g_(g), p_(p), held_(g, p, "nChw16c", [this](const std::string &from, const std::string &to, bool to_blocked) {
+              return reorder(from, to, to_blocked);
+          }) {}
 
     void run() {
-        std::vector<SubgraphKernel> kernels = std::move(p_.kernels);
-        p_.kernels.clear();
-        for (SubgraphKernel &k : kernels) {
+        for (SubgraphKernel &k : held_.take_kernels()) {
             std::vector<std::string> steps;
             if (k.kind == "conv" && conv_steps(k.op, steps) && blockable_conv(k)) {
-                conv(k, steps);
-            } else if (k.kind == "pool" && blocked_.count(k.args[0].second)) {
-                pool(k);
+                conv(std::move(k), steps);
+            } else if (k.kind == "pool" && held_.held(k.args[0].second)) {
+                pool(std::move(k));
             } else {
-                for (size_t a = 0; a + 1 < k.args.size(); a++) k.args[a].second = nchw(k.args[a].second);
-                p_.kernels.push_back(std::move(k));
+                for (size_t a = 0; a + 1 < k.args.size(); a++) k.args[a].second = held_.in_layout(k.args[a].second, false);
+                held_.push(std::move(k));
             }
         }
     }
@@ -127,26 +125,12 @@ public:
 private:
     ModelGraph &g_;
     Partition &p_;
-    std::set<std::string> keep_nchw_;   // graph outputs and views' sources
-    std::set<std::string> blocked_;     // tensors held blocked
-    std::map<std::string, std::string> reordered_;  // tensor -> its copy in the other layout
-    std::map<std::string, std::string> texts_;      // generated op -> text, to add each once
+    HeldLayout held_;
+    std::map<std::string, std::string> texts_;  // generated op -> text, to add each once
 
     bool blockable_conv(const SubgraphKernel &k) const {
         Shape s = parse_shape_text(k.shape);
         return s.at("F") % kBlock == 0 && s.at("N") >= 1;
-    }
-
-    // A new intermediate tensor with `like`'s (logical, NCHW) dimensions, held in `layout`.
-    void add_tensor(const std::string &name, const std::string &like, const std::string &layout) {
-        GraphTensor t = g_.tensor(like);
-        t.name = name;
-        t.kind = TensorKind::Intermediate;
-        t.layout = layout;
-        t.values.clear();
-        t.data.clear();
-        g_.tensors[name] = t;
-        if (!layout.empty()) blocked_.insert(name);
     }
 
     // The shape of a reorder or pool over NCHW dimensions `d`, channels in blocks.
@@ -154,53 +138,24 @@ private:
         return {{"N", d[0]}, {"CB", d[1] / kBlock}, {"H", d[2]}, {"W", d[3]}};
     }
 
-    void push_generated(SubgraphKernel k, const std::string &name, const std::string &text) {
+    // `k` running generated op `name` of `text`.
+    SubgraphKernel generated(SubgraphKernel k, const std::string &name, const std::string &text) {
         k.op = name;
         k.generated = true;
         k.text = text;
         auto [it, fresh] = texts_.try_emplace(name, text);
         internal_check(fresh || it->second == text) << "two texts for generated op '" << name << "'";
-        p_.kernels.push_back(std::move(k));
+        return k;
     }
 
-    // `t` in the layout a reader wants, reordering it first when it is held in the other one.
-    std::string in_layout(const std::string &t, bool want_blocked) {
-        if (blocked_.count(t) == size_t(want_blocked)) return t;
-        auto it = reordered_.find(t);
-        if (it != reordered_.end()) return it->second;
-        std::string out = t + (want_blocked ? "@nChw16c" : "@nchw");
-        add_tensor(out, t, want_blocked ? "nChw16c" : "");
-        push_reorder(t, out, want_blocked);
-        reordered_[t] = out;
-        return out;
-    }
-
-    void push_reorder(const std::string &from, const std::string &to, bool to_blocked) {
+    SubgraphKernel reorder(const std::string &from, const std::string &to, bool to_blocked) {
         SubgraphKernel k;
         k.kind = "copy";
         k.shape = shape_text(blocked_shape(g_.tensor(from).dims));
         k.args = {{"X", from}, {"Y", to}};
         std::string name = to_blocked ? "reorder_nchw_nchwc" : "reorder_nchwc_nchw";
-        push_generated(k, name, reorder_text(name, to_blocked));
+        return generated(k, name, reorder_text(name, to_blocked));
     }
-
-    std::string nchw(const std::string &t) { return in_layout(t, false); }
-
-    // Points the kernel's output at a blocked tensor: its own, or "<y>@nChw16c" when y must stay
-    // NCHW. Returns y in that case (reorder_back writes it after the kernel), "" otherwise.
-    std::string blocked_output(SubgraphKernel &k) {
-        std::string y = k.args.back().second;
-        if (!keep_nchw_.count(y)) {
-            g_.tensors.at(y).layout = "nChw16c";
-            blocked_.insert(y);
-            return "";
-        }
-        add_tensor(y + "@nChw16c", y, "nChw16c");
-        k.args.back().second = y + "@nChw16c";
-        return y;
-    }
-
-    void reorder_back(const std::string &y) { push_reorder(y + "@nChw16c", y, false); }
 
     void conv(SubgraphKernel k, const std::vector<std::string> &steps) {
         Shape s = parse_shape_text(k.shape);
@@ -216,13 +171,11 @@ private:
         k.shape = shape_text(shape);
         for (size_t a = 0; a + 1 < k.args.size(); a++) {
             auto &[op_tensor, t] = k.args[a];
-            if (op_tensor == "X") t = in_layout(t, !nchw_in);
+            if (op_tensor == "X") t = held_.in_layout(t, !nchw_in);
             else if (op_tensor == "Wt") t = relaid(t, nchw_in ? "Oihw16o" : "OIhw16i16o");
-            else if (op_tensor == "R") t = in_layout(t, true);
+            else if (op_tensor == "R") t = held_.in_layout(t, true);
         }
-        std::string back = blocked_output(k);
-        push_generated(std::move(k), name, conv_text(name, nchw_in, steps));
-        if (!back.empty()) reorder_back(back);
+        held_.push_held_output(generated(std::move(k), name, conv_text(name, nchw_in, steps)));
     }
 
     void pool(SubgraphKernel k) {
@@ -232,10 +185,10 @@ private:
         k.shape = shape_text({{"N", s.at("N")}, {"CB", s.at("C") / kBlock}, {"H", s.at("H")}, {"W", s.at("W")},
                               {"KH", s.at("KH")}, {"KW", s.at("KW")}, {"stride", s.at("stride")}, {"pad", s.at("pad")}});
         const std::vector<int64_t> &yd = g_.tensor(k.args.back().second).dims;
+        SubgraphKernel pooled = generated(std::move(k), name, pool_text(name, max));
         // A 1 x 1 output is the same bytes in both layouts: it stays NCHW for its readers.
-        std::string back = yd[2] * yd[3] == 1 ? "" : blocked_output(k);
-        push_generated(std::move(k), name, pool_text(name, max));
-        if (!back.empty()) reorder_back(back);
+        if (yd[2] * yd[3] == 1) return held_.push(std::move(pooled));
+        held_.push_held_output(std::move(pooled));
     }
 
     std::string relaid(const std::string &w, const std::string &layout) {

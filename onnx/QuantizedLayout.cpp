@@ -1,10 +1,9 @@
 #include "onnx/QuantizedLayout.h"
 
 #include "base/Error.h"
+#include "onnx/HeldLayout.h"
 #include "onnx/OpText.h"
 
-#include <map>
-#include <set>
 
 namespace opgen::onnx_import {
 
@@ -24,37 +23,44 @@ std::string transpose_text(const std::string &name, bool to_nhwc) {
 
 bool is_chain(const SubgraphKernel &k) { return k.generated && k.op.rfind("qdq_", 0) == 0; }
 
+SubgraphKernel transpose(const ModelGraph &g, const std::string &from, const std::string &to, bool to_nhwc) {
+    const Dims &d = g.tensor(from).dims;
+    SubgraphKernel k;
+    k.kind = "copy";
+    k.op = to_nhwc ? "transpose_u8_nchw_nhwc" : "transpose_u8_nhwc_nchw";
+    k.generated = true;
+    k.text = transpose_text(k.op, to_nhwc);
+    k.shape = shape_text({{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]}});
+    k.args = {{"X", from}, {"Y", to}};
+    return k;
+}
+
 class NhwcHolder {
 public:
-    NhwcHolder(ModelGraph &g, Partition &p) : g_(g), p_(p) {
-        for (const TensorView &v : p.views) keep_nchw_.insert(v.source);
-        for (const std::string &o : g.outputs) keep_nchw_.insert(o);
-    }
+    NhwcHolder(ModelGraph &g, Partition &p)
+        : g_(g), held_(g, p, "nhwc", [&g](const std::string &from, const std::string &to, bool to_nhwc) {
+              return transpose(g, from, to, to_nhwc);
+          }) {}
 
     void run() {
-        std::vector<SubgraphKernel> kernels = std::move(p_.kernels);
-        p_.kernels.clear();
-        for (SubgraphKernel &k : kernels) {
+        for (SubgraphKernel &k : held_.take_kernels()) {
             if (k.op == kInt8Conv) {
-                k.args[0].second = in_layout(k.args[0].second, true);
-                held_nhwc(std::move(k));
+                k.args[0].second = held_.in_layout(k.args[0].second, true);
+                held_.push_held_output(std::move(k));
             } else if (is_chain(k) && reads_nhwc(k)) {
                 for (size_t a = 0; a + 1 < k.args.size(); a++)
-                    if (elementwise_input(k, a)) k.args[a].second = in_layout(k.args[a].second, true);
-                held_nhwc(std::move(k));
+                    if (elementwise_input(k, a)) k.args[a].second = held_.in_layout(k.args[a].second, true);
+                held_.push_held_output(std::move(k));
             } else {
-                for (size_t a = 0; a + 1 < k.args.size(); a++) k.args[a].second = in_layout(k.args[a].second, false);
-                p_.kernels.push_back(std::move(k));
+                for (size_t a = 0; a + 1 < k.args.size(); a++) k.args[a].second = held_.in_layout(k.args[a].second, false);
+                held_.push(std::move(k));
             }
         }
     }
 
 private:
-    ModelGraph &g_;
-    Partition &p_;
-    std::set<std::string> keep_nchw_;               // graph outputs and views' sources
-    std::set<std::string> nhwc_;                    // tensors held NHWC
-    std::map<std::string, std::string> transposed_;  // tensor -> its copy in the other layout
+    const ModelGraph &g_;
+    HeldLayout held_;
 
     // Argument `a` of a chain is one of its u8 tensors (not a scale or zero point).
     bool elementwise_input(const SubgraphKernel &k, size_t a) const {
@@ -63,63 +69,9 @@ private:
     }
 
     bool reads_nhwc(const SubgraphKernel &k) const {
-        if (g_.tensor(k.args.back().second).dims.size() != 4) return false;
         for (size_t a = 0; a + 1 < k.args.size(); a++)
-            if (elementwise_input(k, a) && nhwc_.count(k.args[a].second)) return true;
+            if (elementwise_input(k, a) && held_.held(k.args[a].second)) return true;
         return false;
-    }
-
-    // `t` in the layout a reader wants, transposing it first when it is held in the other one.
-    std::string in_layout(const std::string &t, bool want_nhwc) {
-        if (nhwc_.count(t) == size_t(want_nhwc)) return t;
-        auto it = transposed_.find(t);
-        if (it != transposed_.end()) return it->second;
-        const std::string out = t + (want_nhwc ? "@nhwc" : "@nchw");
-        add_tensor(out, t, want_nhwc);
-        push_transpose(t, out, want_nhwc);
-        transposed_[t] = out;
-        return out;
-    }
-
-    void add_tensor(const std::string &name, const std::string &like, bool nhwc) {
-        GraphTensor t = g_.tensor(like);
-        t.name = name;
-        t.kind = TensorKind::Intermediate;
-        t.layout = nhwc ? "nhwc" : "";
-        t.values.clear();
-        t.data.clear();
-        t.raw.clear();
-        g_.tensors[name] = t;
-        if (nhwc) nhwc_.insert(name);
-    }
-
-    void push_transpose(const std::string &from, const std::string &to, bool to_nhwc) {
-        const Dims &d = g_.tensor(from).dims;
-        const std::string name = to_nhwc ? "transpose_u8_nchw_nhwc" : "transpose_u8_nhwc_nchw";
-        SubgraphKernel k;
-        k.kind = "copy";
-        k.op = name;
-        k.generated = true;
-        k.text = transpose_text(name, to_nhwc);
-        k.shape = shape_text({{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]}});
-        k.args = {{"X", from}, {"Y", to}};
-        p_.kernels.push_back(std::move(k));
-    }
-
-    // Adds kernel `k`, its output held NHWC: its own tensor, or "<y>@nhwc" transposed back into
-    // y when y must stay NCHW.
-    void held_nhwc(SubgraphKernel k) {
-        const std::string y = k.args.back().second;
-        if (!keep_nchw_.count(y)) {
-            g_.tensors.at(y).layout = "nhwc";
-            nhwc_.insert(y);
-            p_.kernels.push_back(std::move(k));
-            return;
-        }
-        add_tensor(y + "@nhwc", y, true);
-        k.args.back().second = y + "@nhwc";
-        p_.kernels.push_back(std::move(k));
-        push_transpose(y + "@nhwc", y, false);
     }
 };
 

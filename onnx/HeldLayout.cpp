@@ -1,0 +1,58 @@
+#include "onnx/HeldLayout.h"
+
+namespace opgen::onnx_import {
+
+HeldLayout::HeldLayout(ModelGraph &g, Partition &p, std::string layout, Conversion convert)
+    : g_(g), p_(p), layout_(std::move(layout)), convert_(std::move(convert)) {
+    for (const TensorView &v : p.views) keep_plain_.insert(v.source);
+    for (const std::string &o : g.outputs) keep_plain_.insert(o);
+}
+
+std::vector<SubgraphKernel> HeldLayout::take_kernels() {
+    std::vector<SubgraphKernel> kernels = std::move(p_.kernels);
+    p_.kernels.clear();
+    return kernels;
+}
+
+std::string HeldLayout::in_layout(const std::string &t, bool want_held) {
+    if (held(t) == want_held) return t;
+    auto it = copies_.find(t);
+    if (it != copies_.end()) return it->second;
+    const std::string out = t + "@" + (want_held ? layout_ : "nchw");
+    add_tensor(out, t, want_held);
+    push_conversion(t, out, want_held);
+    copies_[t] = out;
+    return out;
+}
+
+void HeldLayout::push_held_output(SubgraphKernel k) {
+    const std::string y = k.args.back().second;
+    if (!keep_plain_.count(y)) {
+        g_.tensors.at(y).layout = layout_;
+        held_.insert(y);
+        return push(std::move(k));
+    }
+    const std::string copy = y + "@" + layout_;
+    add_tensor(copy, y, true);
+    k.args.back().second = copy;
+    push(std::move(k));
+    push_conversion(copy, y, false);
+}
+
+void HeldLayout::add_tensor(const std::string &name, const std::string &like, bool held) {
+    GraphTensor t = g_.tensor(like);
+    t.name = name;
+    t.kind = TensorKind::Intermediate;
+    t.layout = held ? layout_ : "";
+    t.values.clear();
+    t.data.clear();
+    t.raw.clear();
+    g_.tensors[name] = t;
+    if (held) held_.insert(name);
+}
+
+void HeldLayout::push_conversion(const std::string &from, const std::string &to, bool to_held) {
+    push(convert_(from, to, to_held));
+}
+
+}  // namespace opgen::onnx_import
