@@ -6,6 +6,8 @@ HeldLayout::HeldLayout(ModelGraph &g, Partition &p, std::string layout, Conversi
     : g_(g), p_(p), layout_(std::move(layout)), convert_(std::move(convert)) {
     for (const TensorView &v : p.views) keep_plain_.insert(v.source);
     for (const std::string &o : g.outputs) keep_plain_.insert(o);
+    for (const auto &[name, t] : g.tensors)
+        if (t.layout == layout_) held_.insert(name);
 }
 
 std::vector<SubgraphKernel> HeldLayout::take_kernels() {

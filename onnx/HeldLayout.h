@@ -23,8 +23,9 @@ public:
     // Writes the kernel that converts `from` into `to`, into the pass's layout when `to_held`.
     using Conversion = std::function<SubgraphKernel(const std::string &from, const std::string &to, bool to_held)>;
 
-    // `layout` is GraphTensor::layout's name for the pass's layout ("nChw16c", "nhwc"), `suffix`
-    // names a held copy ("<tensor>@<suffix>"; a plain copy is "<tensor>@nchw").
+    // `layout` is GraphTensor::layout's name for the pass's layout ("nChw16c", "nhwc"), which also
+    // names a held copy ("<tensor>@<layout>"; a plain copy is "<tensor>@nchw"). The tensors the
+    // graph already holds in it (written so by a fused kernel) count as held.
     HeldLayout(ModelGraph &g, Partition &p, std::string layout, Conversion convert);
 
     // The partition's kernels, taken out for the pass to add back in order.

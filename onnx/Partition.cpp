@@ -5,6 +5,7 @@
 #include "onnx/QdqChains.h"
 #include "onnx/QdqConv.h"
 #include "onnx/QdqFusion.h"
+#include "onnx/QdqPool.h"
 #include "onnx/ops/Broadcast.h"
 #include "onnx/ops/Gemm.h"
 #include "onnx/ops/Layout.h"
@@ -319,17 +320,20 @@ private:
         }
     }
 
-    // Quantized dense layers and convolutions as one int8 kernel each (QdqFusion.h, QdqConv.h),
-    // then the float elementwise chains between Q/DQ pairs as one kernel each (QdqChains.h;
-    // docs/design.md §3.2, QDQ fusion). Before the walk: their DequantizeLinear nodes come before
-    // the nodes they feed.
+    // Quantized dense layers, convolutions and max pools as int8 kernels (QdqFusion.h, QdqConv.h,
+    // QdqPool.h), then the float elementwise chains between Q/DQ pairs as one kernel each
+    // (QdqChains.h; docs/design.md §3.2, QDQ fusion). Before the walk: their DequantizeLinear
+    // nodes come before the nodes they feed.
     void place_quantized_kernels() {
         const SoleReader reader = [this](const std::string &t) { return sole_reader(t); };
         for (const auto &n : g_.nodes) {
             if (taken_[n.index]) continue;
-            std::optional<SubgraphKernel> k = fuse_quantized_dense(g_, n, reader);
-            if (!k) k = fuse_quantized_conv(g_, n, reader);
-            if (k) emit(*k, k->nodes);
+            if (std::optional<SubgraphKernel> k = fuse_quantized_dense(g_, n, reader)) {
+                emit(*k, k->nodes);
+                continue;
+            }
+            for (SubgraphKernel &k : fuse_quantized_conv(g_, n, reader)) emit(k, k.nodes);
+            if (std::optional<SubgraphKernel> k = fuse_quantized_max_pool(g_, n, reader)) emit(*k, k->nodes);
         }
         const NodeFree free = [this](int i) { return !taken_[size_t(i)]; };
         for (const auto &n : g_.nodes) {

@@ -42,8 +42,10 @@ struct SubgraphKernel {
     std::vector<int> nodes;  // graph node indices it covers, in graph order
     // op tensor -> graph tensor, inputs in the op's order, then the output
     std::vector<std::pair<std::string, std::string>> args;
-    // Weights computed at compile time that the op reads and the model does not hold (a resize's
-    // interpolation matrices), each with its elements: compile_model adds them to the graph.
+    // Tensors the model does not hold that compile_model adds to the graph: weights computed at
+    // compile time that the op reads, each with its elements (a resize's interpolation matrices,
+    // an int8 layer's packed weights), or an intermediate between the kernels of one fusion (the
+    // padded copy a quantized convolution reads, QdqConv.h).
     std::vector<GraphTensor> constants;
 };
 

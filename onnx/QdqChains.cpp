@@ -1,6 +1,7 @@
 #include "onnx/QdqChains.h"
 
 #include "onnx/OpText.h"
+#include "onnx/QdqOperands.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,11 +12,7 @@ namespace opgen::onnx_import {
 
 namespace {
 
-constexpr int kUint8 = 2;
-
 struct NoChain {};
-
-bool present(const GraphNode &n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
 
 bool single_constant(const ModelGraph &g, const std::string &t) {
     return g.is_weight(t) && g.tensor(t).values.size() == 1;
@@ -54,7 +51,7 @@ private:
     // (X - zero point) * scale of a u8 tensor; each tensor read once as an input.
     std::string dequantized(const GraphNode &dq) {
         const std::string &x = dq.inputs[0];
-        if (g_.tensor(x).elem_type != kUint8 || !single_constant(g_, dq.inputs[1]) ||
+        if (g_.tensor(x).elem_type != kOnnxUint8 || !single_constant(g_, dq.inputs[1]) ||
             (present(dq, 2) && !single_constant(g_, dq.inputs[2])))
             throw NoChain{};
         std::string &name = inputs_[x];
@@ -103,7 +100,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::optional<SubgraphKernel> fuse_quantized_chain(const ModelGraph &g, const GraphNode &q, const NodeFree &free) {
-    if (q.op_type != "QuantizeLinear" || g.tensor(q.outputs[0]).elem_type != kUint8 ||
+    if (q.op_type != "QuantizeLinear" || g.tensor(q.outputs[0]).elem_type != kOnnxUint8 ||
         !single_constant(g, q.inputs[1]) || (present(q, 2) && !single_constant(g, q.inputs[2])))
         return std::nullopt;
     const Dims dims = g.tensor(q.outputs[0]).dims;

@@ -14,6 +14,7 @@ namespace {
 // The quantized convolution's pieces, before they become the kernel's constants.
 struct QuantizedConv {
     std::vector<int> nodes;
+    int x_reader = 0;  // the node among them that reads X (the padding kernel's, where one is needed)
     PerTensor x, y;
     std::string w, w_scale;  // the s8 [F, C, KH, KW] weight initializer and its scales
     std::string bias;        // "" none; float32 (QDQ, folded) or int32 at sx sw (QLinearConv)
@@ -66,6 +67,7 @@ std::optional<QuantizedConv> match_qdq(const ModelGraph &g, const GraphNode &n, 
     if (!weight_fits(g, wdq->inputs[0], wdq->inputs[1], present(*wdq, 2) ? wdq->inputs[2] : "", axis, c))
         return std::nullopt;
     c.nodes = {xdq->index, wdq->index, n.index};
+    c.x_reader = xdq->index;
     if (present(n, 2)) {
         // A constant float32 bias: the folded DQ of an int32 bias, or a float initializer.
         if (!g.is_weight(n.inputs[2]) || g.tensor(n.inputs[2]).elem_type != kOnnxFloat) return std::nullopt;
@@ -94,24 +96,26 @@ std::optional<QuantizedConv> match_qlinear(const ModelGraph &g, const GraphNode 
     }
     c.x = *x, c.y = *y;
     c.nodes = {n.index};
+    c.x_reader = n.index;
     return c;
 }
 
-// The kernel's folded constants (§3.2, QDQ fusion): Wt packed [KH, KW, C/4, F, 4], the int32
+// The kernel's folded constants (§3.2, QDQ fusion): Wt packed [KH, KW, CP/4, F, 4] (CP: the
+// channels rounded up to 4, the added ones' weights 0), the int32
 // bias with the activation's zero point, the float32 scales, the output zero point. Their
 // elements only when the weights were read.
-std::vector<GraphTensor> folded_constants(const ModelGraph &g, const QuantizedConv &c) {
+std::vector<GraphTensor> folded_constants(const ModelGraph &g, const QuantizedConv &c, int64_t CP) {
     const Dims &wd = g.tensor(c.w).dims;
     const int64_t F = wd[0], C = wd[1], KH = wd[2], KW = wd[3], taps = C * KH * KW;
     const std::string base = c.y.tensor + "#int8";
-    std::vector<GraphTensor> k = {folded_constant(base + "_Wt", {KH, KW, C / 4, F, 4}, kOnnxInt8),
+    std::vector<GraphTensor> k = {folded_constant(base + "_Wt", {KH, KW, CP / 4, F, 4}, kOnnxInt8),
                                   folded_constant(base + "_bias", {F}, kOnnxInt32),
                                   folded_constant(base + "_scale", {F}, kOnnxFloat), folded_constant(base + "_zp", {1}, kOnnxInt32)};
     const std::vector<double> w = constant_elements(g.tensor(c.w)), sw = constant_elements(g.tensor(c.w_scale));
     const std::vector<double> bias = c.bias.empty() ? std::vector<double>() : constant_elements(g.tensor(c.bias));
     const bool int_bias = !c.bias.empty() && g.tensor(c.bias).elem_type == kOnnxInt32;
     if (int64_t(w.size()) != F * taps || sw.empty() || (!c.bias.empty() && int64_t(bias.size()) != F)) return k;
-    k[0].raw.resize(size_t(F * taps));
+    k[0].raw.assign(size_t(F * CP * KH * KW), 0);  // the padded channels' weights are 0
     std::vector<int32_t> b32(static_cast<size_t>(F));
     k[2].data.resize(size_t(F));
     for (int64_t f = 0; f < F; f++) {
@@ -121,7 +125,7 @@ std::vector<GraphTensor> folded_constants(const ModelGraph &g, const QuantizedCo
             for (int64_t ry = 0; ry < KH; ry++)
                 for (int64_t rx = 0; rx < KW; rx++) {
                     const int64_t v = int64_t(w[size_t(((f * C + ch) * KH + ry) * KW + rx)]);
-                    k[0].raw[size_t((((ry * KW + rx) * (C / 4) + ch / 4) * F + f) * 4 + ch % 4)] = char(int8_t(v));
+                    k[0].raw[size_t((((ry * KW + rx) * (CP / 4) + ch / 4) * F + f) * 4 + ch % 4)] = char(int8_t(v));
                     sum += v;
                 }
         const double b = bias.empty() ? 0 : int_bias ? bias[size_t(f)] : std::nearbyint(bias[size_t(f)] / acc_scale);
@@ -134,34 +138,75 @@ std::vector<GraphTensor> folded_constants(const ModelGraph &g, const QuantizedCo
     return k;
 }
 
+// The u8 copy of X that a convolution needing explicit padding reads: NHWC, its channels padded
+// to CP and its border `pad` wide, both holding X's zero point (so the folded zx sum W stays right
+// at the border; the padded channels meet zero weights).
+std::string pad_text() {
+    return std::string(kGeneratedHeader) +
+           "# A u8 NCHW tensor copied to NHWC with its channels padded to CP and a border `pad` wide, the\n"
+           "# new elements holding the zero point Z (the quantized zero).\n"
+           "op pad_u8_nchw_nhwc\nparam N, C, H, W, CP\nattr pad = 0\n"
+           "let PH = H + 2*pad\nlet PW = W + 2*pad\n"
+           "input  X: u8[N, C, H, W] zero_pad\ninput  Z: u8[1]\noutput Y: u8[N, PH, PW, CP]\n"
+           "Y[n, y, x, c] = select(c < C && y >= pad && y < H + pad && x >= pad && x < W + pad,\n"
+           "    X[n, c, y - pad, x - pad], Z[0])\n";
+}
+
+// The padding kernel for `c` at X dims `xd`, writing `padded` (an intermediate it adds, held NHWC).
+SubgraphKernel pad_kernel(const QuantizedConv &c, const Dims &xd, int64_t CP, const std::string &padded) {
+    GraphTensor zero = folded_constant(c.y.tensor + "#int8_xzp", {1}, kOnnxUint8);
+    zero.raw.assign(1, char(uint8_t(c.x.zero)));
+    GraphTensor out = folded_constant(padded, {xd[0], CP, xd[2] + 2 * c.pad, xd[3] + 2 * c.pad}, kOnnxUint8);
+    out.kind = TensorKind::Intermediate;
+    out.layout = "nhwc";
+    SubgraphKernel k = generated_kernel("copy", "pad_u8_nchw_nhwc", pad_text(),
+                                        shape_text({{"N", xd[0]}, {"C", xd[1]}, {"H", xd[2]}, {"W", xd[3]}, {"CP", CP}, {"pad", c.pad}}),
+                                        {{"X", c.x.tensor}, {"Z", zero.name}, {"Y", padded}});
+    k.constants = {zero, out};
+    return k;
+}
+
 }  // namespace
 
-std::optional<SubgraphKernel> fuse_quantized_conv(const ModelGraph &g, const GraphNode &n, const SoleReader &sole_reader) {
+std::vector<SubgraphKernel> fuse_quantized_conv(const ModelGraph &g, const GraphNode &n, const SoleReader &sole_reader) {
     std::optional<QuantizedConv> c;
     if (n.op_type == "Conv") c = match_qdq(g, n, sole_reader);
     if (n.op_type == "QLinearConv") c = match_qlinear(g, n);
-    if (!c) return std::nullopt;
+    if (!c) return {};
     const Dims &xd = g.tensor(c->x.tensor).dims, &wd = g.tensor(c->w).dims, &yd = g.tensor(c->y.tensor).dims;
-    if (xd.size() != 4 || yd.size() != 4 || xd[1] != wd[1] || xd[1] % 4 != 0 || yd[1] != wd[0]) return std::nullopt;
-    // The op's padding reads 0: only right where 0 is the activation's zero point.
-    if (c->pad > 0 && c->x.zero != 0) return std::nullopt;
-    if (!c->bias.empty() && g.tensor(c->bias).elements() != wd[0]) return std::nullopt;
+    if (xd.size() != 4 || yd.size() != 4 || xd[1] != wd[1] || yd[1] != wd[0]) return {};
+    if (!c->bias.empty() && g.tensor(c->bias).elements() != wd[0]) return {};
     const int64_t oh = (xd[2] + 2 * c->pad - c->dilation * (wd[2] - 1) - 1) / c->stride + 1;
     const int64_t ow = (xd[3] + 2 * c->pad - c->dilation * (wd[3] - 1) - 1) / c->stride + 1;
-    if (yd != Dims{xd[0], wd[0], oh, ow}) return std::nullopt;
+    if (yd != Dims{xd[0], wd[0], oh, ow}) return {};
+    // The op reads whole groups of 4 channels and pads with 0: other channel counts, and padding
+    // whose quantized zero is not 0, read an explicitly padded copy of X.
+    const int64_t CP = (xd[1] + 3) / 4 * 4;
+    const bool explicit_pad = CP != xd[1] || (c->pad > 0 && c->x.zero != 0);
+    std::vector<SubgraphKernel> kernels;
+    std::string x = c->x.tensor;
+    int64_t h = xd[2], w = xd[3], pad = c->pad;
+    std::sort(c->nodes.begin(), c->nodes.end());
+    if (explicit_pad) {
+        x = c->y.tensor + "#int8_X";
+        kernels.push_back(pad_kernel(*c, xd, CP, x));
+        kernels.back().nodes = {c->x_reader};
+        if (c->nodes.size() > 1) c->nodes.erase(std::find(c->nodes.begin(), c->nodes.end(), c->x_reader));
+        h += 2 * pad, w += 2 * pad, pad = 0;
+    }
     SubgraphKernel k;
     k.kind = "conv";
     k.op = "conv2d_nhwc_u8s8_requant";
-    k.shape = shape_text({{"N", xd[0]}, {"H", xd[2]}, {"W", xd[3]}, {"C", xd[1]}, {"F", wd[0]}, {"KH", wd[2]}, {"KW", wd[3]},
-                          {"stride", c->stride}, {"pad", c->pad}, {"dilation", c->dilation}});
-    k.constants = folded_constants(g, *c);
-    k.args = {{"X", c->x.tensor}};
+    k.shape = shape_text({{"N", xd[0]}, {"H", h}, {"W", w}, {"C", CP}, {"F", wd[0]}, {"KH", wd[2]}, {"KW", wd[3]},
+                          {"stride", c->stride}, {"pad", pad}, {"dilation", c->dilation}});
+    k.constants = folded_constants(g, *c, CP);
+    k.args = {{"X", x}};
     const char *const names[] = {"Wt", "bias", "scale", "zp"};
     for (size_t i = 0; i < 4; i++) k.args.push_back({names[i], k.constants[i].name});
     k.args.push_back({"Y", c->y.tensor});
     k.nodes = c->nodes;
-    std::sort(k.nodes.begin(), k.nodes.end());
-    return k;
+    kernels.push_back(std::move(k));
+    return kernels;
 }
 
 }  // namespace opgen::onnx_import

@@ -3,6 +3,7 @@
 #include "base/Error.h"
 #include "onnx/HeldLayout.h"
 #include "onnx/OpText.h"
+#include "onnx/QdqPool.h"
 
 
 namespace opgen::onnx_import {
@@ -44,7 +45,7 @@ public:
 
     void run() {
         for (SubgraphKernel &k : held_.take_kernels()) {
-            if (k.op == kInt8Conv) {
+            if (k.op == kInt8Conv || k.op == kQuantizedMaxPool) {
                 k.args[0].second = held_.in_layout(k.args[0].second, true);
                 held_.push_held_output(std::move(k));
             } else if (is_chain(k) && reads_nhwc(k)) {

@@ -5,8 +5,9 @@
 // a kernel that reads NCHW.
 //
 // A pass over a partition, after partition_graph and block_channels:
-//   - an int8 convolution reads its activation NHWC (an NCHW one is transposed first, into
-//     "<tensor>@nhwc") and writes NHWC;
+//   - an int8 convolution or max pool reads its activation NHWC (an NCHW one is transposed
+//     first, into "<tensor>@nhwc") and writes NHWC; a convolution's padded copy of its input
+//     (QdqConv.h) is written NHWC by its own kernel;
 //   - a QDQ elementwise chain (QdqChains.h) computes the same element by element in any layout:
 //     when one of its u8 inputs is held NHWC it reads them all NHWC and writes NHWC (the
 //     residual Add between two convolutions);

@@ -8,9 +8,9 @@ with ONNX Runtime's run of the same quantized model: every output within TOLERAN
 magnitude (a requantized value may round to the neighbouring step where the two engines sum in
 another order or fold the zero points at another place), and the same top-1 class for the
 classifier. The fused kernels must be there (deploy.json, docs/design.md §3.2, QDQ fusion): the
-dense layers as matmul_u8s8_requant, the convolutions (but the 3-channel stem) as
-conv2d_nhwc_u8s8_requant on NHWC activations, the GELU and the residual Add + Relu as u8-to-u8
-chains.
+dense layers as matmul_u8s8_requant, the convolutions as conv2d_nhwc_u8s8_requant on NHWC
+activations (the 3-channel stem on a copy padded to 4 channels and its border), the max pool on
+u8 values, the GELU and the residual Add + Relu as u8-to-u8 chains.
 An absent ONNX Runtime fails the test.
 usage: quantized_models_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import json
@@ -34,8 +34,10 @@ TRIALS = os.environ.get("OPGEN_QUANTIZED_TRIALS", "1")
 # The fused ops each model must compile into (docs/design.md §3.2, QDQ fusion).
 FUSED_OPS = {"bert_tiny_qdq": ["matmul_u8s8_requant", "qdq_div_erf_add_mul_mul"],
              "bert_tiny_qop": ["matmul_u8s8_requant"],
-             "resnet_tiny_qdq": ["conv2d_nhwc_u8s8_requant", "transpose_u8_nchw_nhwc", "qdq_add_relu"],
-             "resnet_tiny_qop": ["conv2d_nhwc_u8s8_requant", "qdq_add_relu"]}
+             "resnet_tiny_qdq": ["pad_u8_nchw_nhwc", "conv2d_nhwc_u8s8_requant", "max_pool2d_nhwc_u8",
+                                 "qdq_add_relu", "transpose_u8_nhwc_nchw"],
+             "resnet_tiny_qop": ["pad_u8_nchw_nhwc", "conv2d_nhwc_u8s8_requant", "max_pool2d_nhwc_u8",
+                                 "qdq_add_relu"]}
 
 
 def distinct_ops(lib):
