@@ -875,6 +875,7 @@ private:
         }
         SubgraphKernel k;
         k.kind = "elementwise";
+        k.pointwise = true;
         k.shape = shape_text({{"M", product(d, 0, d.size() - 1)}, {"N", d.back()}});
         std::string name, expr, doc;
         std::vector<std::string> operands;

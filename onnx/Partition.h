@@ -39,6 +39,9 @@ struct SubgraphKernel {
     bool generated = false;
     std::string text;        // the generated op's file text; empty for a bundled op
     std::string shape;       // shape text for the op ("M=128,N=768,K=768")
+    // Each output element is computed from the same element of each input of the output's dims
+    // (and of one-element inputs) alone: the kernel computes the same in any layout they share.
+    bool pointwise = false;
     std::vector<int> nodes;  // graph node indices it covers, in graph order
     // op tensor -> graph tensor, inputs in the op's order, then the output
     std::vector<std::pair<std::string, std::string>> args;

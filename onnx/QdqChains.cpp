@@ -134,6 +134,7 @@ std::optional<SubgraphKernel> fuse_quantized_chain(const ModelGraph &g, const Gr
     text += "R" + at + " = min(max(round(" + e + " / YS[0]) + " + zero + ", 0.0), 255.0)\n";
     text += "Y" + at + " = R" + at + "\n";
     SubgraphKernel k = generated_kernel("elementwise", name, text, shape_text(axes.shape), args);
+    k.pointwise = true;
     k.nodes.assign(chain.nodes.begin(), chain.nodes.end());
     k.nodes.push_back(q.index);
     return k;

@@ -1,16 +1,17 @@
 // The quantized convolutions' layout across the graph (docs/design.md §3.2, "QDQ fusion"): the
 // fused int8 convolution (QdqConv.h) reads and writes NHWC, the layout whose four consecutive
-// channels of a pixel vpdpbusd reads at once, so a quantized network's u8 activations are held
-// NHWC from one int8 convolution to the next, with transposes only where a u8 tensor crosses into
-// a kernel that reads NCHW.
+// channels of a pixel vpdpbusd reads at once, so a quantized network's activations are held NHWC
+// from one int8 convolution to the next, with transposes only where a tensor crosses into a
+// kernel that reads NCHW.
 //
 // A pass over a partition, after partition_graph and block_channels:
 //   - an int8 convolution or max pool reads its activation NHWC (an NCHW one is transposed
 //     first, into "<tensor>@nhwc") and writes NHWC; a convolution's padded copy of its input
 //     (QdqConv.h) is written NHWC by its own kernel;
-//   - a QDQ elementwise chain (QdqChains.h) computes the same element by element in any layout:
-//     when one of its u8 inputs is held NHWC it reads them all NHWC and writes NHWC (the
-//     residual Add between two convolutions);
+//   - a pointwise kernel (SubgraphKernel::pointwise: a QDQ chain, a Q or DQ, a float Add or
+//     Relu) whose inputs are all of its output's dims or of one element computes the same in any
+//     layout: when one of them is held NHWC it reads them all NHWC and writes NHWC (the residual
+//     Add between two convolutions, in u8 or in float32);
 //   - every other kernel reads NCHW: an NHWC tensor it reads is transposed back first, into
 //     "<tensor>@nchw";
 //   - a graph output or a view's source is never left NHWC.

@@ -251,7 +251,9 @@ SubgraphKernel broadcast_kernel(const ModelGraph &g, const std::vector<std::stri
                        ".\n";
     text += "op " + name + "\nparam " + params + "\n" + decls + locals + "output C: " + type_name(g, output) + "[" + params + "]\n";
     text += statements + "C" + at + " = " + expr + "\n";
-    return generated_kernel("elementwise", name, text, shape_text(a.shape), args);
+    SubgraphKernel k = generated_kernel("elementwise", name, text, shape_text(a.shape), args);
+    k.pointwise = true;
+    return k;
 }
 
 bool is_broadcast(const ModelGraph &g, const GraphNode &n) {
