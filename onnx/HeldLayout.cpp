@@ -2,9 +2,13 @@
 
 namespace opgen::onnx_import {
 
-HeldLayout::HeldLayout(ModelGraph &g, Partition &p, std::string layout, Conversion convert)
+HeldLayout::HeldLayout(ModelGraph &g, Partition &p, std::string layout, Conversion convert, bool views_follow)
     : g_(g), p_(p), layout_(std::move(layout)), convert_(std::move(convert)) {
-    for (const TensorView &v : p.views) keep_plain_.insert(v.source);
+    for (const TensorView &v : p.views) {
+        const GraphTensor &t = g.tensor(v.tensor), &s = g.tensor(v.source);
+        if (views_follow && t.dims == s.dims && t.elem_type == s.elem_type) followers_.insert({v.source, v.tensor});
+        else keep_plain_.insert(v.source);
+    }
     for (const std::string &o : g.outputs) keep_plain_.insert(o);
     for (const auto &[name, t] : g.tensors)
         if (t.layout == layout_) held_.insert(name);
@@ -30,8 +34,7 @@ std::string HeldLayout::in_layout(const std::string &t, bool want_held) {
 void HeldLayout::push_held_output(SubgraphKernel k) {
     const std::string y = k.args.back().second;
     if (!keep_plain_.count(y)) {
-        g_.tensors.at(y).layout = layout_;
-        held_.insert(y);
+        hold(y);
         return push(std::move(k));
     }
     const std::string copy = y + "@" + layout_;
@@ -39,6 +42,13 @@ void HeldLayout::push_held_output(SubgraphKernel k) {
     k.args.back().second = copy;
     push(std::move(k));
     push_conversion(copy, y, false);
+}
+
+void HeldLayout::hold(const std::string &t) {
+    g_.tensors.at(t).layout = layout_;
+    held_.insert(t);
+    auto [from, to] = followers_.equal_range(t);
+    for (auto it = from; it != to; ++it) hold(it->second);
 }
 
 void HeldLayout::add_tensor(const std::string &name, const std::string &like, bool held) {

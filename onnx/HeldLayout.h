@@ -26,7 +26,10 @@ public:
     // `layout` is GraphTensor::layout's name for the pass's layout ("nChw16c", "nhwc"), which also
     // names a held copy ("<tensor>@<layout>"; a plain copy is "<tensor>@nchw"). The tensors the
     // graph already holds in it (written so by a fused kernel) count as held.
-    HeldLayout(ModelGraph &g, Partition &p, std::string layout, Conversion convert);
+    //
+    // With `views_follow`, a view of its source's dims and type (an identity requantization) is
+    // held in whatever layout its source is, instead of keeping its source plain.
+    HeldLayout(ModelGraph &g, Partition &p, std::string layout, Conversion convert, bool views_follow = false);
 
     // The partition's kernels, taken out for the pass to add back in order.
     std::vector<SubgraphKernel> take_kernels();
@@ -55,6 +58,9 @@ private:
     std::set<std::string> keep_plain_;            // graph outputs and views' sources
     std::set<std::string> held_;                  // tensors held in the pass's layout
     std::map<std::string, std::string> copies_;   // tensor -> its copy in the other layout
+    std::multimap<std::string, std::string> followers_;  // source -> its views held as it is
+
+    void hold(const std::string &t);
 };
 
 }  // namespace opgen::onnx_import

@@ -95,7 +95,11 @@ public:
         std::stable_sort(order_.begin(), order_.end());
         Partition p;
         for (const auto &[last, i] : order_) p.kernels.push_back(kernels_[i]);
+        // Views in graph order, each after its source (the identity requantizations are found
+        // before the walk).
         p.views = views_;
+        std::stable_sort(p.views.begin(), p.views.end(),
+                         [](const TensorView &a, const TensorView &b) { return a.node < b.node; });
         for (const auto &[name, r] : relayouts_) p.relayouts.push_back(r);
         return p;
     }
@@ -108,6 +112,7 @@ private:
     std::vector<SubgraphKernel> kernels_;
     std::vector<std::pair<int, size_t>> order_;  // (last node, kernel)
     std::vector<TensorView> views_;
+    std::set<int> identity_views_;  // QuantizeLinear nodes placed as views (identity_requantization)
     std::map<std::string, std::string> texts_;  // generated op name -> text
     std::map<std::string, WeightRelayout> relayouts_;  // by new tensor name
     std::set<std::string> output_roots_;                // tensors a graph output is a view of
@@ -341,6 +346,35 @@ private:
             std::optional<SubgraphKernel> k = fuse_quantized_chain(g_, n, free);
             if (k) emit(*k, k->nodes);
         }
+        for (const auto &n : g_.nodes)
+            if (!taken_[n.index]) identity_requantization(n);
+    }
+
+    // A QuantizeLinear of a DequantizeLinear's output with the same constant scale and zero point
+    // gives back the DQ's u8 input exactly (a QOperator model's conv output requantized for the
+    // next conv): a view of it, no kernel. The DQ needs none either when nothing else reads it.
+    void identity_requantization(const GraphNode &q) {
+        if (q.op_type != "QuantizeLinear" || is_output(q.outputs[0])) return;
+        const GraphNode *dq = producer(q.inputs[0]);
+        if (!dq || dq->op_type != "DequantizeLinear") return;
+        const std::string &x = dq->inputs[0], &y = q.outputs[0];
+        if (g_.tensor(x).elem_type != g_.tensor(y).elem_type || dims(x) != dims(y)) return;
+        const auto same = [&](size_t i) {
+            const bool a = dq->inputs.size() > i && !dq->inputs[i].empty(), b = q.inputs.size() > i && !q.inputs[i].empty();
+            if (a != b) return false;
+            if (!a) return true;
+            const GraphTensor &u = g_.tensor(dq->inputs[i]), &v = g_.tensor(q.inputs[i]);
+            return g_.is_weight(u.name) && g_.is_weight(v.name) && u.values.size() == 1 && v.values.size() == 1 &&
+                   u.elem_type == v.elem_type && u.values[0] == v.values[0];
+        };
+        if (!same(1) || !same(2)) return;
+        views_.push_back({y, x, q.index});
+        taken_[q.index] = true;
+        identity_views_.insert(q.index);
+        const auto readers = g_.consumers.find(q.inputs[0]);
+        if (!is_output(q.inputs[0]) && std::all_of(readers->second.begin(), readers->second.end(),
+                                                   [&](int r) { return identity_views_.count(r) > 0; }))
+            taken_[dq->index] = true;
     }
 
     void place(const GraphNode &n) {

@@ -41,7 +41,7 @@ public:
     NhwcHolder(ModelGraph &g, Partition &p)
         : g_(g), held_(g, p, "nhwc", [&g](const std::string &from, const std::string &to, bool to_nhwc) {
               return transpose(g, from, to, to_nhwc);
-          }) {}
+          }, true) {}
 
     void run() {
         for (SubgraphKernel &k : held_.take_kernels()) {

@@ -10,8 +10,8 @@ another order or fold the zero points at another place), and the same top-1 clas
 classifier. The fused kernels must be there (deploy.json, docs/design.md §3.2, QDQ fusion): the
 dense layers as matmul_u8s8_requant, the convolutions as conv2d_nhwc_u8s8_requant on NHWC
 activations (the 3-channel stem on a copy padded to 4 channels and its border), the max pool on
-u8 values, the GELU and the residual Add + Relu as u8-to-u8 chains; and the ResNets' NHWC region
-is left by one transpose.
+u8 values, the GELU and the residual Add + Relu as u8-to-u8 chains; the ResNets' NHWC region is
+left by one transpose, and a QOperator conv's identity requantization is a view.
 An absent ONNX Runtime fails the test.
 usage: quantized_models_test.py SOURCE_DIR ORT_DIR OPGEN"""
 import json
@@ -39,14 +39,17 @@ FUSED_OPS = {"bert_tiny_qdq": ["matmul_u8s8_requant", "qdq_div_erf_add_mul_mul"]
                                  "qdq_add_relu"],
              "resnet_tiny_qop": ["pad_u8_nchw_nhwc", "conv2d_nhwc_u8s8_requant", "max_pool2d_nhwc_u8",
                                  "qdq_add_relu"]}
-# The NHWC region (onnx/QuantizedLayout.h) is entered by the stem's padding kernel and left once,
-# before the global pooling: at most this many transpose kernels.
-MAX_TRANSPOSES = {"resnet_tiny_qdq": 1, "resnet_tiny_qop": 1}
+# At most this many kernels whose op starts so: the NHWC region (onnx/QuantizedLayout.h) is
+# entered by the stem's padding kernel and left once, before the global pooling; a QOperator
+# conv's output requantized with its own scale for the next conv is a view, not a kernel (the
+# quantize kernels left: the image, the float residual stream's two block outputs, the classifier).
+MAX_KERNELS = {"resnet_tiny_qdq": {"transpose_": 1},
+               "resnet_tiny_qop": {"transpose_": 1, "quantize_": 3}}
 
 
-def transposes(lib):
+def kernel_ops(lib, prefix):
     with open(os.path.join(lib, "graph.json")) as f:
-        return [k["op"] for k in json.load(f)["kernels"] if k["op"].startswith("transpose_")]
+        return [k["op"] for k in json.load(f)["kernels"] if k["op"].startswith(prefix)]
 
 
 def distinct_ops(lib):
@@ -87,9 +90,10 @@ def try_model(tmp, model):
     for fused in FUSED_OPS.get(model, []):
         if fused not in distinct_ops(lib):
             return "no %s kernel among %s" % (fused, sorted(distinct_ops(lib))), ""
-    if len(transposes(lib)) > MAX_TRANSPOSES.get(model, len(transposes(lib))):
-        return "%d transpose kernels, at most %d expected: %s" % (
-            len(transposes(lib)), MAX_TRANSPOSES[model], transposes(lib)), ""
+    for prefix, most in MAX_KERNELS.get(model, {}).items():
+        ops = kernel_ops(lib, prefix)
+        if len(ops) > most:
+            return "%d %s* kernels, at most %d expected: %s" % (len(ops), prefix, most, ops), ""
     inputs = os.path.join(tmp, model + ".inputs")
     ort_out = os.path.join(tmp, model + ".ort")
     error = ort_outputs(src, ort_dir, os.path.join(tmp, model + ".onnx"), inputs, ort_out)
