@@ -36,10 +36,14 @@ std::string mib(int64_t bytes) {
 
 // The model's tensors, refused when they cannot all be held at once.
 void check_memory(CompiledModel &m, int64_t max_bytes) {
-    std::set<std::string> views;
-    for (const auto &v : m.partition.views) views.insert(v.tensor);
+    std::set<std::string> views, read;
+    for (const auto &v : m.partition.views) views.insert(v.tensor), read.insert(v.source);
+    for (const SubgraphKernel &k : m.partition.kernels)
+        for (const auto &arg : k.args) read.insert(arg.second);
     for (const auto &[name, t] : m.graph.tensors) {
-        if (t.kind == TensorKind::Weight) m.weight_bytes += t.bytes();
+        // A weight no kernel reads (an int8 weight a fused kernel reads packed, its folded float
+        // copy) is not in the library.
+        if (t.kind == TensorKind::Weight) m.weight_bytes += read.count(name) ? t.bytes() : 0;
         else if (!views.count(name)) m.activation_bytes += t.bytes();
     }
     int64_t total = m.weight_bytes + m.activation_bytes;
