@@ -9,6 +9,8 @@
 
 namespace opgen::onnx_import {
 
+const char *const kQuantizedConv = "conv2d_nhwc_u8s8_requant";
+
 namespace {
 
 // The quantized convolution's pieces, before they become the kernel's constants.
@@ -20,13 +22,6 @@ struct QuantizedConv {
     std::string bias;        // "" none; float32 (QDQ, folded) or int32 at sx sw (QLinearConv)
     int64_t stride = 1, pad = 0, dilation = 1;
 };
-
-// The one value `out` of an attribute given per axis (or per side); false when they differ.
-bool one_value(const Dims &v, int64_t &out) {
-    if (v.empty() || std::any_of(v.begin(), v.end(), [&](int64_t e) { return e != v[0]; })) return false;
-    out = v[0];
-    return true;
-}
 
 // The window attributes of Conv or QLinearConv `n`; false for a grouped or uneven window.
 bool window_fits(const GraphNode &n, QuantizedConv &c) {
@@ -101,9 +96,9 @@ std::optional<QuantizedConv> match_qlinear(const ModelGraph &g, const GraphNode 
 }
 
 // The kernel's folded constants (§3.2, QDQ fusion): Wt packed [KH, KW, CP/4, F, 4] (CP: the
-// channels rounded up to 4, the added ones' weights 0), the int32
-// bias with the activation's zero point, the float32 scales, the output zero point. Their
-// elements only when the weights were read.
+// channels rounded up to 4, the added ones' weights 0), the int32 bias with the activation's
+// zero point, the float32 scales, the output zero point. Their elements only when the weights
+// were read.
 std::vector<GraphTensor> folded_constants(const ModelGraph &g, const QuantizedConv &c, int64_t CP) {
     const Dims &wd = g.tensor(c.w).dims;
     const int64_t F = wd[0], C = wd[1], KH = wd[2], KW = wd[3], taps = C * KH * KW;
@@ -196,7 +191,7 @@ std::vector<SubgraphKernel> fuse_quantized_conv(const ModelGraph &g, const Graph
     }
     SubgraphKernel k;
     k.kind = "conv";
-    k.op = "conv2d_nhwc_u8s8_requant";
+    k.op = kQuantizedConv;
     k.shape = shape_text({{"N", xd[0]}, {"H", h}, {"W", w}, {"C", CP}, {"F", wd[0]}, {"KH", wd[2]}, {"KW", wd[3]},
                           {"stride", c->stride}, {"pad", pad}, {"dilation", c->dilation}});
     k.constants = folded_constants(g, *c, CP);

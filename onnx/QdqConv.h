@@ -32,6 +32,9 @@
 
 namespace opgen::onnx_import {
 
+// The bundled op the fused convolution runs (NHWC).
+extern const char *const kQuantizedConv;
+
 // The fused kernels for the quantized convolution at node `n` (a Conv or QLinearConv), in order,
 // each with its `nodes`: the convolution, after its padding kernel where it needs one (that
 // kernel's `constants` also carry the padded tensor, an NHWC intermediate). Empty when `n` is not

@@ -2,6 +2,8 @@
 
 #include "onnx/WeightDequantize.h"
 
+#include <algorithm>
+
 namespace opgen::onnx_import {
 
 bool present(const GraphNode &n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
@@ -51,6 +53,12 @@ GraphTensor folded_constant(const std::string &name, const Dims &dims, int elem_
     t.elem_type = elem_type;
     t.kind = TensorKind::Weight;
     return t;
+}
+
+bool one_value(const Dims &v, int64_t &out) {
+    if (v.empty() || std::any_of(v.begin(), v.end(), [&](int64_t e) { return e != v[0]; })) return false;
+    out = v[0];
+    return true;
 }
 
 double per_channel(const std::vector<double> &v, int64_t i) { return v.size() == 1 ? v[0] : v[size_t(i)]; }

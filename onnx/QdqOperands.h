@@ -53,6 +53,10 @@ std::optional<RequantizedOutput> match_requantized_output(const ModelGraph &g, c
 // A weight tensor a fused kernel reads (its elements are filled by the caller).
 GraphTensor folded_constant(const std::string &name, const Dims &dims, int elem_type);
 
+// The one value `out` of an attribute given per axis or per side (strides, pads, dilations);
+// false when they differ or none is given.
+bool one_value(const Dims &v, int64_t &out);
+
 // Element `i` of a vector of 1 or more values (a per-tensor or per-channel parameter).
 double per_channel(const std::vector<double> &v, int64_t i);
 

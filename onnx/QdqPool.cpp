@@ -24,12 +24,6 @@ std::string pool_text() {
            "Y[n, y, x, c] = R[n, y, x, c]\n";
 }
 
-bool all_equal(const Dims &v, int64_t &out) {
-    if (v.empty() || std::any_of(v.begin(), v.end(), [&](int64_t e) { return e != v[0]; })) return false;
-    out = v[0];
-    return true;
-}
-
 // The window of MaxPool `n`: false unless it is 2-D, even, undilated and floors its output size.
 bool window_fits(const GraphNode &n, int64_t &kh, int64_t &kw, int64_t &stride, int64_t &pad) {
     const Dims k = n.ints_attr("kernel_shape", {});
@@ -37,10 +31,10 @@ bool window_fits(const GraphNode &n, int64_t &kh, int64_t &kw, int64_t &stride, 
     if (k.size() != 2 || n.int_attr("ceil_mode", 0) != 0 || n.int_attr("storage_order", 0) != 0) return false;
     if (mode != "NOTSET" && mode != "VALID") return false;
     int64_t dilation = 1;
-    if (!all_equal(n.ints_attr("dilations", {1, 1}), dilation) || dilation != 1) return false;
-    if (!all_equal(n.ints_attr("strides", {1, 1}), stride) || stride < 1) return false;
+    if (!one_value(n.ints_attr("dilations", {1, 1}), dilation) || dilation != 1) return false;
+    if (!one_value(n.ints_attr("strides", {1, 1}), stride) || stride < 1) return false;
     pad = 0;
-    if (mode == "NOTSET" && !all_equal(n.ints_attr("pads", {0, 0, 0, 0}), pad)) return false;
+    if (mode == "NOTSET" && !one_value(n.ints_attr("pads", {0, 0, 0, 0}), pad)) return false;
     kh = k[0], kw = k[1];
     return pad >= 0 && pad < std::min(kh, kw);
 }
