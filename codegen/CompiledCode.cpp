@@ -4,6 +4,7 @@
 #include "base/Error.h"
 #include "core/AmxLowering.h"
 #include "core/Kernel.h"
+#include "core/LlvmTarget.h"
 #include "core/Lower.h"
 
 #include <algorithm>
@@ -96,7 +97,11 @@ std::string compile_scheduled_object(LoweredOp &op, const std::string &what, con
     try {
         Halide::Pipeline pipeline(op.output);
         add_amx_lowering(pipeline, op);
-        pipeline.compile_to_object(path, args, function, ht);
+        if (needs_fp16_override(ht)) {
+            compile_without_fp16(pipeline.compile_to_module(args, function, ht), path);
+        } else {
+            pipeline.compile_to_object(path, args, function, ht);
+        }
     } catch (const Halide::Error &e) {
         throw UserError(what + ": Halide cannot compile code for target '" + ht.to_string() + "': " + e.what());
     }

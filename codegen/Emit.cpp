@@ -4,6 +4,7 @@
 #include "core/Gather.h"
 #include "codegen/GenericCode.h"
 #include "core/Kernel.h"
+#include "core/LlvmTarget.h"
 #include "core/Lower.h"
 
 #include <algorithm>
@@ -379,7 +380,11 @@ std::vector<std::string> emit_kernel(const ComputeDef &def, const BoundShape &sh
         add_amx_lowering(p, op);
         std::vector<Halide::Argument> args = arguments_of(op);
         Halide::Target ht = halide_target_of(target, def);
-        p.compile_to_static_library(base, args, name, ht);
+        if (needs_fp16_override(ht)) {
+            compile_static_library_without_fp16(p, args, name, ht, base);
+        } else {
+            p.compile_to_static_library(base, args, name, ht);
+        }
         if (op.amx_tile) {
             write_c_without_amx(def, shape, *point, target, base + ".c", name);
         } else {

@@ -16,10 +16,9 @@ Halide::Target halide_target_of(const Target &target) {
 
 Halide::Target halide_target_of(const Target &target, const ComputeDef &def) {
     Halide::Target ht = halide_target_of(target);
-    const std::vector<std::string> features = instruction_features(def, target);
-    // bf16 kernels too: their 16-bit moves are where LLVM picks vmovw (SIGILL without FP16).
-    const bool int8 = std::find(features.begin(), features.end(), "avx512_vnni") != features.end();
-    if (!int8) ht = ht.without_feature(Halide::Target::AVX512_SapphireRapids);
+    if (instruction_features(def, target).empty()) {
+        ht = ht.without_feature(Halide::Target::AVX512_SapphireRapids);
+    }
     return ht;
 }
 
@@ -40,7 +39,12 @@ JitKernel::JitKernel(LoweredOp &op, const Target &target)
     add_amx_lowering(pipeline_, op);
     user_check(!op.amx_tile || request_amx_permission())
         << "target '" << target.name << "': the operating system refused the permission to use AMX tiles";
-    pipeline_.compile_jit(target_);
+    if (needs_fp16_override(target_)) {
+        std::vector<Halide::Argument> args(op.params.begin(), op.params.end());
+        fp16_free_ = std::make_unique<Fp16FreeJit>(pipeline_, args, target_);
+    } else {
+        pipeline_.compile_jit(target_);
+    }
 }
 
 void JitKernel::bind(const std::map<std::string, HostTensor> &inputs, HostTensor &output) {
@@ -54,6 +58,13 @@ void JitKernel::bind(const std::map<std::string, HostTensor> &inputs, HostTensor
 }
 
 void JitKernel::run() {
+    if (fp16_free_) {
+        std::vector<halide_buffer_t *> buffers;
+        for (Halide::Buffer<> &b : in_buffers_) buffers.push_back(b.raw_buffer());
+        buffers.push_back(out_buffer_.raw_buffer());
+        fp16_free_->call(buffers);
+        return;
+    }
     pipeline_.realize(Halide::Realization(out_buffer_), target_);
 }
 

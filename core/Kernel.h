@@ -4,12 +4,14 @@
 #ifndef OPGEN_CORE_KERNEL_H
 #define OPGEN_CORE_KERNEL_H
 
+#include "core/LlvmTarget.h"
 #include "core/Lower.h"
 #include "core/Reference.h"
 #include "core/Target.h"
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,15 +49,17 @@ private:
     Halide::Target target_;
     std::vector<Halide::Buffer<>> in_buffers_;
     Halide::Buffer<> out_buffer_;
+    // The code when the target has avx512_sapphirerapids (core/LlvmTarget.h); else the pipeline's
+    // own JIT.
+    std::unique_ptr<Fp16FreeJit> fp16_free_;
 };
 
 Halide::Target halide_target_of(const Target &target);
 // The Halide target `def`'s kernels compile for (docs/design.md §2.4): halide_target_of, less
 // avx512_sapphirerapids where the op uses none of the instructions that feature stands for
-// (core/InstructionFeatures.h: VNNI and BF16 dot products, AMX). Halide 14 turns that feature into
-// LLVM's -mcpu=sapphirerapids, which also allows AVX512-FP16 (vmovw): on a host with VNNI and BF16
-// but no FP16 (AMD Zen 4 and 5) such code dies of SIGILL. Only the dot-product kernels keep the
-// risk, and they need the feature for vpdpbusd and vdpbf16ps.
+// (core/InstructionFeatures.h: VNNI and BF16 dot products, AMX). The dot-product kernels keep it:
+// Halide 14 emits vpdpbusd and vdpbf16ps only under it, and their code turns off the AVX512-FP16
+// that LLVM's -mcpu=sapphirerapids would bring (core/LlvmTarget.h).
 Halide::Target halide_target_of(const Target &target, const ComputeDef &def);
 
 }  // namespace opgen
