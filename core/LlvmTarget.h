@@ -1,12 +1,13 @@
 // Code for avx512_sapphirerapids without AVX512-FP16 (docs/design.md §2.4). Halide 14 turns that
-// feature into LLVM's -mcpu=sapphirerapids, which brings AVX512-FP16 with it: LLVM then moves 16-bit
-// values with vmovw, and the code dies of SIGILL on a CPU with VNNI and BF16 but no FP16 (AMD Zen 4
-// and 5). Halide 14 emits vpdpbusd, vdpbf16ps and the AMX tile instructions only under that
-// feature, so the dot-product kernels need it. opgen has no half-precision type and never needs
-// FP16: every module compiled for the feature gets "-avx512fp16" after the LLVM attributes Halide
-// chose (its module flag halide_mattrs, which Halide's JIT and its object writer both read), in
-// every place that turns a pipeline into machine code: JitKernel (measurement), the objects of the
-// cache and model libraries, and `opgen emit`'s static libraries.
+// feature into LLVM's -mcpu=sapphirerapids, which brings AVX512-FP16 with it: LLVM then moves
+// 16-bit values with vmovw, and the code dies of SIGILL on a CPU with VNNI and BF16 but no FP16
+// (AMD Zen 4 and 5). Halide 14 emits vpdpbusd, vdpbf16ps and the AMX tile instructions only under
+// that feature, so the dot-product kernels need it, and they (the only kernels compiled with it,
+// halide_target_of in core/Kernel.h) hold no f16 value, so FP16 buys them nothing: every module
+// compiled for the feature gets "-avx512fp16" after the LLVM attributes Halide chose (its module
+// flag halide_mattrs, which Halide's JIT and its object writer both read), in every place that
+// turns a pipeline into machine code: JitKernel (measurement), the objects of the cache and model
+// libraries, and `opgen emit`'s static libraries.
 #ifndef OPGEN_CORE_LLVM_TARGET_H
 #define OPGEN_CORE_LLVM_TARGET_H
 
