@@ -6,6 +6,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <cstdio>
+#include <mutex>
 
 namespace opgen {
 
@@ -22,6 +23,23 @@ void turn_off_fp16(llvm::Module &module) {
     attributes += attributes.empty() ? "-avx512fp16" : ",-avx512fp16";
     module.setModuleFlag(llvm::Module::Warning, kAttributesFlag,
                          llvm::MDString::get(module.getContext(), attributes));
+}
+
+// The message of the last error Halide's JIT runtime reported on this thread, for calls without
+// a user context (Fp16FreeJit's): Pipeline::realize keeps its own, through its context.
+thread_local std::string last_jit_error;
+
+void keep_jit_error(Halide::JITUserContext *, const char *message) { last_jit_error = message; }
+
+// Makes keep_jit_error the JIT runtime's error handler for calls without a user context, the other
+// default handlers as they were.
+void keep_jit_errors() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        Halide::JITHandlers handlers = Halide::Internal::JITSharedRuntime::set_default_handlers({});
+        handlers.custom_error = keep_jit_error;
+        Halide::Internal::JITSharedRuntime::set_default_handlers(handlers);
+    });
 }
 
 // `module`'s code in `context`, with AVX512-FP16 off.
@@ -74,6 +92,7 @@ Fp16FreeJit::Fp16FreeJit(const Halide::Pipeline &pipeline, const std::vector<Hal
     std::unique_ptr<llvm::Module> code = fp16_free_module(module, *context_);
     std::vector<Halide::Internal::JITModule> runtime = Halide::Internal::JITSharedRuntime::get(code.get(), jit);
     module_.compile_module(std::move(code), name, jit, runtime);
+    keep_jit_errors();
     argv_ = module_.argv_function();
     if (!argv_) throw Halide::CompileError("the JIT found no entry point '" + name + "_argv'");
 }
@@ -82,8 +101,10 @@ Fp16FreeJit::~Fp16FreeJit() = default;
 
 void Fp16FreeJit::call(const std::vector<halide_buffer_t *> &buffers) const {
     std::vector<const void *> argv(buffers.begin(), buffers.end());
+    last_jit_error.clear();
     const int status = argv_(argv.data());
-    if (status != 0) throw Halide::RuntimeError("the kernel returned Halide error " + std::to_string(status));
+    if (status == 0) return;
+    throw Halide::RuntimeError(last_jit_error.empty() ? "Halide error " + std::to_string(status) : last_jit_error);
 }
 
 }  // namespace opgen

@@ -52,8 +52,8 @@ public:
     Fp16FreeJit(const Fp16FreeJit &) = delete;
     Fp16FreeJit &operator=(const Fp16FreeJit &) = delete;
 
-    // Runs the code on one buffer per input, then the output. Raises Halide::RuntimeError when the
-    // code reports an error (its message went to stderr through Halide's default handler).
+    // Runs the code on one buffer per input, then the output. Raises Halide::RuntimeError with
+    // the runtime's message when the code reports an error, as Pipeline::realize does.
     void call(const std::vector<halide_buffer_t *> &buffers) const;
 
 private:

@@ -210,6 +210,31 @@ TEST(LowPrecision, HostBf16KernelUsesVdpbf16ps) {
     check_host_kernel("matmul_bf16", "M=32,N=96,K=128", "avx512_bf16", "vdpbf16ps");
 }
 
+// A dot-product kernel (compiled through core/LlvmTarget.h, not Pipeline::realize) reports a
+// runtime error with the runtime's own message, as realize does: here an output buffer smaller than
+// the shape the kernel was compiled for.
+TEST(LowPrecision, HostDotProductKernelRaisesTheRuntimesMessage) {
+    Target host = host_without_amx();
+    if (!host.has_feature("avx512_vnni")) GTEST_SKIP() << "host has no avx512_vnni that Halide can emit";
+    ComputeDef def = OpLibrary::standard().load("matmul_u8s8");
+    BoundShape shape = bind_shape(def, "M=32,N=96,K=128");
+    SchedulePoint p = heuristic_point(def, shape, host);
+    LoweredOp op = lower_for_point(def, shape, &p);
+    apply_schedule(op, p, host);
+    JitKernel kernel(op, host);
+    auto inputs = random_inputs(def, shape, 3);
+    HostTensor small = make_host_tensor(DType::I32, {16, 96});
+    kernel.bind(inputs, small);
+    try {
+        kernel.run();
+        FAIL() << "a 16-row output for a 32-row product ran";
+    } catch (const Halide::RuntimeError &e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("buffer C"), std::string::npos) << message;
+        EXPECT_EQ(message.find("Halide error"), std::string::npos) << message;
+    }
+}
+
 // A comparison compares in its operands' type, not the statement's (docs/op-language.md): a u8
 // truth value of float32 operands in (-1, 1) is their order, which u8 operands (both 0) would
 // lose; the host kernel matches the reference exactly.
