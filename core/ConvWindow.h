@@ -82,12 +82,14 @@ bool strided_row_gemm_point(const ComputeDef &def, const BoundShape &shape, cons
 // For a channel-blocked convolution (conv2d_nchwc: output [n, fo, y, x, fi] with fi one vector of
 // output channels; reduction co, ry, rx, ci with the window inside the channel-block loop and the
 // channels of one block innermost): `p` set to oneDNN's blocked direct kernel. A register tile of
-// about 7 pixels of a row x up to 2 rows (14 accumulators of one channel vector: the embedded
-// broadcast of each input value serves one weight vector), whole rows and columns per cache tile
-// (on several cores the row split across them, else the column, else one register tile of rows
-// per tile; a flattened 1x1's one row: 8 pixels x 2 vectors of output channels), all
-// output-channel blocks in one tile, input-channel blocks reduced 4 at a time (fewer when 4 does
-// not divide their count), the input packed. Returns false, `p` unchanged, for any
+// about 7 pixels of one row x 2 vectors of output channels where the output blocks pair up (14
+// accumulators: the embedded broadcast of each input value serves 2 weight vectors; else 7 pixels
+// x up to 2 rows of one vector), whole rows and columns per cache tile (on several cores the row
+// split across them, else the column, else one register tile of rows per tile; a flattened 1x1's
+// one row: 8 pixels x 2 vectors of output channels), all output-channel blocks in one tile,
+// input-channel blocks reduced as many at a time as keep the paired weights within 3/4 of the L1
+// (4 at a time for one vector; fewer when that does not divide their count), the input packed.
+// Returns false, `p` unchanged, for any
 // other op or shape (a depthwise convolution, whose reduction has no channel loop, included).
 // Measured on an AMD EPYC host (AVX-512): 13-14% faster than the 24-trial winner at
 // 14x14x256->256 on one thread, within 4% of the winners at 28x28, 56x56 and the 1x1.

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -92,6 +95,31 @@ std::string read_word(const fs::path &p) {
     return s;
 }
 
+// The L1 data and L2 cache sizes the CPU itself reports, for a guest whose sysfs lists no cache
+// (a KVM guest on an AMD EPYC host has no cpu0/cache folder): the deterministic cache leaf (4 on
+// Intel, 0x8000001D on AMD), else AMD's older leaves 0x80000005 (L1d) and 0x80000006 (L2).
+// Leaves 0 where the CPU says nothing.
+void cpuid_cache_sizes(int64_t &l1, int64_t &l2) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    for (unsigned leaf : {4u, 0x8000001Du}) {
+        for (unsigned sub = 0; sub < 8 && __get_cpuid_count(leaf, sub, &a, &b, &c, &d); sub++) {
+            const unsigned type = a & 31, level = (a >> 5) & 7;
+            if (type == 0) break;
+            if (type == 2) continue;  // instructions
+            const int64_t size = int64_t((b >> 22) + 1) * (((b >> 12) & 0x3ff) + 1) * ((b & 0xfff) + 1) * (int64_t(c) + 1);
+            if (level == 1 && l1 == 0) l1 = size;
+            if (level == 2 && l2 == 0) l2 = size;
+        }
+    }
+    if (l1 == 0 && __get_cpuid(0x80000005, &a, &b, &c, &d)) l1 = int64_t(c >> 24) * 1024;
+    if (l2 == 0 && __get_cpuid(0x80000006, &a, &b, &c, &d)) l2 = int64_t(c >> 16) * 1024;
+#else
+    (void)l1;
+    (void)l2;
+#endif
+}
+
 }  // namespace
 
 namespace {
@@ -159,8 +187,8 @@ Target host_target() {
     }
     t.description = "this machine, detected at run time";
     t.cores = std::max(1u, std::thread::hardware_concurrency());
-    // Cache sizes from sysfs; defaults are typical when sysfs says nothing.
-    int64_t l1 = 32 * 1024, l2 = 1024 * 1024, l3 = 0;
+    // Cache sizes from sysfs, else from the CPU (cpuid), else typical ones.
+    int64_t l1 = 0, l2 = 0, l3 = 0;
     fs::path base = "/sys/devices/system/cpu/cpu0/cache";
     std::error_code ec;
     if (fs::exists(base, ec)) {
@@ -176,6 +204,9 @@ Target host_target() {
             if (level == "3") l3 = size;
         }
     }
+    if (l1 == 0 || l2 == 0) cpuid_cache_sizes(l1, l2);
+    if (l1 <= 0) l1 = 32 * 1024;
+    if (l2 <= 0) l2 = 1024 * 1024;
     // Register tiles live on the stack (LLVM keeps them in registers); cache-tile panels on the heap.
     t.buffers.push_back({"DRAM", 0, false, "auto"});
     if (l3 > 0) t.buffers.push_back({"L3", l3, false, "auto"});

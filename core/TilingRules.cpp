@@ -30,9 +30,10 @@ using tiling::tile_options;
 // Prefetch distance offered as a knob, in steps of the outermost reduction loop of a block.
 constexpr int kPrefetchDistance = 4;
 
-// A reduction loop of more steps than a window's few (a 3x3 window unrolls whole) whose every step
-// reduces at least a vector's worth of products counts blocks of channels (CB of conv2d_nchwc:
-// each step is a cb x KH x KW slab).
+// A reduction loop of at least this many steps, more than a 3x3 window's (which unrolls whole),
+// whose every step reduces at least a vector's worth of products counts blocks of channels (CB of
+// conv2d_nchwc: each step is a cb x KH x KW slab; at CB = 4 and 3x3 the whole loop's weights for
+// one output block, 36 KiB, overflow a 32 KiB L1).
 constexpr int64_t kWindowSteps = 4;
 constexpr int64_t kBlockStepProducts = 16;
 
@@ -257,20 +258,38 @@ std::vector<int64_t> axis_extents(const TilingRules &s) {
 
 // Register-tile extents of the axis `i` places from the innermost (`extents`, innermost first), under
 // the vector choice (width `vw` on axis `vector_axis`).
-std::vector<int64_t> axis_regs(size_t i, const std::vector<int64_t> &extents, int vw, int vector_axis) {
+// `shared_fourth`: an operand of the main reduction does not depend on the fourth axis (a
+// channel-blocked convolution's input does not depend on its output-channel blocks).
+std::vector<int64_t> axis_regs(size_t i, const std::vector<int64_t> &extents, int vw, int vector_axis,
+                               bool shared_fourth) {
     const int64_t extent = extents[i];
     if (int(i) == vector_axis) return innermost_regs(vw, extent);
     if (i <= 1) return row_regs(extent, lone_row(i, extents, vector_axis));
-    // The fourth axis takes the third's place beside a lone row, whose third axis has one step (a
-    // flattened channel-blocked 1x1: its output-channel blocks). Measured at 1 thread on an AMD
+    // The fourth axis joins the register tile where an operand is shared along it: a
+    // channel-blocked convolution's output-channel blocks, beside a lone row (a flattened 1x1,
+    // whose third axis has one step) or beside rows of pixels (a 3x3 or a strided 1x1), so that
+    // one broadcast input value feeds a vector of every block. Measured at 1 thread on an AMD
     // Zen 5 host, 56x56x64->256: 8 pixels x 2 blocks 257-261 GFLOP/s, 6 x 4 259, against 239 for
     // 28 x 1 (every FMA its own broadcast load beside 1 weight load).
-    if (i == 2 || (i == 3 && lone_row(1, extents, vector_axis))) {
+    if (i == 2 || (i == 3 && (lone_row(1, extents, vector_axis) || (vector_axis == 0 && shared_fourth)))) {
         // A third axis (output channels of a convolution, the batch of a batched matmul) may
         // join the register tile: each loaded input vector then serves several outputs.
         return tiling::third_axis_regs(extent);
     }
     return {1};
+}
+
+// Whether some tensor the main reduction `ms` reads does not depend on the output axis `i` places
+// from the innermost of `out` (false when `out` has no such axis).
+bool operand_shared_along(const Statement &ms, const Statement &out, size_t i) {
+    if (i >= out.vars.size()) return false;
+    const std::string &var = out.vars[out.vars.size() - 1 - i];
+    for (const ExprNode *a : accesses(ms)) {
+        bool mentions = false;
+        for (const Expr &index : a->args) mentions = mentions || mentions_var(index, var);
+        if (!mentions) return true;
+    }
+    return false;
 }
 
 // The options of each output axis, innermost first: register tiles, and cache tiles for the three
@@ -287,7 +306,7 @@ std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &sh
         a.extent = extents[i];
         std::set<int64_t> regs;
         for (size_t v = 0; v < s.vector_widths.size(); v++) {
-            for (int64_t r : axis_regs(i, extents, s.vector_widths[v], s.vector_axes[v])) regs.insert(r);
+            for (int64_t r : axis_regs(i, extents, s.vector_widths[v], s.vector_axes[v], s.shared_fourth)) regs.insert(r);
         }
         a.regs.assign(regs.begin(), regs.end());
         if (i < 3) {
@@ -304,10 +323,10 @@ std::vector<AxisOptions> axis_options(const Statement &out, const BoundShape &sh
     return axes;
 }
 
-// True when the outermost reduction loop of `ms` steps over blocks of channels: more steps than a
-// window has, each over at least kBlockStepProducts products of the loops inside it.
+// True when the outermost reduction loop of `ms` steps over blocks of channels: kWindowSteps steps
+// or more, each over at least kBlockStepProducts products of the loops inside it.
 bool outermost_steps_over_blocks(const Statement &ms, const BoundShape &shape) {
-    if (ms.reduce_vars.size() < 2 || shape.eval(ms.reduce_vars.front().extent) <= kWindowSteps) return false;
+    if (ms.reduce_vars.size() < 2 || shape.eval(ms.reduce_vars.front().extent) < kWindowSteps) return false;
     int64_t inside = 1;
     for (size_t i = 1; i < ms.reduce_vars.size(); i++) inside *= shape.eval(ms.reduce_vars[i].extent);
     return inside >= kBlockStepProducts;
@@ -350,7 +369,8 @@ std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> axis_pairs(co
         std::vector<std::vector<std::pair<int64_t, int64_t>>> per_axis;
         for (size_t i = 0; i < s.axes.size(); i++) {
             const AxisOptions &a = s.axes[i];
-            per_axis.push_back(make_axis_pairs(axis_regs(i, extents, s.vector_widths[v], s.vector_axes[v]), a.extent,
+            per_axis.push_back(make_axis_pairs(axis_regs(i, extents, s.vector_widths[v], s.vector_axes[v], s.shared_fourth),
+                                               a.extent,
                                                a.tiles.size() == 1));
         }
         pairs.push_back(std::move(per_axis));
@@ -425,7 +445,7 @@ SchedulePoint smallest_point(const TilingRules &s) {
     smallest.vector_width = s.vector_widths[narrowest];
     smallest.vector_axis = s.vector_axes[narrowest];
     for (size_t i = 0; i < s.axes.size(); i++) {
-        int64_t r = axis_regs(i, axis_extents(s), smallest.vector_width, smallest.vector_axis).front();
+        int64_t r = axis_regs(i, axis_extents(s), smallest.vector_width, smallest.vector_axis, s.shared_fourth).front();
         smallest.axes.push_back({s.axes[i].var, r, r});
     }
     for (const auto &r : s.reduce) smallest.reduce.push_back({r.var, r.blocks.front()});
@@ -560,6 +580,7 @@ TilingRules make_tiling_rules(const ComputeDef &def, const BoundShape &shape, co
     const bool tail_rows = fusable && channel_vectors_for_tail_rows(ms, shape, extents.front(), lanes);
     add_outer_vector_axes(s, extents, lanes, fusable, tail_rows);
     s.vector_width = s.vector_widths.front();
+    s.shared_fourth = fusable && operand_shared_along(ms, out, 3);
     s.axes = axis_options(out, shape, s);
     if (fusable) s.reduce = reduce_options(def, shape);
     s.pairs = axis_pairs(s);

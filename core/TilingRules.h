@@ -92,6 +92,10 @@ struct TilingRules {
     std::vector<int> vector_axes;    // per vector width: the axis (index in axes) it vectorizes
     KnobChoices knobs;
     int vector_width = 1;            // the target's lanes for the output's type (or 1)
+    // An operand of the main reduction does not depend on the fourth output axis (innermost
+    // first), which may then join the register tile (a channel-blocked convolution's output-channel
+    // blocks, sharing each broadcast input value).
+    bool shared_fourth = false;
     // The (register tile, cache tile) pairs offered per vector width (as vector_widths, with the
     // axis of vector_axes) and axis.
     std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> pairs;

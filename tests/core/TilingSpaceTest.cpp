@@ -417,10 +417,19 @@ TEST(TilingSpace, BlocksChannelBlockStepsOfABlockedConv) {
     EXPECT_EQ(used, (std::set<int64_t>{1, 2, 4}));
     for (const auto &p : s.sample(100, 3)) EXPECT_TRUE(fits_buffers(host, footprints(def, shape, host, s.groups, p)));
 
-    // Loops of few steps (a window, CB <= 4) or thin steps (1x1 with cb = 4) are not blocked so:
-    // the spaces of the NCHW and NHWC convolutions keep their reduction options.
-    TilingSpace few = make_tiling_space(def, bind_shape(def, "N=1,CB=4,H=8,W=8,FB=1"), host, 1);
-    EXPECT_EQ(few.reduce[3].blocks, (std::vector<int64_t>{4}));
+    // From 4 steps on (ResNet-50's 56x56x64 3x3: CB = 4, whose whole slab of 36 KiB left no legal
+    // point on a 32 KiB L1) the loop is blocked. Loops of fewer steps (a window, CB < 4) or thin
+    // steps (1x1 with cb = 4) are not blocked so: the spaces of the NCHW and NHWC convolutions keep
+    // their reduction options.
+    TilingSpace four = make_tiling_space(def, bind_shape(def, "N=1,CB=4,H=56,W=56,FB=4"), host, 1);
+    EXPECT_EQ(four.reduce[3].blocks, (std::vector<int64_t>{1, 2, 4}));
+    Target small_l1 = host;
+    for (BufferLevel &b : small_l1.buffers) {
+        if (b.name == "L1") b.capacity = 32 * 1024;
+    }
+    EXPECT_FALSE(make_tiling_space(def, bind_shape(def, "N=1,CB=4,H=56,W=56,FB=4"), small_l1, 1).legal.empty());
+    TilingSpace few = make_tiling_space(def, bind_shape(def, "N=1,CB=3,H=8,W=8,FB=1"), host, 1);
+    EXPECT_EQ(few.reduce[3].blocks, (std::vector<int64_t>{3}));
     TilingSpace thin =
         make_tiling_space(def, bind_shape(def, "N=1,CB=8,H=8,W=8,FB=4,KH=1,KW=1,pad=0,cb=4,fb=4"), host, 1);
     EXPECT_EQ(thin.reduce[3].blocks, (std::vector<int64_t>{8}));
@@ -524,3 +533,32 @@ TEST(TilingSpace, DoesNotStreamAWindowedInput) {
     ASSERT_GT(x_l1(16), 0);
     EXPECT_EQ(x_l1(64), 4 * x_l1(16));
 }
+
+// The output-channel blocks of a channel-blocked convolution (the fourth output axis, fo) join the
+// register tile beside rows of pixels, not only beside a flattened 1x1's one row: its input does
+// not depend on fo, so one broadcast input value feeds a vector of each block. A depthwise
+// convolution reads its input at the output's own channel block, so its blocks stay out; every
+// sampled point with paired blocks fits the registers.
+TEST(TilingSpace, OffersOutputChannelBlocksInTheRegisterTileOfAConvolution) {
+    Target host = load_target("x86-64-avx512");
+    ComputeDef conv = OpLibrary::standard().load("conv2d_nchwc");
+    BoundShape shape = bind_shape(conv, "N=1,CB=8,H=28,W=28,FB=8");
+    TilingSpace s = make_tiling_space(conv, shape, host, 1);
+    ASSERT_EQ(s.axes.size(), 5u);  // innermost first: fi, x, y, fo, n
+    EXPECT_EQ(s.axes[3].var, "fo");
+    EXPECT_EQ(s.axes[3].regs, (std::vector<int64_t>{1, 2, 4, 8}));
+    size_t paired = 0;
+    for (const auto &p : s.sample(200, 5)) {
+        if (p.axes[3].reg < 2) continue;
+        paired++;
+        EXPECT_LE(p.axes[3].reg * p.axes[2].reg * p.axes[1].reg, 32) << p.summary();
+        EXPECT_TRUE(fits_buffers(host, footprints(conv, shape, host, s.groups, p))) << p.summary();
+    }
+    EXPECT_GT(paired, 0u);
+    ComputeDef dw = OpLibrary::standard().load("depthwise_conv2d_nchwc");
+    TilingSpace d = make_tiling_space(dw, bind_shape(dw, "N=1,CB=4,H=28,W=28"), host, 1);
+    ASSERT_EQ(d.axes.size(), 5u);  // ci, x, y, co, n
+    EXPECT_EQ(d.axes[3].var, "co");
+    EXPECT_EQ(d.axes[3].regs, (std::vector<int64_t>{1}));
+}
+

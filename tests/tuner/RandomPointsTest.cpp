@@ -552,21 +552,30 @@ TEST(ScheduleKnobs, FarApartWeightRowsAreCopiedBeforeTheirPanel) {
 }
 
 // The starting point of a channel-blocked convolution (core/ConvWindow.h blocked_conv_point): on
-// the AVX-512 target at ResNet-50's blocked shapes, one vector of output channels x 7 pixels x 2
-// rows (14 accumulators), whole rows per tile on one core and the row halved on two (a row of 7:
-// one row per tile; a flattened 1x1: 8 pixels of its one row x 2 vectors), input-channel
-// blocks reduced 4 at a time (2 of 2), only the input packed; each a point of the space. The
-// depthwise twin (no channel loop) keeps the generic point. At small shapes with a row of 14 and
-// one of 7 it compiles on the host, on one and two threads, and matches the reference.
+// the AVX-512 target (48 KiB L1) at ResNet-50's blocked shapes, 7 pixels of one row x 2 vectors of
+// output channels (14 accumulators, each broadcast input value feeding 2 of them), whole rows per
+// tile on one core and the row halved on two (a row of 7: one row per tile), input-channel blocks
+// reduced 2 at a time (2 x 18 KiB of paired weights within 3/4 of the L1; 1 on a 32 KiB L1), only
+// the input packed; each a point of the space. An odd count of output blocks keeps one vector x 7
+// pixels x 2 rows, reduced 4 blocks at a time. (A flattened 1x1: 8 pixels of its one row x
+// 2 vectors.) The depthwise twin (no channel loop) keeps the generic point. At small shapes with
+// a row of 14 and one of 7 it compiles on the host, on one and two threads, and matches the
+// reference.
 TEST(ScheduleKnobs, BlockedConvolutionStartsFromRowPieces) {
     Target avx512 = load_target("x86-64-avx512");
     ComputeDef def = OpLibrary::standard().load("conv2d_nchwc");
-    for (const auto &[text, row, blocks] : std::vector<std::tuple<const char *, int64_t, int64_t>>{
-             {"N=1,CB=16,H=14,W=14,FB=16", 14, 4},
-             {"N=1,CB=8,H=28,W=28,FB=8", 28, 4},
-             {"N=1,CB=4,H=56,W=56,FB=4", 56, 4},
-             {"N=1,CB=2,H=7,W=7,FB=32", 7, 2}}) {
-        BoundShape shape = bind_shape(def, text);
+    struct Case {
+        const char *shape;
+        int64_t row, rows_reg, blocks_reg, blocks;
+    };
+    for (const Case &c : std::vector<Case>{{"N=1,CB=16,H=14,W=14,FB=16", 14, 1, 2, 2},
+                                           {"N=1,CB=8,H=28,W=28,FB=8", 28, 1, 2, 2},
+                                           {"N=1,CB=4,H=56,W=56,FB=4", 56, 1, 2, 2},
+                                           {"N=1,CB=2,H=7,W=7,FB=32", 7, 1, 2, 2},
+                                           {"N=1,CB=8,H=28,W=28,FB=3", 28, 2, 1, 4}}) {
+        BoundShape shape = bind_shape(def, c.shape);
+        const char *text = c.shape;
+        const int64_t row = c.row;
         for (int threads : {1, 2}) {
             Target t = avx512;
             t.cores = threads;
@@ -574,16 +583,23 @@ TEST(ScheduleKnobs, BlockedConvolutionStartsFromRowPieces) {
             EXPECT_EQ(p.vector_axis, 0) << text;
             EXPECT_EQ(p.axes[0].reg, 16) << p.summary();
             EXPECT_EQ(p.axes[1].reg, 7) << p.summary();
-            EXPECT_EQ(p.axes[2].reg, row == 7 ? 1 : 2) << p.summary();
+            EXPECT_EQ(p.axes[2].reg, c.rows_reg) << p.summary();
+            EXPECT_EQ(p.axes[3].reg, c.blocks_reg) << p.summary();
             EXPECT_EQ(p.axes[1].tile, threads == 1 || row == 7 ? row : row / 2) << p.summary();
             EXPECT_EQ(p.axes[2].tile, threads == 2 && row == 7 ? 1 : row) << p.summary();
             EXPECT_EQ(p.reduce.back().var, "co");
-            EXPECT_EQ(p.reduce.back().block, blocks) << p.summary();
+            EXPECT_EQ(p.reduce.back().block, c.blocks) << p.summary();
             EXPECT_EQ(p.packed, (std::vector<std::string>{"X"})) << p.summary();
             TilingRules rules = make_tiling_rules(def, shape, t, threads);
             EXPECT_TRUE(is_legal_point(rules, def, shape, t, p)) << text << " " << p.summary();
         }
     }
+    // On a 32 KiB L1 the paired weights of 2 input blocks (36 KiB) would not stay: 1 at a time.
+    Target small_l1 = avx512;
+    for (BufferLevel &b : small_l1.buffers) {
+        if (b.name == "L1") b.capacity = 32 * 1024;
+    }
+    EXPECT_EQ(starting_point(def, bind_shape(def, "N=1,CB=8,H=28,W=28,FB=8"), small_l1).reduce.back().block, 1);
     // A 1x1 at stride 1, flattened by the op's view into one row of 3136 pixels: 8 of them x two
     // vectors of output channels, the whole row per tile on one core and on two 128 register tiles
     // (a power of two, the space's cache tiles) per tile, four tiles.
