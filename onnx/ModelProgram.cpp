@@ -2,6 +2,7 @@
 
 #include "base/AmxPermission.h"
 #include "base/Error.h"
+#include "onnx/ModelAllocator.h"
 #include "onnx/ModelThreadPool.h"
 #include "onnx/ModelVariants.h"
 
@@ -78,7 +79,7 @@ int @M@_calibrate(const void *const *inputs, void *const *outputs, int runs);
  * Above 1, the loops run on the model's own pool, whose workers spin for a while (OPGEN_SPIN_US,
  * 200 by default; 0 keeps Halide's pool) after each loop so the next kernel finds them awake. */
 void @M@_set_threads(int threads);
-/* Frees the weights and the arena. */
+/* Frees the weights, the arena and the kernels' temporaries kept for the next run. */
 void @M@_release(void);
 const char *@M@_last_error(void);
 
@@ -108,6 +109,7 @@ void @M@_release(void) {
     free(weights);
     free(arena);
     weights = arena = 0;
+    model_alloc_release();
 }
 
 static uint64_t read_u64(const unsigned char *p) {
@@ -233,6 +235,7 @@ int @M@_load(const char *weights_path) {
     }
     bind_dims();
     bind_buffers();
+    model_alloc_install();
     return 0;
 }
 
@@ -514,7 +517,7 @@ ModelProgram model_program(const std::string &name, const CompiledModel &m, cons
       << range_tables(name, shapes)
       << "const int64_t " << name << "_arena_bytes = " << plan.arena_bytes << ";\nconst int64_t " << name
       << "_weight_bytes = " << plan.weight_bytes << ";\n\n"
-      << kernel_tables(name, m, plan, functions, shapes) << thread_pool_source()
+      << kernel_tables(name, m, plan, functions, shapes) << allocator_source() << thread_pool_source()
       << variant_source(name, variants, m.partition.kernels.size()) << with_model_name(source_body, name);
     return {h.str(), c.str()};
 }
