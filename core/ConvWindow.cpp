@@ -281,7 +281,7 @@ namespace {
 // (18 KiB a block), 2 on a 48 KiB one.
 int64_t paired_channel_blocks(const ComputeDef &def, const BoundShape &shape, const Target &target, int64_t extent) {
     const Statement &ms = main_statement(def);
-    int64_t slab = kFlatVectors * int64_t(dtype_bytes(def.output().dtype));
+    int64_t slab = kFlatVectors * int64_t(dtype_bytes(def.output().dtype));  // f32: weights as wide as Y
     for (size_t i = 1; i < ms.reduce_vars.size(); i++) slab *= shape.eval(ms.reduce_vars[i].extent);
     slab *= op_vector_lanes(def, target);
     const BufferLevel *l1 = target.find_buffer("L1");
@@ -321,7 +321,8 @@ bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Ta
     // Rows of pixels (a 3x3, a strided 1x1): one row of them x 2 vectors of output channels where
     // the blocks pair up, so each broadcast input value feeds 2 FMAs (9 loads for 14 FMAs, not
     // 15). Measured at 1 thread on an AMD Zen 5 host, 48 trials with weights cold: 7 x 2 won at
-    // every one of ResNet-50's 3x3 and strided 1x1 shapes, 1.07-1.25x the 7 x 2 rows of one vector.
+    // every one of ResNet-50's 3x3 and strided 1x1 shapes; in the model those layers ran 1.09-1.25x
+    // faster than with the tiles of one vector (results.md, "Whole models").
     const bool paired = !flat && p.axes.size() > 3 && shape.var_extent(out, p.axes[3].var) % kFlatVectors == 0;
     int64_t yr = paired ? 1 : std::clamp<int64_t>(kBlockedAccumulators / xr, 1, rows);
     while (rows % yr != 0) yr--;

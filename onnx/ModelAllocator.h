@@ -8,8 +8,9 @@
 // AMD Zen 5 KVM guest, ResNet-50 at 2 threads: 42.5 ms a run with the C library's allocator,
 // 28.5 ms with its trimming and unmapping turned off (MALLOC_TRIM_THRESHOLD_ and
 // MALLOC_MMAP_THRESHOLD_), a 56x56 3x3 conv 1.87 -> 0.68 ms.
-// Freed blocks are kept by size instead, up to 64 blocks and 512 MiB, and a request of the same
-// size takes one back; the model's runs ask
+// Freed blocks are kept by size instead, up to 64 blocks and 256 MiB (the longest-kept freed
+// first to make room, so a model with dynamic dimensions does not hold the sizes of earlier
+// values), and a request of the same size takes one back; the model's runs ask
 // for the same sizes every time, so after the first run no kernel waits on a page fault.
 // `<model>_release` frees them.
 #ifndef OPGEN_ONNX_MODEL_ALLOCATOR_H
@@ -24,11 +25,12 @@ namespace opgen::onnx_import {
 //                                      64 bytes readable before and after the block, a kept block
 //                                      of the same size when there is one, else a new one (NULL
 //                                      when out of memory)
-//   void model_alloc_free(void *user_context, void *p)    a halide_free_t: keeps the block while
-//                                      there is room, else frees it
+//   void model_alloc_free(void *user_context, void *p)    a halide_free_t: keeps the block, freeing
+//                                      the longest-kept ones when the limits need room (a block
+//                                      over 256 MiB is freed at once)
 //   void model_alloc_install(void)     installs both as the Halide runtime's allocator
 //   void model_alloc_release(void)     frees every kept block
-// It expects <stdint.h>, <stdlib.h> and HalideRuntime.h included before it.
+// It expects <stdint.h>, <stdlib.h>, <string.h> and HalideRuntime.h included before it.
 std::string allocator_source();
 
 }  // namespace opgen::onnx_import

@@ -3,7 +3,8 @@
 // comes back to the next request of its size (so a model's second run takes no new memory), a
 // request of another size does not take it, blocks are 64-byte aligned with 64 bytes readable on
 // either side, installing sets both of Halide's hooks, two threads allocating at once each get
-// their own blocks, and the kept blocks are bounded (the 65th is freed, not kept).
+// their own blocks, and the kept blocks are bounded (the 65th freed makes room by freeing the
+// longest-kept one; a block over the byte limit is freed at once).
 #include "onnx/ModelAllocator.h"
 
 #include "tests/batch/CommandRun.h"
@@ -65,6 +66,14 @@ int main(void) {
     for (int i = 0; i < 70; i++) kept[i] = installed_malloc(0, 4096 + 64 * i);
     for (int i = 0; i < 70; i++) installed_free(0, kept[i]);
     check(model_alloc_kept_count == 64, "at most 64 blocks kept");
+    void *newest = installed_malloc(0, 4096 + 64 * 69), *oldest = installed_malloc(0, 4096);
+    check(newest == kept[69] && oldest != kept[0], "the longest-kept blocks make room");
+    installed_free(0, newest);
+    installed_free(0, oldest);
+    void *huge = installed_malloc(0, ((size_t)256 << 20) + 64);
+    int before = model_alloc_kept_count;
+    installed_free(0, huge);
+    check(huge && model_alloc_kept_count == before, "a block over the limit is not kept");
     pthread_t t[2];
     for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, churn, 0);
     void *r0 = 0, *r1 = 0;
@@ -88,6 +97,7 @@ TEST(ModelAllocator, KeepsFreedBlocksForTheNextRequestOfTheirSize) {
     EXPECT_EQ(r.status, 0) << r.out;
     for (const char *line : {"ok installed", "ok aligned", "ok a freed block comes back at its size",
                              "ok another size takes another block", "ok at most 64 blocks kept",
+                             "ok the longest-kept blocks make room", "ok a block over the limit is not kept",
                              "ok two threads at once", "ok released", "ok an impossible size is refused"}) {
         EXPECT_NE(r.out.find(line), std::string::npos) << r.out;
     }
