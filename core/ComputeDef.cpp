@@ -217,9 +217,9 @@ std::vector<const ExprNode *> accesses(const Statement &s) {
     return found;
 }
 
-bool mentions_var(const Expr &e, const std::string &var) {
-    if (e->kind == ExprKind::IndexVar && e->name == var) return true;
-    return std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, var); });
+bool mentions_var(const ExprNode &e, const std::string &var) {
+    if (e.kind == ExprKind::IndexVar && e.name == var) return true;
+    return std::any_of(e.args.begin(), e.args.end(), [&](const Expr &a) { return mentions_var(*a, var); });
 }
 
 namespace {

@@ -143,8 +143,9 @@ SourceLoc start_loc(const Expr &e);
 // The first access of `tensor` in `e` (depth first), or nullptr.
 const ExprNode *find_access(const Expr &e, const std::string &tensor);
 
-// Whether the index variable `var` occurs in `e`.
-bool mentions_var(const Expr &e, const std::string &var);
+// Whether the index variable `var` occurs in `e` (an access: in any of its indices).
+bool mentions_var(const ExprNode &e, const std::string &var);
+inline bool mentions_var(const Expr &e, const std::string &var) { return mentions_var(*e, var); }
 
 // The type a comparison of `a` and `b` compares in: the widest type of the tensors they read
 // (a float type before any integer one, then the larger), not the statement's, so a u8 truth

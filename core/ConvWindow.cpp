@@ -4,6 +4,8 @@
 #include "core/GemmPanel.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace opgen {
@@ -33,12 +35,6 @@ constexpr int64_t kDeepChannels = 256;
 // A GEMM over pixels (pixel_gemm_point): at least two vectors of pixels and 8 output channels.
 constexpr int64_t kGemmPixelVectors = 2;
 constexpr int64_t kGemmChannels = 8;
-
-// Whether index variable `v` appears in expression `e`.
-bool mentions(const ExprNode &e, const std::string &v) {
-    if (e.kind == ExprKind::IndexVar && e.name == v) return true;
-    return std::any_of(e.args.begin(), e.args.end(), [&](const Expr &a) { return mentions(*a, v); });
-}
 
 // The register tile along a row: its largest divisor of at most kRowPixels pixels (7 of 14, 28, 56
 // or 7; 6 of 12).
@@ -91,9 +87,9 @@ int64_t gemm_row_tile(const BoundShape &shape, int64_t row, int64_t rows, int64_
 bool slides_window(const Statement &ms, const std::string &r) {
     for (const ExprNode *e : accesses(ms)) {
         for (const Expr &a : e->args) {
-            if (a->kind == ExprKind::IndexVar || !mentions(*a, r)) continue;
+            if (a->kind == ExprKind::IndexVar || !mentions_var(*a, r)) continue;
             for (const std::string &v : ms.vars) {
-                if (mentions(*a, v)) return true;
+                if (mentions_var(*a, v)) return true;
             }
         }
     }
@@ -265,7 +261,7 @@ bool short_row_conv_point(const ComputeDef &def, const BoundShape &shape, const 
     for (const TensorDecl *t : def.inputs()) {
         // Read at all; under a 1x1 window, read along the vectorized output channels too.
         if (std::any_of(read.begin(), read.end(), [&](const ExprNode *e) {
-                return e->name == t->name && (!gemm || mentions(*e, vector_var));
+                return e->name == t->name && (!gemm || mentions_var(*e, vector_var));
             })) {
             p.packed.push_back(t->name);
         }
@@ -288,6 +284,38 @@ int64_t paired_channel_blocks(const ComputeDef &def, const BoundShape &shape, co
     int64_t blocks = 1;
     while (l1 && l1->capacity > 0 && 2 * blocks <= extent && 2 * blocks * slab * 4 <= 3 * l1->capacity) blocks *= 2;
     return blocks;
+}
+
+// The cache tiles (row, rows) of blocked_conv_point for register tiles of xr x yr: whole rows per
+// tile; with several cores, the row (else the column) in pieces of whole register tiles, one per
+// core, or else one register tile of rows per tile.
+std::pair<int64_t, int64_t> blocked_cache_tiles(int64_t row, int64_t rows, int64_t xr, int64_t yr, int cores) {
+    if (cores <= 1) return {row, rows};
+    if (rows == 1) {
+        // A flattened row: a power of two of register tiles (the space's cache tiles), one or more
+        // per core.
+        int64_t tiles = 1;
+        while (xr * tiles * 2 * cores <= row) tiles *= 2;
+        return {xr * tiles, rows};
+    }
+    if (row % (xr * cores) == 0) return {row / cores, rows};
+    if (rows % (yr * cores) == 0) return {row, rows / cores};
+    return {row, yr};
+}
+
+// The inputs the main statement `ms` reads through a window (an index other than a bare variable),
+// in the order of the op's inputs.
+std::vector<std::string> windowed_inputs(const ComputeDef &def, const Statement &ms) {
+    std::vector<std::string> names;
+    for (const TensorDecl *t : def.inputs()) {
+        for (const ExprNode *e : accesses(ms)) {
+            if (e->name != t->name) continue;
+            bool windowed = false;
+            for (const Expr &a : e->args) windowed |= a->kind != ExprKind::IndexVar;
+            if (windowed && std::find(names.begin(), names.end(), t->name) == names.end()) names.push_back(t->name);
+        }
+    }
+    return names;
 }
 
 }  // namespace
@@ -323,27 +351,10 @@ bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Ta
     // 15). Measured at 1 thread on an AMD Zen 5 host, 48 trials with weights cold: 7 x 2 won at
     // every one of ResNet-50's 3x3 and strided 1x1 shapes; in the model those layers ran 1.09-1.25x
     // faster than with the tiles of one vector (results.md, "Whole models").
-    const bool paired = !flat && p.axes.size() > 3 && shape.var_extent(out, p.axes[3].var) % kFlatVectors == 0;
+    const bool paired = !flat && shape.var_extent(out, p.axes[3].var) % kFlatVectors == 0;
     int64_t yr = paired ? 1 : std::clamp<int64_t>(kBlockedAccumulators / xr, 1, rows);
     while (rows % yr != 0) yr--;
-    // Whole rows per tile; with several cores, the row (else the column) in pieces of whole
-    // register tiles, one per core, or else one register tile of rows per tile.
-    int64_t xt = row, yt = rows;
-    if (target.cores > 1 && rows == 1) {
-        // A flattened row: a power of two of register tiles (the space's cache tiles), one or more
-        // per core.
-        int64_t tiles = 1;
-        while (xr * tiles * 2 * target.cores <= row) tiles *= 2;
-        xt = xr * tiles;
-    } else if (target.cores > 1) {
-        if (row % (xr * target.cores) == 0) {
-            xt = row / target.cores;
-        } else if (rows % (yr * target.cores) == 0) {
-            yt = rows / target.cores;
-        } else {
-            yt = yr;
-        }
-    }
+    const auto [xt, yt] = blocked_cache_tiles(row, rows, xr, yr, target.cores);
     p.axes[0].reg = p.axes[0].tile = lanes;
     p.axes[1].reg = xr;
     p.axes[1].tile = xt;
@@ -363,15 +374,7 @@ bool blocked_conv_point(const ComputeDef &def, const BoundShape &shape, const Ta
     }
     // The input, read through the window, packed once per block; the weights are already laid out
     // with the vector of output channels contiguous.
-    p.packed.clear();
-    for (const TensorDecl *t : def.inputs()) {
-        for (const ExprNode *e : accesses(ms)) {
-            if (e->name != t->name) continue;
-            bool windowed = false;
-            for (const Expr &a : e->args) windowed |= a->kind != ExprKind::IndexVar;
-            if (windowed && std::find(p.packed.begin(), p.packed.end(), t->name) == p.packed.end()) p.packed.push_back(t->name);
-        }
-    }
+    p.packed = windowed_inputs(def, ms);
     return true;
 }
 

@@ -645,8 +645,7 @@ bool may_round_up_accumulator(const TiledGroup &g, const SchedulePoint &p) {
     const std::string &v = p.axes[size_t(p.vector_axis)].var;
     for (const ExprNode *e : accesses(g.ms)) {
         const TensorDecl *t = g.op.def->find_tensor(e->name);
-        const bool along = std::any_of(e->args.begin(), e->args.end(), [&](const Expr &a) { return mentions_var(a, v); });
-        if (along && (!t || t->role != TensorRole::Input || !t->zero_pad)) return false;
+        if (mentions_var(*e, v) && (!t || t->role != TensorRole::Input || !t->zero_pad)) return false;
     }
     return true;
 }

@@ -284,12 +284,8 @@ std::vector<int64_t> axis_regs(size_t i, const std::vector<int64_t> &extents, in
 bool operand_shared_along(const Statement &ms, const Statement &out, size_t i) {
     if (i >= out.vars.size()) return false;
     const std::string &var = out.vars[out.vars.size() - 1 - i];
-    for (const ExprNode *a : accesses(ms)) {
-        bool mentions = false;
-        for (const Expr &index : a->args) mentions = mentions || mentions_var(index, var);
-        if (!mentions) return true;
-    }
-    return false;
+    const std::vector<const ExprNode *> read = accesses(ms);
+    return std::any_of(read.begin(), read.end(), [&](const ExprNode *a) { return !mentions_var(*a, var); });
 }
 
 // The options of each output axis, innermost first: register tiles, and cache tiles for the three
