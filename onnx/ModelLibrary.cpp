@@ -195,6 +195,20 @@ std::vector<opgen::ObjectJob> object_jobs(const std::vector<Distinct> &kernels, 
     return jobs;
 }
 
+std::string read_bytes(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    user_check(in.good() || in.eof()) << "cannot read '" << path << "'";
+    return s.str();
+}
+
+void write_bytes(const std::string &path, const std::string &bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+    user_check(out.good()) << "cannot write '" << path << "'";
+}
+
 // Objects compiled before, kept in the folder named by $OPGEN_OBJECT_CACHE (unset or empty: no
 // cache): a model compiled again, or many models sharing kernels (the conformance suite), compile
 // each distinct kernel and Halide's runtime once. An object is filed under a hash of everything its
@@ -205,16 +219,22 @@ std::string object_cache_dir() {
     return dir ? dir : "";
 }
 
-std::string object_cache_file(const std::string &dir, const opgen::ObjectJob &j) {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-    for (const std::string &field : {j.op_source, j.shape, j.target, j.point_json, j.function,
-                                     std::string(j.runtime ? "runtime" : "kernel"), std::string(j.generic ? "generic" : "")}) {
+// The file under `dir` of the object made from `fields`: FNV-1a 64 of them, each ended by a
+// separator no text byte is.
+std::string cache_file_of(const std::string &dir, const std::vector<std::string> &fields) {
+    uint64_t h = 1469598103934665603ull;
+    for (const std::string &field : fields) {
         for (unsigned char c : field) h = (h ^ c) * 1099511628211ull;
-        h = (h ^ 0xff) * 1099511628211ull;  // a separator no text byte is
+        h = (h ^ 0xff) * 1099511628211ull;
     }
     char name[32];
     std::snprintf(name, sizeof name, "%016llx.o", static_cast<unsigned long long>(h));
     return (fs::path(dir) / name).string();
+}
+
+std::string object_cache_file(const std::string &dir, const opgen::ObjectJob &j) {
+    return cache_file_of(dir, {j.op_source, j.shape, j.target, j.point_json, j.function,
+                               j.runtime ? "runtime" : "kernel", j.generic ? "generic" : ""});
 }
 
 // Copies the cached objects into place; returns the jobs still to compile.
@@ -229,31 +249,31 @@ std::vector<opgen::ObjectJob> jobs_not_cached(const std::vector<opgen::ObjectJob
     return missing;
 }
 
-// Files the freshly compiled objects, each renamed into place whole so that a concurrent compile
-// never reads half an object. A cache that cannot be written is left as it is.
+// Files a freshly compiled object, renamed into place whole so that a concurrent compile never
+// reads half an object. A cache that cannot be written is left as it is.
+void cache_object(const std::string &object, const std::string &file) {
+    std::error_code ec;
+    fs::create_directories(fs::path(file).parent_path(), ec);
+    const std::string partial = file + "." + std::to_string(::getpid());
+    if (fs::copy_file(object, partial, fs::copy_options::overwrite_existing, ec)) fs::rename(partial, file, ec);
+    if (ec) fs::remove(partial, ec);
+}
+
 void cache_objects(const std::vector<opgen::ObjectJob> &jobs, const std::string &dir) {
     if (dir.empty()) return;
+    for (const opgen::ObjectJob &j : jobs) cache_object(j.path, object_cache_file(dir, j));
+}
+
+// The runner's object at `object`: its source depends on the model's name alone
+// (onnx/ModelRunner.h), so a cache compiles it once per name and compiler.
+void compile_runner(const std::string &source, const ScratchFolder &scratch, const std::string &object) {
+    const std::string dir = object_cache_dir();
+    const std::string cached = dir.empty() ? "" : cache_file_of(dir, {source, c_compiler(), "runner -O2"});
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    for (const opgen::ObjectJob &j : jobs) {
-        const std::string file = object_cache_file(dir, j), partial = file + "." + std::to_string(::getpid());
-        if (fs::copy_file(j.path, partial, fs::copy_options::overwrite_existing, ec)) fs::rename(partial, file, ec);
-        if (ec) fs::remove(partial, ec);
-    }
-}
-
-std::string read_bytes(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    user_check(in.good() || in.eof()) << "cannot read '" << path << "'";
-    return s.str();
-}
-
-void write_bytes(const std::string &path, const std::string &bytes) {
-    std::ofstream out(path, std::ios::binary);
-    out << bytes;
-    user_check(out.good()) << "cannot write '" << path << "'";
+    if (!cached.empty() && fs::copy_file(cached, object, fs::copy_options::overwrite_existing, ec)) return;
+    write_bytes(scratch.file("runner.c"), source);
+    run_build_tool({c_compiler(), "-c", "-O2", "-o", object, scratch.file("runner.c")}, scratch.file("runner.log"));
+    if (!cached.empty()) cache_object(object, cached);
 }
 
 // Whether a kernel's schedule runs on AMX tiles (SchedulePoint::amx_tile, core/AmxTile.h).
@@ -270,15 +290,15 @@ std::map<std::string, std::string> link_library(const std::string &name, const M
                                                 const ScratchFolder &scratch) {
     write_bytes(scratch.file(name + ".h"), program.header);
     write_bytes(scratch.file(name + ".c"), program.source);
-    write_bytes(scratch.file("runner.c"), runner_source(name));
     run_build_tool({c_compiler(), "-c", "-O2", "-fPIC", "-I", scratch.file(""), "-I", OPGEN_HALIDE_RUNTIME_INCLUDE,
                     "-o", scratch.file(name + ".o"), scratch.file(name + ".c")},
                    scratch.file("cc.log"));
     std::vector<std::string> ar = {"ar", "rcs", scratch.file("lib" + name + ".a"), scratch.file(name + ".o")};
     for (const opgen::ObjectJob &j : jobs) ar.push_back(j.path);
     run_build_tool(ar, scratch.file("ar.log"));
-    run_build_tool({c_compiler(), "-O2", "-I", scratch.file(""), "-o", scratch.file(name + "-runner"),
-                    scratch.file("runner.c"), scratch.file("lib" + name + ".a"), "-lpthread", "-ldl", "-lm"},
+    compile_runner(runner_source(name), scratch, scratch.file("runner.o"));
+    run_build_tool({c_compiler(), "-o", scratch.file(name + "-runner"), scratch.file("runner.o"),
+                    scratch.file("lib" + name + ".a"), "-lpthread", "-ldl", "-lm"},
                    scratch.file("link.log"));
     return {{name + ".h", program.header},
             {"src/" + name + ".c", program.source},

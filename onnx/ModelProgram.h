@@ -28,6 +28,11 @@ std::string model_identifier(const std::string &name);
 // `text` with every "@M@" replaced by `name` (the generated sources' templates).
 std::string with_model_name(std::string text, const std::string &name);
 
+// The declarations of a program's header without its count macros (`<name>_INPUTS`, ...,
+// `<name>_LEVELS`), whose values `<name>_counts` holds: what the runner (onnx/ModelRunner.h)
+// compiles against, so that its object does not depend on the model.
+std::string model_declarations(const std::string &name);
+
 // The sizes a program computes its buffers' dims from: for a library of one shape constants, for
 // one with dynamic dims (onnx/DynamicDims.h) affine rules of the ranges' values.
 struct ProgramShapes {

@@ -11,7 +11,9 @@
 //
 //   <model>-runner WEIGHTS --input FILE... [--output FILE...] [--threads N] [--iterations K]
 //                  [--warmup W] [--calibrate R] [--profile] [--finite]
-// Bad arguments and files give one `error: ...` line and exit status 1.
+// Bad arguments and files give one `error: ...` line and exit status 1. The source depends on the
+// model's name alone (it reads the counts from `<model>_counts`, not the header's macros), so
+// one compiled object serves every model of a name.
 #ifndef OPGEN_ONNX_MODEL_RUNNER_H
 #define OPGEN_ONNX_MODEL_RUNNER_H
 

@@ -234,16 +234,14 @@ ModelVariants plan_model_variants(const CompiledModel &m, const std::vector<std:
     return mv;
 }
 
-std::string variant_header(const std::string &name, const ModelVariants *variants) {
-    const size_t levels = variants ? variants->levels.size() : 1;
+std::string variant_declarations(const std::string &name) {
     std::ostringstream h;
     h << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
       << "/* Bandwidth variants (`opgen compile --variants`): @M@_LEVELS variant sets, one per contention\n"
       << " * level (@M@_variant_levels: load threads x intensity; 0 the quiet machine). The library\n"
       << " * switches sets by the drift of its memory-bound kernels' times from their quiet times unless a\n"
       << " * level is pinned. Setters return 0, or -1 with @M@_last_error(). */\n"
-      << "#define @M@_LEVELS " << levels << "\n"
-      << "extern const double @M@_variant_levels[@M@_LEVELS];\n"
+      << "extern const double @M@_variant_levels[];\n"
       << "/* The level the next run uses; the last run's drift; switches so far; runs at level l. */\n"
       << "int @M@_variant_level(void);\ndouble @M@_variant_drift(void);\nint64_t @M@_variant_switches(void);\n"
       << "int64_t @M@_variant_runs(int level);\n"

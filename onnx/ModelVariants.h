@@ -76,11 +76,12 @@ struct VariantTuneContext {
 ModelVariants plan_model_variants(const CompiledModel &m, const std::vector<std::string> &functions,
                                   const ModelVariantOptions &o, const VariantTuneContext &ctx);
 
-// The generated program's part (onnx/ModelProgram.h): declarations for `<name>.h` and the source
+// The generated program's part (onnx/ModelProgram.h): declarations for `<name>.h` (after its
+// `<name>_LEVELS` macro, the variant sets' count) and the source
 // that goes after the kernel tables, defining `kernel_entry(k)`, `kernel_timed(k)`,
 // `variant_kernel_done(k, seconds)`, `variant_run_done()` and the `<name>_*variant*` API. With
 // `variants` null (or of one level) the entry is always the level-0 kernel and nothing is timed.
-std::string variant_header(const std::string &name, const ModelVariants *variants);
+std::string variant_declarations(const std::string &name);
 std::string variant_source(const std::string &name, const ModelVariants *variants, size_t kernels);
 
 }  // namespace opgen::onnx_import
