@@ -28,7 +28,7 @@ namespace {
 struct CompileArgs {
     Common common;
     std::unique_ptr<TuneFlags> flags;
-    bool partition_only = false, no_tune = false, nchw = false, hot_weights = false, even_trials = false;
+    bool partition_only = false, no_tune = false, nchw = false, no_winograd = false, hot_weights = false, even_trials = false;
     int compile_jobs = 0;  // 0: the machine's cores
     std::string model, out;
     std::vector<std::string> dims;
@@ -218,7 +218,8 @@ void run(const CompileArgs &a) {
     user_check(a.specialize.empty()) << "--specialize: needs a ranged --dim NAME=LO..HI";
     bool weights = !a.partition_only || !a.check_with.empty();
     onnx_import::CompiledModel m =
-        onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, !a.nchw, fixed_inputs(a.fixed_inputs));
+        onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, {!a.nchw, !a.no_winograd},
+                                   fixed_inputs(a.fixed_inputs));
     print_partition(m, a);
     std::map<std::string, std::string> extra;
     if (!a.check_with.empty()) extra = reference_outputs(m, a.check_with);
@@ -264,6 +265,9 @@ void add_compile(CLI::App &app) {
                   "model's estimated time get a quarter of them)");
     cmd->add_flag("--nchw", a->nchw,
                   "keep activations in ONNX's NCHW layout (default: channel-blocked nChw16c between convolutions)");
+    cmd->add_flag("--no-winograd", a->no_winograd,
+                  "run the 3x3 convolutions directly (default: one-image, stride-1 3x3s of even size as Winograd "
+                  "F(2x2, 3x3): an input transform, 16 products, an output transform)");
     cmd->add_option("--compile-jobs", a->compile_jobs, "compile worker processes (default: the core count)")
         ->check(CLI::Range(1, 256));
     cmd->add_option("--max-memory", a->max_memory,

@@ -4,6 +4,7 @@
 #include "core/Shape.h"
 #include "onnx/HeldLayout.h"
 #include "onnx/OpText.h"
+#include "onnx/Winograd.h"
 
 #include <map>
 #include <sstream>
@@ -98,8 +99,8 @@ std::string reorder_text(const std::string &name, bool to_blocked) {
 
 class Blocker {
 public:
-    Blocker(ModelGraph &g, Partition &p)
-        : g_(g), p_(p), held_(g, p, "nChw16c", [this](const std::string &from, const std::string &to, bool to_blocked) {
+    Blocker(ModelGraph &g, Partition &p, bool winograd)
+        : g_(g), p_(p), winograd_(winograd), held_(g, p, "nChw16c", [this](const std::string &from, const std::string &to, bool to_blocked) {
               return reorder(from, to, to_blocked);
           }) {}
 
@@ -120,6 +121,7 @@ public:
 private:
     ModelGraph &g_;
     Partition &p_;
+    bool winograd_;
     HeldLayout held_;
     std::map<std::string, std::string> texts_;  // generated op -> text, to add each once
 
@@ -154,6 +156,7 @@ private:
 
     void conv(SubgraphKernel k, const std::vector<std::string> &steps) {
         Shape s = parse_shape_text(k.shape);
+        if (winograd_ && winograd_applies(s)) return winograd_conv(std::move(k), steps, s);
         bool nchw_in = s.at("C") % kBlock != 0;
         std::string name = std::string(nchw_in ? "conv2d_nchw_nchwc" : "conv2d_nchwc");
         for (const auto &st : steps) name += "_" + st;
@@ -171,6 +174,56 @@ private:
             else if (op_tensor == "R") t = held_.in_layout(t, true);
         }
         held_.push_held_output(generated(std::move(k), name, conv_text(name, nchw_in, steps)));
+    }
+
+    // The convolution `k` of shape `s` as Winograd F(2x2, 3x3)'s input transform, 16 products
+    // and output transform with the epilogue `steps` (Winograd.h), over two intermediates named
+    // after its output.
+    void winograd_conv(SubgraphKernel k, const std::vector<std::string> &steps, const Shape &s) {
+        const int64_t C = s.at("C"), F = s.at("F"), H = s.at("H"), W = s.at("W"), T = (H / 2) * (W / 2);
+        std::map<std::string, std::string> arg(k.args.begin(), k.args.end());
+        const std::string y = k.args.back().second, v = y + "@winograd_v", m = y + "@winograd_m";
+        add_winograd_constants(!g_.tensor(arg.at("Wt")).data.empty());
+        add_intermediate(v, {16, T, C});
+        add_intermediate(m, {16, T, F});
+
+        SubgraphKernel in = k;
+        in.kind = "copy";
+        in.nodes.clear();
+        in.shape = shape_text({{"CB", C / kBlock}, {"H", H}, {"W", W}});
+        in.args = {{"X", held_.in_layout(arg.at("X"), true)}, {"B2", "winograd_f23_B2"}, {"V", v}};
+        held_.push(generated(std::move(in), "winograd_f23_in", winograd_in_text()));
+
+        SubgraphKernel product = k;
+        product.kind = "dense";
+        product.op = "batch_matmul";
+        product.generated = false;
+        product.text.clear();
+        product.nodes.clear();
+        product.shape = shape_text({{"BATCH", 16}, {"M", T}, {"N", F}, {"K", C}});
+        product.args = {{"A", v}, {"B", relaid(arg.at("Wt"), "winograd_f23")}, {"C", m}};
+        held_.push(std::move(product));
+
+        std::string name = "winograd_f23_out";
+        for (const auto &st : steps) name += "_" + st;
+        k.shape = shape_text({{"TY", H / 2}, {"TX", W / 2}, {"FB", F / kBlock}});
+        k.args = {{"M", m}, {"A2", "winograd_f23_A2"}};
+        if (arg.count("bias")) k.args.push_back({"bias", arg.at("bias")});
+        if (arg.count("R")) k.args.push_back({"R", held_.in_layout(arg.at("R"), true)});
+        k.args.push_back({"Y", y});
+        held_.push_held_output(generated(std::move(k), name, winograd_out_text(name, steps)));
+    }
+
+    void add_winograd_constants(bool with_data) {
+        for (GraphTensor &t : winograd_constants(with_data))
+            if (!g_.tensors.count(t.name)) g_.tensors[t.name] = std::move(t);
+    }
+
+    void add_intermediate(const std::string &name, const std::vector<int64_t> &dims) {
+        GraphTensor t;
+        t.name = name;
+        t.dims = dims;
+        g_.tensors[name] = std::move(t);
     }
 
     void pool(SubgraphKernel k) {
@@ -198,6 +251,6 @@ private:
 
 }  // namespace
 
-void block_channels(ModelGraph &g, Partition &p) { Blocker(g, p).run(); }
+void block_channels(ModelGraph &g, Partition &p, bool winograd) { Blocker(g, p, winograd).run(); }
 
 }  // namespace opgen::onnx_import

@@ -26,8 +26,9 @@ namespace opgen::onnx_import {
 
 // Rewrites `p` to blocked layouts as above, adding the blocked and reordered tensors to `g` (as
 // intermediates) and the weights' relayouts to p.relayouts. A partition with no convolution of
-// 16k output channels is left as it is.
-void block_channels(ModelGraph &g, Partition &p);
+// 16k output channels is left as it is. With `winograd`, the 3 x 3 convolutions Winograd.h takes
+// run as its three kernels.
+void block_channels(ModelGraph &g, Partition &p, bool winograd = true);
 
 }  // namespace opgen::onnx_import
 

@@ -266,7 +266,9 @@ DynamicModel compile_dynamic_model(const std::string &path, const std::map<std::
     auto at = [&](const std::vector<int64_t> &values, bool weights) {
         std::map<std::string, int64_t> dims = fixed;
         for (size_t i = 0; i < ranges.size(); i++) dims[ranges[i].name] = values[i];
-        return compile_model(path, dims, lib, max_bytes, weights, blocked, fixed_inputs);
+        // Winograd's kernels depend on the dims' values (one image, even sizes), so a library of
+        // ranges keeps the direct convolutions, whose kernels every value shares.
+        return compile_model(path, dims, lib, max_bytes, weights, Layouts{blocked, false}, fixed_inputs);
     };
     DynamicModel d;
     d.ranges = ranges;

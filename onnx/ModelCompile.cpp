@@ -135,7 +135,7 @@ void write_text(const fs::path &path, const std::string &text) {
 int64_t physical_memory_bytes() { return int64_t(::sysconf(_SC_PHYS_PAGES)) * int64_t(::sysconf(_SC_PAGE_SIZE)); }
 
 CompiledModel compile_model(const std::string &path, const std::map<std::string, int64_t> &dims,
-                            const OpLibrary &lib, int64_t max_bytes, bool with_weights, bool blocked,
+                            const OpLibrary &lib, int64_t max_bytes, bool with_weights, Layouts layouts,
                             const FixedInputs &fixed) {
     CompiledModel m;
     m.graph = read_model_graph(path, dims, with_weights, fixed);
@@ -144,7 +144,7 @@ CompiledModel compile_model(const std::string &path, const std::map<std::string,
     m.partition = partition_graph(m.graph);
     add_constants(m.graph, m.partition, with_weights);
     check_memory(m, max_bytes);
-    if (blocked) block_channels(m.graph, m.partition);
+    if (layouts.blocked) block_channels(m.graph, m.partition, layouts.winograd);
     hold_quantized_nhwc(m.graph, m.partition);
     add_relaid_weights(m.graph, m.partition.relayouts);
     std::map<std::string, ComputeDef> bundled;

@@ -36,16 +36,23 @@ struct CompiledModel {
     int64_t activation_bytes = 0;  // inputs, outputs and intermediates, views not counted twice
 };
 
+// How compile_model lays the activations out: `blocked` keeps convolutions' activations
+// channel-blocked from one to the next (ChannelBlocking.h), otherwise every kernel reads ONNX's
+// row-major layouts, except weights read transposed (Partition.h); `winograd` runs the blocked
+// 3 x 3 convolutions Winograd.h takes as Winograd F(2x2, 3x3).
+struct Layouts {
+    bool blocked = true;
+    bool winograd = true;
+};
+
 // Reads, partitions and binds the model at `path` (`dims` as for read_model_graph). Every op,
 // bundled from `lib` or generated, is bound at its subgraph's shape. Raises UserError for what
 // read_model_graph and partition_graph refuse (`fixed` as for read_model_graph), and when the tensors together need more than
 // `max_bytes` (checked before anything is allocated or written). `with_weights` keeps the weights'
-// elements in the graph (for evaluate_compiled_model). `blocked` keeps convolutions' activations
-// channel-blocked from one to the next (ChannelBlocking.h); otherwise every kernel reads ONNX's
-// row-major layouts, except weights read transposed (Partition.h).
+// elements in the graph (for evaluate_compiled_model).
 CompiledModel compile_model(const std::string &path, const std::map<std::string, int64_t> &dims,
                             const OpLibrary &lib, int64_t max_bytes, bool with_weights = false,
-                            bool blocked = true, const FixedInputs &fixed = {});
+                            Layouts layouts = {}, const FixedInputs &fixed = {});
 
 // The batch manifest and the graph description written to DIR. The manifest of `m` and `more` (a
 // model with dynamic dims at its specializations) lists every shape of all of them.

@@ -12,6 +12,8 @@
 //   Oihw16o     convolution weights [F, C, KH, KW] as [F/16, C, KH, KW, 16] (the first
 //               convolution's, whose input channels are not blocked)
 //   Ghw16g      depthwise weights [C, 1, KH, KW] as [C/16, KH, KW, 16]
+//   winograd_f23  3 x 3 convolution weights [F, C, 3, 3] transformed for Winograd F(2x2, 3x3):
+//               [16, C, F], U[a*4 + b, c, f] = (G g G^T)[a, b] (more elements than the source)
 #ifndef OPGEN_ONNX_WEIGHT_LAYOUT_H
 #define OPGEN_ONNX_WEIGHT_LAYOUT_H
 

@@ -192,9 +192,10 @@ TEST_F(Compile, TheClassifierReadsItsWeightTransposed) {
 }
 
 // By default convolutions keep their activations channel-blocked from one to the next: resnet_tiny
-// needs no reorder; the small net reorders around its depthwise and 24-channel convolutions.
+// needs no reorder; the small net reorders around its depthwise and 24-channel convolutions. (The
+// 3 x 3s as direct convolutions; Winograd's kernels are the next test's.)
 TEST_F(Compile, ConvolutionsKeepChannelBlockedActivations) {
-    CommandRun r = compile("resnet_tiny.onnx");
+    CommandRun r = compile("resnet_tiny.onnx", "--no-winograd");
     ASSERT_EQ(r.status, 0) << r.err;
     json g = json::parse(slurp(dir / "out/graph.json"));
     EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_bias_relu", 3},
@@ -261,11 +262,28 @@ TEST_F(Compile, BertAttentionReadsThroughTransposesAndGeluFuses) {
     ASSERT_EQ(b.status, 0) << b.err;
 }
 
+// By default a blocked stride-1 3 x 3 of one image runs as Winograd F(2x2, 3x3) (onnx/Winograd.h):
+// input transform, 16 products, output transform with the epilogue; the partitioned model, evaluated
+// by the reference interpreter, still computes numpy's output.
+TEST_F(Compile, ThreeByThreeConvolutionsRunAsWinograd) {
+    CommandRun r = compile("relu6.onnx", "--check-with '" + (models / "relu6.inputs").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    json g = json::parse(slurp(dir / "out/graph.json"));
+    EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"batch_matmul", 1},
+                                                            {"conv2d_nchwc_bias_relu6", 1},
+                                                            {"depthwise_conv2d_bias_relu6", 1},
+                                                            {"reorder_nchw_nchwc", 2},
+                                                            {"reorder_nchwc_nchw", 2},
+                                                            {"winograd_f23_in", 1},
+                                                            {"winograd_f23_out_bias_relu6", 1}}));
+    expect_nodes_covered_once(g);
+}
+
 // MobileNet's ReLU6 as exporters write it (Clip to [0, 6], the bounds as constant inputs) fuses into
 // the convolution before it, blocked or depthwise, and the partitioned model, evaluated by the
 // reference interpreter, computes numpy's output (both bounds clip on this input).
 TEST_F(Compile, ClipToZeroSixFusesAsReLU6) {
-    CommandRun r = compile("relu6.onnx", "--check-with '" + (models / "relu6.inputs").string() + "'");
+    CommandRun r = compile("relu6.onnx", "--no-winograd --check-with '" + (models / "relu6.inputs").string() + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     json g = json::parse(slurp(dir / "out/graph.json"));
     EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"conv2d_nchwc_bias_relu6", 2},
