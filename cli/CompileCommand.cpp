@@ -207,6 +207,13 @@ void run_dynamic(const CompileArgs &a, const std::map<std::string, int64_t> &dim
     report_written(a, deployed);
 }
 
+// Winograd's transforms do not split across cores yet (docs/results.md: ResNet-50 1.29x ONNX
+// Runtime at 2 threads with them, 1.18x without; 0.95x against 1.02x at 1), so by default only a
+// one-thread library takes them.
+bool winograd(const CompileArgs &a) {
+    return !a.no_winograd && threads_of(a.common, load_target(a.common.target)) == 1;
+}
+
 void run(const CompileArgs &a) {
     // A bad level list fails before the model is read.
     if (!a.variants.empty()) tuner::parse_contention_levels(a.variants, "--variants");
@@ -218,7 +225,7 @@ void run(const CompileArgs &a) {
     user_check(a.specialize.empty()) << "--specialize: needs a ranged --dim NAME=LO..HI";
     bool weights = !a.partition_only || !a.check_with.empty();
     onnx_import::CompiledModel m =
-        onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, {!a.nchw, !a.no_winograd},
+        onnx_import::compile_model(a.model, dims, lib, max_bytes, weights, {!a.nchw, winograd(a)},
                                    fixed_inputs(a.fixed_inputs));
     print_partition(m, a);
     std::map<std::string, std::string> extra;
@@ -266,8 +273,8 @@ void add_compile(CLI::App &app) {
     cmd->add_flag("--nchw", a->nchw,
                   "keep activations in ONNX's NCHW layout (default: channel-blocked nChw16c between convolutions)");
     cmd->add_flag("--no-winograd", a->no_winograd,
-                  "run the 3x3 convolutions directly (default: one-image, stride-1 3x3s of even size as Winograd "
-                  "F(2x2, 3x3): an input transform, 16 products, an output transform)");
+                  "run the 3x3 convolutions directly (default at --threads 1: one-image, stride-1 3x3s of even size "
+                  "as Winograd F(2x2, 3x3): an input transform, 16 products, an output transform)");
     cmd->add_option("--compile-jobs", a->compile_jobs, "compile worker processes (default: the core count)")
         ->check(CLI::Range(1, 256));
     cmd->add_option("--max-memory", a->max_memory,

@@ -262,11 +262,11 @@ TEST_F(Compile, BertAttentionReadsThroughTransposesAndGeluFuses) {
     ASSERT_EQ(b.status, 0) << b.err;
 }
 
-// By default a blocked stride-1 3 x 3 of one image runs as Winograd F(2x2, 3x3) (onnx/Winograd.h):
+// By default a one-thread library runs a blocked stride-1 3 x 3 of one image as Winograd F(2x2, 3x3) (onnx/Winograd.h):
 // input transform, 16 products, output transform with the epilogue; the partitioned model, evaluated
 // by the reference interpreter, still computes numpy's output.
 TEST_F(Compile, ThreeByThreeConvolutionsRunAsWinograd) {
-    CommandRun r = compile("relu6.onnx", "--check-with '" + (models / "relu6.inputs").string() + "'");
+    CommandRun r = compile("relu6.onnx", "--threads 1 --check-with '" + (models / "relu6.inputs").string() + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     json g = json::parse(slurp(dir / "out/graph.json"));
     EXPECT_EQ(kernels_by_op(g), (std::map<std::string, int>{{"batch_matmul", 1},
