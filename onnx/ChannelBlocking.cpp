@@ -42,11 +42,7 @@ std::string conv_text(const std::string &name, bool nchw_in, const std::vector<s
     text += nchw_in ? "# from NCHW X, weights as Oihw16o (F/fb x C x KH x KW x fb)"
                     : "# from blocked X, weights as OIhw16i16o (F/fb x C/cb x KH x KW x cb x fb)";
     text += "; reads outside X are zero";
-    for (const auto &s : steps)
-        text += s == "bias"    ? ", then adds a per-channel bias"
-                : s == "add"   ? ", then adds the blocked residual R"
-                : s == "relu6" ? ", then applies ReLU6 (clamps to [0, 6])"
-                               : ", then applies ReLU";
+    text += blocked_epilogue_doc(steps);
     text += ".\nop " + name + "\n";
     text += nchw_in ? "param N, C, H, W, FB, KH, KW, fb = 16\n" : "param N, CB, H, W, FB, KH, KW, cb = 16, fb = 16\n";
     text += "attr stride = 1, pad = 0, dilation = 1\n";
@@ -65,13 +61,7 @@ std::string conv_text(const std::string &name, bool nchw_in, const std::vector<s
     if (steps.empty()) return text + "output Y: f32[N, FB, OH, OW, fb]\nY[" + at + "] = " + sum + "\n";
     text += "local  Z: f32[N, FB, OH, OW, fb]\noutput Y: f32[N, FB, OH, OW, fb]\n";
     text += "Z[" + at + "] = " + sum + "\n";
-    std::string e = "Z[" + at + "]";
-    for (const auto &s : steps)
-        e = s == "bias"    ? e + " + bias[fo, fi]"
-            : s == "add"   ? e + " + R[" + at + "]"
-            : s == "relu6" ? "min(max(" + e + ", 0.0), 6.0)"
-                           : "max(" + e + ", 0.0)";
-    return text + "Y[" + at + "] = " + e + "\n";
+    return text + "Y[" + at + "] = " + blocked_epilogue(at, steps) + "\n";
 }
 
 // Pooling on blocked X, as max_pool2d and avg_pool2d do on NCHW.

@@ -28,6 +28,26 @@ std::string literal(double v) {
     return s;
 }
 
+std::string blocked_epilogue_doc(const std::vector<std::string> &steps) {
+    std::string text;
+    for (const auto &s : steps)
+        text += s == "bias"    ? ", then adds a per-channel bias"
+                : s == "add"   ? ", then adds the blocked residual R"
+                : s == "relu6" ? ", then applies ReLU6 (clamps to [0, 6])"
+                               : ", then applies ReLU";
+    return text;
+}
+
+std::string blocked_epilogue(const std::string &at, const std::vector<std::string> &steps) {
+    std::string e = "Z[" + at + "]";
+    for (const auto &s : steps)
+        e = s == "bias"    ? e + " + bias[fo, fi]"
+            : s == "add"   ? e + " + R[" + at + "]"
+            : s == "relu6" ? "min(max(" + e + ", 0.0), 6.0)"
+                           : "max(" + e + ", 0.0)";
+    return e;
+}
+
 std::string digits(const Dims &perm) {
     std::string s;
     for (auto p : perm)

@@ -31,6 +31,12 @@ std::string join(const std::vector<std::string> &parts, const std::string &sep);
 // constants are float32): 1e-12, not 9.99999996e-13.
 std::string literal(double v);
 
+// The epilogue of a channel-blocked convolution's local Z (ChannelBlocking's steps "bias", "add",
+// "relu", "relu6", in order), read at index list `at` ("fo, ..., fi"; bias is [FB, fb], the
+// residual R indexed as Z): its doc phrase (", then adds a per-channel bias, ...") and Y's value.
+std::string blocked_epilogue_doc(const std::vector<std::string> &steps);
+std::string blocked_epilogue(const std::string &at, const std::vector<std::string> &steps);
+
 // "0213" for the permutation {0, 2, 1, 3}.
 std::string digits(const Dims &perm);
 

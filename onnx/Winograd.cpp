@@ -42,10 +42,7 @@ std::string winograd_out_text(const std::string &name, const std::vector<std::st
     std::string text = std::string(kGeneratedHeader) +
                        "# Winograd F(2x2, 3x3) output transform into channel-blocked Y (FB x 2TY x 2TX x fb seen as\n"
                        "# FB x TY x 2 x TX x 2 x fb): each tile is A^T M A, A2[dy, dx, a, b] = A^T[dy, a] A^T[dx, b]";
-    for (const auto &s : steps)
-        text += s == "bias" ? ", then adds a per-channel bias" : s == "add" ? ", then adds the blocked residual R"
-                : s == "relu6" ? ", then applies ReLU6" : ", then applies ReLU";
-    text += ".\nop " + name + "\nparam TY, TX, FB, fb = 16\ninput  M: f32[4, 4, TY, TX, FB, fb]\ninput  A2: f32[2, 2, 4, 4]\n";
+    text += blocked_epilogue_doc(steps) + ".\nop " + name + "\nparam TY, TX, FB, fb = 16\ninput  M: f32[4, 4, TY, TX, FB, fb]\ninput  A2: f32[2, 2, 4, 4]\n";
     for (const auto &s : steps) {
         if (s == "bias") text += "input  bias: f32[FB, fb]\n";
         if (s == "add") text += "input  R: f32" + dims + "\n";
@@ -53,11 +50,7 @@ std::string winograd_out_text(const std::string &name, const std::vector<std::st
     const std::string sum = "sum(a: 4, b: 4) A2[dy, dx, a, b] * M[a, b, ty, tx, fo, fi]";
     if (steps.empty()) return text + "output Y: f32" + dims + "\nY[" + at + "] = " + sum + "\n";
     text += "local  Z: f32" + dims + "\noutput Y: f32" + dims + "\nZ[" + at + "] = " + sum + "\n";
-    std::string e = "Z[" + at + "]";
-    for (const auto &s : steps)
-        e = s == "bias" ? e + " + bias[fo, fi]" : s == "add" ? e + " + R[" + at + "]"
-            : s == "relu6" ? "min(max(" + e + ", 0.0), 6.0)" : "max(" + e + ", 0.0)";
-    return text + "Y[" + at + "] = " + e + "\n";
+    return text + "Y[" + at + "] = " + blocked_epilogue(at, steps) + "\n";
 }
 
 std::vector<GraphTensor> winograd_constants(bool with_data) {
